@@ -1,0 +1,31 @@
+// Writes report tables the way `nsys stats` does: CSV/TSV with nsys's headers and number formats,
+// JSON as nsys's list of row objects, and a console table like nsys's "column" format.
+#pragma once
+
+#include <ostream>
+#include <string>
+
+#include "kernscope/error.hpp"
+#include "kernscope/table.hpp"
+#include "kernscope/time_units.hpp"
+
+namespace kernscope {
+
+enum class Format { kTable, kCsv, kTsv, kJson };
+Result<Format> parse_format(const std::string& text);
+std::string format_extension(Format format);
+
+struct RenderOptions {
+  Format format = Format::kTable;
+  TimeUnit time_unit = TimeUnit::kNs;
+};
+
+// "Total Time (ns)", "Bytes (MB)", "Time (%)"...
+std::string column_header(const Column& column, TimeUnit time_unit);
+// One cell as nsys prints it in CSV (no quoting); "" for NULL.
+std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
+
+// An empty table writes nothing (nsys writes an empty file).
+void render(std::ostream& out, const Table& table, const RenderOptions& options);
+
+}  // namespace kernscope

@@ -1,0 +1,254 @@
+// The one trace model every reader fills and every analysis reads: one struct of column vectors
+// per event kind, strings interned, time in int64 nanoseconds. Thread and process ids keep Nsight
+// Systems' packing (globalTid = pid << 24 | tid, globalPid = pid << 24, with hardware/VM bits above
+// bit 40) so nsys-compatible reports can reproduce nsys's joins exactly; helpers below unpack them.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernscope/string_pool.hpp"
+#include "kernscope/time_units.hpp"
+
+namespace kernscope {
+
+using RowIndex = std::uint32_t;
+
+inline std::int64_t pid_of(std::int64_t global_id) { return (global_id >> 24) & 0xFFFFFF; }
+inline std::int64_t tid_of(std::int64_t global_tid) { return global_tid & 0xFFFFFF; }
+// globalTid with the thread bits cleared: equals the globalPid of the owning process.
+inline std::int64_t process_key(std::int64_t global_tid) {
+  return global_tid & static_cast<std::int64_t>(0xFFFFFFFFFF000000ULL);
+}
+
+// Each column struct lists its vectors once in visit(), so generic code (row selection, reserve,
+// memory accounting) works on every event kind without repeating member lists.
+struct KernelColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_pid;
+  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  std::vector<std::int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
+  std::vector<std::int32_t> registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
+  std::vector<std::int32_t> launch_type;
+  std::vector<std::int64_t> graph_node_id;  // 0 when not launched from a graph node
+  std::vector<StringId> demangled_name, short_name, mangled_name;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.device_id); f(s.context_id);
+    f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.grid_x); f(s.grid_y);
+    f(s.grid_z); f(s.block_x); f(s.block_y); f(s.block_z); f(s.registers_per_thread);
+    f(s.static_smem_bytes); f(s.dynamic_smem_bytes); f(s.launch_type); f(s.graph_node_id);
+    f(s.demangled_name); f(s.short_name); f(s.mangled_name);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+struct MemcpyColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_pid, bytes, graph_node_id;
+  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  std::vector<std::int32_t> copy_kind, src_kind, dst_kind;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.bytes); f(s.graph_node_id); f(s.device_id);
+    f(s.context_id); f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.copy_kind);
+    f(s.src_kind); f(s.dst_kind);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+struct MemsetColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_pid, bytes, graph_node_id;
+  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  std::vector<std::int32_t> value, mem_kind;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.bytes); f(s.graph_node_id); f(s.device_id);
+    f(s.context_id); f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.value);
+    f(s.mem_kind);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+// CUDA runtime and driver API calls (nsys keeps both in CUPTI_ACTIVITY_KIND_RUNTIME).
+struct ApiCallColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_tid;
+  std::vector<std::uint32_t> correlation_id;
+  std::vector<StringId> name;
+  std::vector<std::int32_t> return_value, event_class;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_tid); f(s.correlation_id); f(s.name);
+    f(s.return_value); f(s.event_class);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+struct SyncColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_pid, event_id;
+  std::vector<std::uint32_t> device_id, context_id, stream_id, correlation_id;
+  std::vector<std::int32_t> sync_type;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.event_id); f(s.device_id); f(s.context_id);
+    f(s.stream_id); f(s.correlation_id); f(s.sync_type);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+// NVTX event types as Nsight Systems numbers them.
+enum NvtxEventType : std::int32_t {
+  kNvtxMark = 34,
+  kNvtxPushPopRange = 59,
+  kNvtxStartEndRange = 60,
+  kNvtxtPushPopRange = 70,
+  kNvtxtStartEndRange = 71,
+  kNvtxDomainCreate = 75,
+  kNvtxRegisterString = 76,
+};
+inline bool is_nvtx_range(std::int32_t type) {
+  return type == kNvtxPushPopRange || type == kNvtxStartEndRange || type == kNvtxtPushPopRange ||
+         type == kNvtxtStartEndRange;
+}
+inline bool is_nvtx_pushpop(std::int32_t type) {
+  return type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
+}
+
+enum class PayloadKind : std::uint8_t { kNone, kUint64, kInt64, kDouble, kUint32, kInt32, kFloat };
+
+// All NVTX_EVENTS rows: ranges, marks and domain creations (kept as rows, because nsys's reports
+// resolve domain names through them under the same time filter as the ranges).
+struct NvtxColumns {
+  std::vector<TimeNs> start_ns, end_ns;          // end_ns == kNoTime: never closed, or a mark
+  std::vector<std::int64_t> global_tid, end_global_tid;  // end_global_tid 0: ended on the same thread
+  std::vector<std::int32_t> event_type;
+  std::vector<std::int64_t> domain_id;
+  std::vector<StringId> text;                   // inline text or registered string, resolved
+  std::vector<std::int32_t> category;
+  std::vector<std::uint32_t> color;              // ARGB; 0 when none
+  std::vector<PayloadKind> payload_kind;
+  std::vector<std::int64_t> payload_int;
+  std::vector<double> payload_double;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_tid); f(s.end_global_tid); f(s.event_type);
+    f(s.domain_id); f(s.text); f(s.category); f(s.color); f(s.payload_kind); f(s.payload_int);
+    f(s.payload_double);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+// OS runtime calls (OSRT_API): poll, ioctl, pthread_mutex_lock...
+struct OsrtColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_tid;
+  std::vector<StringId> name;
+  std::vector<std::int32_t> event_class;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_tid); f(s.name); f(s.event_class);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
+struct Device {
+  std::int64_t id = 0;
+  std::string name;
+  std::string chip_name;
+  std::string bus_location;
+  std::string uuid;
+  std::int64_t sm_count = 0;
+  std::int64_t total_memory_bytes = 0;
+  std::int64_t memory_bandwidth_bytes_per_s = 0;
+  std::int64_t clock_rate_hz = 0;
+  std::int64_t l2_cache_bytes = 0;
+  std::int32_t compute_major = 0;
+  std::int32_t compute_minor = 0;
+  std::optional<std::int64_t> cuda_id;  // from TARGET_INFO_CUDA_DEVICE where present
+};
+
+struct Process {
+  std::int64_t global_pid = 0;
+  std::int64_t pid = 0;
+  std::string name;
+};
+
+struct Thread {
+  std::int64_t global_tid = 0;
+  std::string name;
+  std::int32_t priority = 0;
+};
+
+// Event kinds, as a bit set, so callers load only what they need.
+enum class EventKind : std::uint32_t {
+  kKernels = 1u << 0,
+  kMemcpy = 1u << 1,
+  kMemset = 1u << 2,
+  kApiCalls = 1u << 3,
+  kSyncs = 1u << 4,
+  kNvtx = 1u << 5,
+  kOsrt = 1u << 6,
+};
+using EventKinds = std::uint32_t;
+inline constexpr EventKinds kAllEventKinds = 0x7F;
+inline constexpr EventKinds bit(EventKind kind) { return static_cast<EventKinds>(kind); }
+
+struct SourceInfo {
+  std::string format;          // "nsys-sqlite"
+  std::string path;
+  std::string product_version;  // e.g. 2025.3.2.0
+  std::string schema_version;   // e.g. 3.20.3
+  std::int64_t session_start_utc_ns = 0;
+};
+
+struct Trace {
+  SourceInfo source;
+  StringPool strings;
+
+  KernelColumns kernels;
+  MemcpyColumns memcpys;
+  MemsetColumns memsets;
+  ApiCallColumns api_calls;
+  SyncColumns syncs;
+  NvtxColumns nvtx;
+  OsrtColumns osrt;
+
+  std::vector<Device> devices;
+  std::vector<Process> processes;
+  std::vector<Thread> threads;
+
+  // Labels of nsys enumerations (copy kind, memory kind), read from the file where it has them.
+  std::map<std::int32_t, std::string> memcpy_kind_labels;
+  std::map<std::int32_t, std::string> memory_kind_labels;
+
+  EventKinds present = 0;  // kinds whose source table exists (it may be empty)
+  EventKinds loaded = 0;   // kinds read into the columns above
+  bool has_string_table = true;
+  bool has_gpu_info = true;
+  bool has_thread_names = true;
+  bool has_memcpy_kind_labels = true;
+  bool has_memory_kind_labels = true;
+  bool has_green_context = true;  // greenContextId column
+  bool has_mangled_names = true;  // mangledName column
+  bool has_graph_node_ids = true;
+
+  // What the source lacks, said plainly (shown by `kernscope info` and beside reports).
+  std::vector<std::string> notes;
+
+  bool has(EventKind kind) const { return (present & bit(kind)) != 0; }
+};
+
+}  // namespace kernscope

@@ -1,0 +1,98 @@
+// kernscope info: a description of the trace and of what it lacks.
+#include <algorithm>
+#include <limits>
+#include <map>
+
+#include "analyses/nvtx_ranges.hpp"
+#include "kernscope/overview.hpp"
+
+namespace kernscope {
+namespace {
+
+template <class Columns>
+void widen_span(const Columns& c, TimeNs& first, TimeNs& last) {
+  for (RowIndex i = 0; i < c.size(); ++i) {
+    first = std::min(first, c.start_ns[i]);
+    if (c.end_ns[i] != kNoTime) last = std::max(last, c.end_ns[i]);
+    last = std::max(last, c.start_ns[i]);
+  }
+}
+
+}  // namespace
+
+TraceOverview describe(const Trace& trace) {
+  TraceOverview o;
+  o.source = trace.source;
+  o.devices = trace.devices;
+  o.processes = trace.processes;
+  o.threads = trace.threads;
+  o.missing = trace.notes;
+
+  auto count = [&](const char* name, EventKind kind, std::size_t n) {
+    o.counts.push_back({name, trace.has(kind), n});
+  };
+  count("kernels", EventKind::kKernels, trace.kernels.size());
+  count("memcpy", EventKind::kMemcpy, trace.memcpys.size());
+  count("memset", EventKind::kMemset, trace.memsets.size());
+  count("cuda_api", EventKind::kApiCalls, trace.api_calls.size());
+  count("sync", EventKind::kSyncs, trace.syncs.size());
+  count("nvtx", EventKind::kNvtx, trace.nvtx.size());
+  count("osrt", EventKind::kOsrt, trace.osrt.size());
+
+  TimeNs first = std::numeric_limits<TimeNs>::max(), last = std::numeric_limits<TimeNs>::min();
+  widen_span(trace.kernels, first, last);
+  widen_span(trace.memcpys, first, last);
+  widen_span(trace.memsets, first, last);
+  widen_span(trace.api_calls, first, last);
+  widen_span(trace.syncs, first, last);
+  widen_span(trace.nvtx, first, last);
+  widen_span(trace.osrt, first, last);
+  if (first <= last) {
+    o.first_ns = first;
+    o.last_ns = last;
+  }
+
+  // Top-level ranges: those no other range on the same thread encloses.
+  const auto ranges = report::index_ranges(trace);
+  std::vector<report::Interval> queries;
+  for (const auto& r : ranges) queries.push_back({r.global_tid, r.start_ns, r.end_ns});
+  std::vector<bool> nested(ranges.size(), false);
+  report::find_enclosing(ranges, queries, [&](std::size_t q, std::size_t r) {
+    if (q != r && !(ranges[r].start_ns == ranges[q].start_ns && ranges[r].end_ns == ranges[q].end_ns && r > q)) {
+      nested[q] = true;
+    }
+  });
+  std::map<std::string, TopLevelRange> top;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    if (nested[i]) continue;
+    auto& t = top[ranges[i].name];
+    t.name = ranges[i].name;
+    ++t.count;
+    t.total_ns += ranges[i].end_ns - ranges[i].start_ns;
+  }
+  for (auto& [name, t] : top) o.top_level_ranges.push_back(t);
+  std::stable_sort(o.top_level_ranges.begin(), o.top_level_ranges.end(),
+                   [](const TopLevelRange& a, const TopLevelRange& b) { return a.total_ns > b.total_ns; });
+
+  for (RowIndex i = 0; i < trace.kernels.size(); ++i) o.graph_node_kernels += trace.kernels.graph_node_id[i] != 0;
+  for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
+    const auto name = trace.strings.get(trace.api_calls.name[i]);
+    if (name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")) ++o.graph_launches;
+  }
+  if (o.graph_launches > 0 && o.graph_node_kernels == 0 && trace.kernels.size() > 0) {
+    o.missing.push_back(std::to_string(o.graph_launches) +
+                        " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
+                        "whole graphs, so the kernels inside them are hidden (capture with "
+                        "--cuda-graph-trace=node)");
+  }
+  const auto& m = trace.memcpys;
+  std::size_t unknown_kind = 0;
+  for (RowIndex i = 0; i < m.size(); ++i) unknown_kind += m.src_kind[i] < 0 || m.dst_kind[i] < 0;
+  if (unknown_kind > 0) {
+    o.missing.push_back(std::to_string(unknown_kind) + " memory copies have no source/destination memory kind");
+  }
+  if (trace.has(EventKind::kNvtx) && trace.nvtx.size() == 0) o.missing.push_back("NVTX was traced but no range or mark was recorded");
+  return o;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,492 @@
+#include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
+
+#include <cstring>
+#include <functional>
+#include <set>
+#include <unordered_map>
+
+namespace kernscope::nsys {
+namespace {
+
+constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
+constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
+constexpr const char* kMemsetTable = "CUPTI_ACTIVITY_KIND_MEMSET";
+constexpr const char* kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
+constexpr const char* kSyncTable = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
+constexpr const char* kNvtxTable = "NVTX_EVENTS";
+constexpr const char* kOsrtTable = "OSRT_API";
+
+// Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
+class StringMap {
+ public:
+  void add(std::int64_t nsys_id, StringId pool_id) {
+    if (nsys_id >= 0 && nsys_id < (1 << 26)) {
+      if (static_cast<std::size_t>(nsys_id) >= dense_.size()) dense_.resize(nsys_id + 1, kNoString);
+      dense_[nsys_id] = pool_id;
+    } else {
+      sparse_[nsys_id] = pool_id;
+    }
+  }
+  StringId lookup(std::int64_t nsys_id) const {
+    if (nsys_id >= 0 && static_cast<std::size_t>(nsys_id) < dense_.size()) return dense_[nsys_id];
+    auto it = sparse_.find(nsys_id);
+    return it == sparse_.end() ? kNoString : it->second;
+  }
+
+ private:
+  std::vector<StringId> dense_;
+  std::unordered_map<std::int64_t, StringId> sparse_;
+};
+
+// Builds "SELECT a, coalesce(b, 0), NULL ..." from the columns a table really has, so one loop
+// reads every schema version: a missing column reads as its fallback.
+struct ColumnSpec {
+  const char* name;
+  const char* fallback;  // SQL literal used when the column is absent or NULL; nullptr keeps NULL
+};
+
+class Reader {
+ public:
+  Reader(const Database& db, std::string label) : db_(db), label_(std::move(label)) {}
+
+  Result<Trace> run(const OpenOptions& options);
+
+ private:
+  Result<void> read_meta();
+  Result<void> read_strings();
+  Result<void> read_enums();
+  Result<void> read_devices();
+  Result<void> read_processes_and_threads();
+  Result<void> read_kernels();
+  Result<void> read_memcpys();
+  Result<void> read_memsets();
+  Result<void> read_api_calls();
+  Result<void> read_syncs();
+  Result<void> read_nvtx();
+  Result<void> read_osrt();
+
+  // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
+  Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
+                    const std::function<void(const Statement&)>& row);
+  Result<std::set<std::string>> columns_of(const std::string& table);
+  bool has_table(const std::string& table) const { return tables_.contains(table); }
+  StringId str(const Statement& s, int col) const {
+    return s.is_null(col) ? kNoString : strings_.lookup(s.int64(col));
+  }
+  void note(std::string text) { trace_.notes.push_back(std::move(text)); }
+
+  const Database& db_;
+  std::string label_;
+  Trace trace_;
+  std::set<std::string> tables_;
+  std::unordered_map<std::string, std::set<std::string>> columns_;
+  StringMap strings_;
+};
+
+Result<std::set<std::string>> Reader::columns_of(const std::string& table) {
+  if (auto it = columns_.find(table); it != columns_.end()) return it->second;
+  auto cols = db_.columns(table);
+  if (!cols) return std::unexpected(cols.error());
+  return columns_.emplace(table, std::move(*cols)).first->second;
+}
+
+Result<void> Reader::scan(const std::string& table, const std::vector<ColumnSpec>& specs,
+                          const std::function<void(const Statement&)>& row) {
+  auto cols = columns_of(table);
+  if (!cols) return std::unexpected(cols.error());
+  std::string sql = "SELECT ";
+  for (std::size_t i = 0; i < specs.size(); ++i) {
+    if (i) sql += ", ";
+    const bool present = cols->contains(specs[i].name);
+    if (present && specs[i].fallback) {
+      sql += std::string("coalesce(\"") + specs[i].name + "\", " + specs[i].fallback + ")";
+    } else if (present) {
+      sql += std::string("\"") + specs[i].name + "\"";
+    } else {
+      sql += specs[i].fallback ? specs[i].fallback : "NULL";
+    }
+  }
+  sql += " FROM \"" + table + "\"";
+  auto stmt = db_.prepare(sql);
+  if (!stmt) return std::unexpected(stmt.error());
+  while (true) {
+    auto more = stmt->step();
+    if (!more) return std::unexpected(Error{more.error().code, label_ + ": " + more.error().message});
+    if (!*more) break;
+    row(*stmt);
+  }
+  return {};
+}
+
+Result<void> Reader::read_meta() {
+  trace_.source.format = "nsys-sqlite";
+  trace_.source.path = label_;
+  // The export's metadata table was renamed across versions.
+  for (const char* table : {"META_DATA_EXPORT", "EXPORT_META_DATA"}) {
+    if (!has_table(table)) continue;
+    auto stmt = db_.prepare(std::string("SELECT name, value FROM ") + table);
+    if (!stmt) return std::unexpected(stmt.error());
+    while (true) {
+      auto more = stmt->step();
+      if (!more) return std::unexpected(more.error());
+      if (!*more) break;
+      const auto name = stmt->text(0);
+      if (name == "EXPORT_PRODUCT_VERSION") trace_.source.product_version = stmt->text(1);
+      if (name == "EXPORT_SCHEMA_VERSION") trace_.source.schema_version = stmt->text(1);
+    }
+  }
+  if (has_table("TARGET_INFO_SESSION_START_TIME")) {
+    auto cols = columns_of("TARGET_INFO_SESSION_START_TIME");
+    if (!cols) return std::unexpected(cols.error());
+    if (cols->contains("utcEpochNs")) {
+      auto stmt = db_.prepare("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1");
+      if (!stmt) return std::unexpected(stmt.error());
+      auto more = stmt->step();
+      if (!more) return std::unexpected(more.error());
+      if (*more) trace_.source.session_start_utc_ns = stmt->int64(0);
+    }
+  }
+  return {};
+}
+
+Result<void> Reader::read_strings() {
+  if (!has_table("StringIds")) {
+    trace_.has_string_table = false;
+    note("no StringIds table: names of kernels, API calls and NVTX ranges are unknown");
+    return {};
+  }
+  return scan("StringIds", {{"id", nullptr}, {"value", "''"}}, [&](const Statement& s) {
+    strings_.add(s.int64(0), trace_.strings.intern(s.text(1)));
+  });
+}
+
+Result<void> Reader::read_enums() {
+  auto read_labels = [&](const char* table, std::map<std::int32_t, std::string>& out) -> Result<bool> {
+    if (!has_table(table)) return false;
+    auto r = scan(table, {{"id", "0"}, {"label", "''"}}, [&](const Statement& s) {
+      out[static_cast<std::int32_t>(s.int64(0))] = std::string(s.text(1));
+    });
+    if (!r) return std::unexpected(r.error());
+    return true;
+  };
+  auto copy = read_labels("ENUM_CUDA_MEMCPY_OPER", trace_.memcpy_kind_labels);
+  if (!copy) return std::unexpected(copy.error());
+  trace_.has_memcpy_kind_labels = *copy;
+  auto mem = read_labels("ENUM_CUDA_MEM_KIND", trace_.memory_kind_labels);
+  if (!mem) return std::unexpected(mem.error());
+  trace_.has_memory_kind_labels = *mem;
+  return {};
+}
+
+Result<void> Reader::read_devices() {
+  if (!has_table("TARGET_INFO_GPU")) {
+    trace_.has_gpu_info = false;
+    note("no TARGET_INFO_GPU table: device names and properties are unknown");
+    return {};
+  }
+  auto r = scan("TARGET_INFO_GPU",
+                {{"id", "0"}, {"name", "''"}, {"chipName", "''"}, {"busLocation", "''"},
+                 {"uuid", "''"}, {"smCount", "0"}, {"totalMemory", "0"},
+                 {"memoryBandwidth", "0"}, {"clockRate", "0"}, {"l2CacheSize", "0"},
+                 {"computeMajor", "0"}, {"computeMinor", "0"}},
+                [&](const Statement& s) {
+                  Device d;
+                  d.id = s.int64(0);
+                  d.name = s.text(1);
+                  d.chip_name = s.text(2);
+                  d.bus_location = s.text(3);
+                  d.uuid = s.text(4);
+                  d.sm_count = s.int64(5);
+                  d.total_memory_bytes = s.int64(6);
+                  d.memory_bandwidth_bytes_per_s = s.int64(7);
+                  d.clock_rate_hz = s.int64(8);
+                  d.l2_cache_bytes = s.int64(9);
+                  d.compute_major = static_cast<std::int32_t>(s.int64(10));
+                  d.compute_minor = static_cast<std::int32_t>(s.int64(11));
+                  trace_.devices.push_back(std::move(d));
+                });
+  if (!r) return r;
+  if (has_table("TARGET_INFO_CUDA_DEVICE")) {
+    return scan("TARGET_INFO_CUDA_DEVICE", {{"gpuId", "0"}, {"cudaId", "0"}},
+                [&](const Statement& s) {
+                  for (auto& d : trace_.devices) {
+                    if (d.id == s.int64(0)) d.cuda_id = s.int64(1);
+                  }
+                });
+  }
+  return {};
+}
+
+Result<void> Reader::read_processes_and_threads() {
+  if (has_table("PROCESSES")) {
+    auto r = scan("PROCESSES", {{"globalPid", "0"}, {"pid", "0"}, {"name", "''"}},
+                  [&](const Statement& s) {
+                    trace_.processes.push_back({s.int64(0), s.int64(1), std::string(s.text(2))});
+                  });
+    if (!r) return r;
+  }
+  if (!has_table("ThreadNames")) {
+    trace_.has_thread_names = false;
+    return {};
+  }
+  return scan("ThreadNames", {{"globalTid", "0"}, {"nameId", nullptr}, {"priority", "0"}},
+              [&](const Statement& s) {
+                trace_.threads.push_back({s.int64(0), std::string(trace_.strings.get(str(s, 1))),
+                                          static_cast<std::int32_t>(s.int64(2))});
+              });
+}
+
+Result<void> Reader::read_kernels() {
+  auto cols = columns_of(kKernelTable);
+  if (!cols) return std::unexpected(cols.error());
+  trace_.has_green_context = cols->contains("greenContextId");
+  trace_.has_mangled_names = cols->contains("mangledName");
+  trace_.has_graph_node_ids = cols->contains("graphNodeId");
+  if (!trace_.has_mangled_names) note("kernels have no mangled names (export predates mangledName)");
+  if (!trace_.has_graph_node_ids) note("kernels have no graphNodeId column (older export)");
+  auto& k = trace_.kernels;
+  return scan(kKernelTable,
+              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
+               {"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"},
+               {"correlationId", "0"}, {"gridX", "0"}, {"gridY", "0"}, {"gridZ", "0"},
+               {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"}, {"registersPerThread", "0"},
+               {"staticSharedMemory", "0"}, {"dynamicSharedMemory", "0"}, {"launchType", "0"},
+               {"graphNodeId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
+               {"mangledName", nullptr}},
+              [&](const Statement& s) {
+                k.start_ns.push_back(s.int64(0));
+                k.end_ns.push_back(s.int64(1));
+                k.global_pid.push_back(s.int64(2));
+                k.device_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
+                k.context_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
+                k.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
+                k.stream_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
+                k.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
+                k.grid_x.push_back(static_cast<std::int32_t>(s.int64(8)));
+                k.grid_y.push_back(static_cast<std::int32_t>(s.int64(9)));
+                k.grid_z.push_back(static_cast<std::int32_t>(s.int64(10)));
+                k.block_x.push_back(static_cast<std::int32_t>(s.int64(11)));
+                k.block_y.push_back(static_cast<std::int32_t>(s.int64(12)));
+                k.block_z.push_back(static_cast<std::int32_t>(s.int64(13)));
+                k.registers_per_thread.push_back(static_cast<std::int32_t>(s.int64(14)));
+                k.static_smem_bytes.push_back(static_cast<std::int32_t>(s.int64(15)));
+                k.dynamic_smem_bytes.push_back(static_cast<std::int32_t>(s.int64(16)));
+                k.launch_type.push_back(static_cast<std::int32_t>(s.int64(17)));
+                k.graph_node_id.push_back(s.int64(18));
+                k.demangled_name.push_back(str(s, 19));
+                k.short_name.push_back(str(s, 20));
+                k.mangled_name.push_back(str(s, 21));
+              });
+}
+
+Result<void> Reader::read_memcpys() {
+  auto& m = trace_.memcpys;
+  return scan(kMemcpyTable,
+              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
+               {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
+               {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
+               {"copyKind", "0"}, {"srcKind", "-1"}, {"dstKind", "-1"}},
+              [&](const Statement& s) {
+                m.start_ns.push_back(s.int64(0));
+                m.end_ns.push_back(s.int64(1));
+                m.global_pid.push_back(s.int64(2));
+                m.bytes.push_back(s.int64(3));
+                m.graph_node_id.push_back(s.int64(4));
+                m.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
+                m.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
+                m.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
+                m.stream_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
+                m.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(9)));
+                m.copy_kind.push_back(static_cast<std::int32_t>(s.int64(10)));
+                m.src_kind.push_back(static_cast<std::int32_t>(s.int64(11)));
+                m.dst_kind.push_back(static_cast<std::int32_t>(s.int64(12)));
+              });
+}
+
+Result<void> Reader::read_memsets() {
+  auto& m = trace_.memsets;
+  return scan(kMemsetTable,
+              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
+               {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
+               {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
+               {"value", "0"}, {"memKind", "-1"}},
+              [&](const Statement& s) {
+                m.start_ns.push_back(s.int64(0));
+                m.end_ns.push_back(s.int64(1));
+                m.global_pid.push_back(s.int64(2));
+                m.bytes.push_back(s.int64(3));
+                m.graph_node_id.push_back(s.int64(4));
+                m.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
+                m.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
+                m.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
+                m.stream_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
+                m.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(9)));
+                m.value.push_back(static_cast<std::int32_t>(s.int64(10)));
+                m.mem_kind.push_back(static_cast<std::int32_t>(s.int64(11)));
+              });
+}
+
+Result<void> Reader::read_api_calls() {
+  auto& a = trace_.api_calls;
+  return scan(kRuntimeTable,
+              {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"},
+               {"nameId", nullptr}, {"returnValue", "0"}, {"eventClass", "0"}},
+              [&](const Statement& s) {
+                a.start_ns.push_back(s.int64(0));
+                a.end_ns.push_back(s.int64(1));
+                a.global_tid.push_back(s.int64(2));
+                a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
+                a.name.push_back(str(s, 4));
+                a.return_value.push_back(static_cast<std::int32_t>(s.int64(5)));
+                a.event_class.push_back(static_cast<std::int32_t>(s.int64(6)));
+              });
+}
+
+Result<void> Reader::read_syncs() {
+  auto& y = trace_.syncs;
+  return scan(kSyncTable,
+              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"eventId", "0"},
+               {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
+               {"syncType", "0"}},
+              [&](const Statement& s) {
+                y.start_ns.push_back(s.int64(0));
+                y.end_ns.push_back(s.int64(1));
+                y.global_pid.push_back(s.int64(2));
+                y.event_id.push_back(s.int64(3));
+                y.device_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
+                y.context_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
+                y.stream_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
+                y.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
+                y.sync_type.push_back(static_cast<std::int32_t>(s.int64(8)));
+              });
+}
+
+Result<void> Reader::read_nvtx() {
+  auto cols = columns_of(kNvtxTable);
+  if (!cols) return std::unexpected(cols.error());
+  if (!cols->contains("domainId")) note("NVTX events have no domainId column (older export)");
+  if (!cols->contains("textId")) note("NVTX events have no textId column: registered strings are unknown");
+  auto& n = trace_.nvtx;
+  return scan(kNvtxTable,
+              {{"start", "0"}, {"end", nullptr}, {"globalTid", "0"}, {"endGlobalTid", "0"},
+               {"eventType", "0"}, {"domainId", "0"}, {"text", nullptr}, {"textId", nullptr},
+               {"category", "0"}, {"color", "0"}, {"uint64Value", nullptr},
+               {"int64Value", nullptr}, {"doubleValue", nullptr}, {"uint32Value", nullptr},
+               {"int32Value", nullptr}, {"floatValue", nullptr}},
+              [&](const Statement& s) {
+                n.start_ns.push_back(s.int64(0));
+                n.end_ns.push_back(s.is_null(1) ? kNoTime : s.int64(1));
+                n.global_tid.push_back(s.int64(2));
+                n.end_global_tid.push_back(s.int64(3));
+                n.event_type.push_back(static_cast<std::int32_t>(s.int64(4)));
+                n.domain_id.push_back(s.int64(5));
+                // nsys resolves a registered string (textId) before the inline text.
+                StringId text = str(s, 7);
+                if (text == kNoString && !s.is_null(6)) text = trace_.strings.intern(s.text(6));
+                n.text.push_back(text);
+                n.category.push_back(static_cast<std::int32_t>(s.int64(8)));
+                n.color.push_back(static_cast<std::uint32_t>(s.int64(9)));
+                PayloadKind kind = PayloadKind::kNone;
+                std::int64_t as_int = 0;
+                double as_double = 0;
+                constexpr PayloadKind kKinds[] = {PayloadKind::kUint64, PayloadKind::kInt64,
+                                                  PayloadKind::kDouble, PayloadKind::kUint32,
+                                                  PayloadKind::kInt32, PayloadKind::kFloat};
+                for (int i = 0; i < 6; ++i) {
+                  if (s.is_null(10 + i)) continue;
+                  kind = kKinds[i];
+                  if (kind == PayloadKind::kDouble || kind == PayloadKind::kFloat) {
+                    as_double = s.real(10 + i);
+                  } else {
+                    as_int = s.int64(10 + i);
+                  }
+                  break;
+                }
+                n.payload_kind.push_back(kind);
+                n.payload_int.push_back(as_int);
+                n.payload_double.push_back(as_double);
+              });
+}
+
+Result<void> Reader::read_osrt() {
+  auto& o = trace_.osrt;
+  return scan(kOsrtTable,
+              {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr},
+               {"eventClass", "0"}},
+              [&](const Statement& s) {
+                o.start_ns.push_back(s.int64(0));
+                o.end_ns.push_back(s.int64(1));
+                o.global_tid.push_back(s.int64(2));
+                o.name.push_back(str(s, 3));
+                o.event_class.push_back(static_cast<std::int32_t>(s.int64(4)));
+              });
+}
+
+Result<Trace> Reader::run(const OpenOptions& options) {
+  auto tables = db_.tables();
+  if (!tables) {
+    return make_error(ErrorCode::kBadInput,
+                      label_ + ": not a readable SQLite database (" + tables.error().message + ")");
+  }
+  tables_ = std::move(*tables);
+  const bool has_meta = has_table("META_DATA_EXPORT") || has_table("EXPORT_META_DATA");
+  const bool has_cupti = has_table(kKernelTable) || has_table(kRuntimeTable) ||
+                         has_table(kMemcpyTable) || has_table(kNvtxTable);
+  if (!has_meta && !(has_table("StringIds") && has_cupti)) {
+    return make_error(ErrorCode::kBadInput,
+                      label_ + ": SQLite file is not an Nsight Systems export (no META_DATA_EXPORT "
+                               "or StringIds table)");
+  }
+
+  struct KindTable {
+    EventKind kind;
+    const char* table;
+    Result<void> (Reader::*read)();
+  };
+  const KindTable kinds[] = {
+      {EventKind::kKernels, kKernelTable, &Reader::read_kernels},
+      {EventKind::kMemcpy, kMemcpyTable, &Reader::read_memcpys},
+      {EventKind::kMemset, kMemsetTable, &Reader::read_memsets},
+      {EventKind::kApiCalls, kRuntimeTable, &Reader::read_api_calls},
+      {EventKind::kSyncs, kSyncTable, &Reader::read_syncs},
+      {EventKind::kNvtx, kNvtxTable, &Reader::read_nvtx},
+      {EventKind::kOsrt, kOsrtTable, &Reader::read_osrt},
+  };
+  for (const auto& k : kinds) {
+    if (has_table(k.table)) trace_.present |= bit(k.kind);
+  }
+
+  for (auto step : {&Reader::read_meta, &Reader::read_strings, &Reader::read_enums,
+                    &Reader::read_devices, &Reader::read_processes_and_threads}) {
+    auto r = (this->*step)();
+    if (!r) return std::unexpected(r.error());
+  }
+  for (const auto& k : kinds) {
+    if (!has_table(k.table) || !(options.kinds & bit(k.kind))) continue;
+    auto r = (this->*k.read)();
+    if (!r) return std::unexpected(r.error());
+    trace_.loaded |= bit(k.kind);
+  }
+
+  if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
+  if (!trace_.has(EventKind::kKernels)) note("no CUDA kernel data (CUPTI_ACTIVITY_KIND_KERNEL absent)");
+  if (!trace_.has(EventKind::kApiCalls)) note("no CUDA API data (CUPTI_ACTIVITY_KIND_RUNTIME absent)");
+  if (!trace_.has(EventKind::kOsrt)) note("no OS runtime data (OSRT_API absent)");
+  if (trace_.has(EventKind::kMemcpy) && !trace_.has_memcpy_kind_labels)
+    note("no ENUM_CUDA_MEMCPY_OPER table: memcpy directions are unknown");
+  return std::move(trace_);
+}
+
+}  // namespace
+
+bool sniff_sqlite(const unsigned char* head, std::size_t size) {
+  static constexpr char kMagic[] = "SQLite format 3";  // 16 bytes with its NUL
+  return size >= 16 && std::memcmp(head, kMagic, 16) == 0;
+}
+
+Result<Trace> read_export(const Database& db, const std::string& label, const OpenOptions& options) {
+  Reader reader(db, label);
+  return reader.run(options);
+}
+
+}  // namespace kernscope::nsys

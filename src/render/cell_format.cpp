@@ -1,0 +1,80 @@
+// Number formats of nsys stats: integers as they are, floats as Python prints them (shortest
+// round-trip repr, "7216.0"), non-ns time units and byte units with three decimals.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "kernscope/render.hpp"
+
+namespace kernscope {
+namespace {
+
+// Python's repr(float): shortest round-trip digits, always with a decimal point or exponent.
+std::string python_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  std::string s = fmt::format("{}", v);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+
+double as_double(const Cell& cell) {
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return static_cast<double>(*i);
+  return std::get<double>(cell);
+}
+
+}  // namespace
+
+std::string column_header(const Column& column, TimeUnit time_unit) {
+  switch (column.unit) {
+    case Unit::kDuration:
+    case Unit::kTimestamp: return column.name + " (" + std::string(time_unit_suffix(time_unit)) + ")";
+    case Unit::kBytes: return column.name + " (MB)";
+    case Unit::kThroughput: return column.name + " (MB/s)";
+    case Unit::kPercent: return column.name + " (%)";
+    case Unit::kNone: break;
+  }
+  return column.name;
+}
+
+std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {
+  if (std::holds_alternative<std::monostate>(cell)) return {};
+  if (const auto* s = std::get_if<std::string>(&cell)) return *s;
+  switch (unit) {
+    case Unit::kDuration:
+    case Unit::kTimestamp:
+      if (time_unit != TimeUnit::kNs) {
+        // nsys scales by multiplying with the inverse (x * 0.001 for us): dividing differs in the
+        // last printed digit for values such as 758.5 ns (0.759 us in nsys, 0.758 by division).
+        return fmt::format("{:.3f}", as_double(cell) * (1.0 / static_cast<double>(time_unit_divisor(time_unit))));
+      }
+      break;
+    case Unit::kBytes:
+    case Unit::kThroughput: return fmt::format("{:.3f}", as_double(cell) / 1e6);
+    case Unit::kPercent:
+    case Unit::kNone: break;
+  }
+  if (const auto* i = std::get_if<std::int64_t>(&cell)) return std::to_string(*i);
+  return python_float(std::get<double>(cell));
+}
+
+Result<Format> parse_format(const std::string& text) {
+  if (text == "table" || text == "column") return Format::kTable;
+  if (text == "csv") return Format::kCsv;
+  if (text == "tsv") return Format::kTsv;
+  if (text == "json") return Format::kJson;
+  return make_error(ErrorCode::kInvalidArgument,
+                    "unknown format '" + text + "' (expected table, csv, tsv or json)");
+}
+
+std::string format_extension(Format format) {
+  switch (format) {
+    case Format::kTable: return "txt";
+    case Format::kCsv: return "csv";
+    case Format::kTsv: return "tsv";
+    case Format::kJson: return "json";
+  }
+  return "txt";
+}
+
+}  // namespace kernscope

@@ -1,0 +1,196 @@
+// Table renderers. CSV follows Python's csv module (minimal quoting, "\n" rows as nsys writes
+// them); JSON follows json.dump(indent=2) with ASCII escapes, as nsys's JSON output does.
+#include <fmt/format.h>
+
+#include <vector>
+
+#include "kernscope/render.hpp"
+
+namespace kernscope {
+namespace {
+
+void write_delimited(std::ostream& out, const Table& table, const RenderOptions& options, char delimiter) {
+  auto field = [&](const std::string& text) {
+    const bool quote = text.find_first_of(std::string{delimiter, '"', '\r', '\n'}) != std::string::npos;
+    if (!quote) {
+      out << text;
+      return;
+    }
+    out << '"';
+    for (char c : text) {
+      if (c == '"') out << '"';
+      out << c;
+    }
+    out << '"';
+  };
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    if (c) out << delimiter;
+    field(column_header(table.columns[c], options.time_unit));
+  }
+  out << '\n';
+  for (const auto& row : table.rows) {
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      if (c) out << delimiter;
+      field(format_cell(row[c], table.columns[c].unit, options.time_unit));
+    }
+    out << '\n';
+  }
+}
+
+void json_string(std::ostream& out, std::string_view text) {
+  out << '"';
+  // Decode UTF-8 so non-ASCII characters become \uXXXX escapes (surrogate pairs above U+FFFF).
+  for (std::size_t i = 0; i < text.size();) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      switch (c) {
+        case '"': out << "\\\""; break;
+        case '\\': out << "\\\\"; break;
+        case '\n': out << "\\n"; break;
+        case '\r': out << "\\r"; break;
+        case '\t': out << "\\t"; break;
+        case '\b': out << "\\b"; break;
+        case '\f': out << "\\f"; break;
+        default:
+          if (c < 0x20) out << fmt::format("\\u{:04x}", c);
+          else out << static_cast<char>(c);
+      }
+      ++i;
+      continue;
+    }
+    std::uint32_t cp = 0xFFFD;
+    std::size_t len = 1;
+    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
+    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
+    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
+    bool valid = len > 1 && i + len <= text.size();
+    for (std::size_t k = 1; valid && k < len; ++k) {
+      const auto cc = static_cast<unsigned char>(text[i + k]);
+      if ((cc & 0xC0) != 0x80) valid = false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    if (!valid) { cp = 0xFFFD; len = 1; }
+    if (cp >= 0x10000) {
+      cp -= 0x10000;
+      out << fmt::format("\\u{:04x}\\u{:04x}", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
+    } else {
+      out << fmt::format("\\u{:04x}", cp);
+    }
+    i += len;
+  }
+  out << '"';
+}
+
+void write_json(std::ostream& out, const Table& table, const RenderOptions& options) {
+  std::vector<std::string> headers;
+  for (const auto& c : table.columns) headers.push_back(column_header(c, options.time_unit));
+  out << "[";
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    out << (r ? ",\n  {" : "\n  {");
+    const auto& row = table.rows[r];
+    for (std::size_t c = 0; c < row.size(); ++c) {
+      out << (c ? ",\n    " : "\n    ");
+      json_string(out, headers[c]);
+      out << ": ";
+      const Cell& cell = row[c];
+      if (std::holds_alternative<std::monostate>(cell)) {
+        out << "null";
+      } else if (const auto* s = std::get_if<std::string>(&cell)) {
+        json_string(out, *s);
+      } else {
+        const std::string text = format_cell(cell, table.columns[c].unit, options.time_unit);
+        out << (text == "nan" || text == "inf" || text == "-inf" ? "null" : text);
+      }
+    }
+    out << "\n  }";
+  }
+  out << "\n]\n";
+}
+
+// nsys's console ("column") table: thousands separators in numbers, long names cut to 100
+// characters with an ellipsis, headers centred, numbers right-aligned, text left-aligned.
+constexpr std::size_t kMaxTextWidth = 100;
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+std::string group_thousands(const std::string& number) {
+  std::size_t begin = number[0] == '-' ? 1 : 0;
+  std::size_t end = number.find('.');
+  if (end == std::string::npos) end = number.size();
+  std::string out = number.substr(0, begin);
+  for (std::size_t i = begin; i < end; ++i) {
+    out += number[i];
+    const std::size_t left = end - i - 1;
+    if (left > 0 && left % 3 == 0) out += ',';
+  }
+  out += number.substr(end);
+  return out;
+}
+
+void write_console(std::ostream& out, const Table& table, const RenderOptions& options) {
+  const std::size_t ncol = table.columns.size();
+  std::vector<std::string> headers(ncol);
+  std::vector<std::size_t> width(ncol);
+  std::vector<bool> numeric(ncol, false);
+  std::vector<std::vector<std::string>> cells(table.rows.size(), std::vector<std::string>(ncol));
+  for (std::size_t c = 0; c < ncol; ++c) {
+    headers[c] = column_header(table.columns[c], options.time_unit);
+    width[c] = display_width(headers[c]);
+  }
+  for (std::size_t r = 0; r < table.rows.size(); ++r) {
+    for (std::size_t c = 0; c < ncol; ++c) {
+      const Cell& cell = table.rows[r][c];
+      std::string text = format_cell(cell, table.columns[c].unit, options.time_unit);
+      if (std::holds_alternative<std::string>(cell)) {
+        if (display_width(text) > kMaxTextWidth) {
+          std::size_t bytes = 0, chars = 0;
+          while (bytes < text.size() && chars < kMaxTextWidth - 1) {
+            ++bytes;
+            while (bytes < text.size() && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) ++bytes;
+            ++chars;
+          }
+          text = text.substr(0, bytes) + "\xE2\x80\xA6";  // …
+        }
+      } else if (!text.empty()) {
+        numeric[c] = true;
+        if (table.columns[c].unit != Unit::kPercent) text = group_thousands(text);
+      }
+      width[c] = std::max(width[c], display_width(text));
+      cells[r][c] = std::move(text);
+    }
+  }
+  auto pad = [](const std::string& s, std::size_t w, int align) {  // -1 left, 0 centre, 1 right
+    const std::size_t len = display_width(s);
+    if (len >= w) return s;
+    const std::size_t marg = w - len;
+    std::size_t left = align < 0 ? 0 : align > 0 ? marg : marg / 2;  // odd margins pad right
+    return std::string(left, ' ') + s + std::string(marg - left, ' ');
+  };
+  out << "\n ** " << table.title << " (" << table.report << "):\n\n";
+  for (std::size_t c = 0; c < ncol; ++c) out << (c ? "  " : " ") << pad(headers[c], width[c], 0);
+  out << '\n';
+  for (std::size_t c = 0; c < ncol; ++c) out << (c ? "  " : " ") << std::string(width[c], '-');
+  out << '\n';
+  for (const auto& row : cells) {
+    for (std::size_t c = 0; c < ncol; ++c) out << (c ? "  " : " ") << pad(row[c], width[c], numeric[c] ? 1 : -1);
+    out << '\n';
+  }
+}
+
+}  // namespace
+
+void render(std::ostream& out, const Table& table, const RenderOptions& options) {
+  if (table.rows.empty()) return;
+  switch (options.format) {
+    case Format::kCsv: write_delimited(out, table, options, ','); break;
+    case Format::kTsv: write_delimited(out, table, options, '\t'); break;
+    case Format::kJson: write_json(out, table, options); break;
+    case Format::kTable: write_console(out, table, options); break;
+  }
+}
+
+}  // namespace kernscope

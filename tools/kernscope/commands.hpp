@@ -1,0 +1,24 @@
+// Each subcommand registers its options on the CLI11 app and returns the function that runs it.
+// The CLI is wiring only: parse, call the library, print, map errors to exit codes.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <string>
+
+#include "kernscope/error.hpp"
+
+namespace kernscope::cli {
+
+inline constexpr int kExitBadInput = 2;
+
+using Command = std::function<int()>;
+
+Command add_stats(CLI::App& app);
+Command add_info(CLI::App& app);
+
+// One line on stderr, exit code 2: the contract for every kind of bad input.
+int fail(const Error& error);
+
+}  // namespace kernscope::cli
