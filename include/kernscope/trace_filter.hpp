@@ -21,7 +21,7 @@ struct FilterSpec {
 };
 
 struct EventFilter {
-  TimeNs start = 0;
+  TimeNs start = INT64_MIN;
   TimeNs end = kMaxTime;
   std::optional<std::int64_t> nvtx_global_tid;  // set by an NVTX filter
 };

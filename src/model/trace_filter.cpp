@@ -53,6 +53,8 @@ void filter_columns(Columns& columns, const EventFilter& filter, ThreadTest&& sa
 
 Result<EventFilter> resolve_filter(const Trace& trace, const FilterSpec& spec) {
   EventFilter filter;
+  // nsys passes an open-ended --filter-time side as the extreme int64 value.
+  filter.start = INT64_MIN;
   std::optional<TimeNs> nvtx_start, nvtx_end;
   if (spec.nvtx) {
     if (!trace.has(EventKind::kNvtx) || !(trace.loaded & bit(EventKind::kNvtx))) {

@@ -175,6 +175,21 @@ Result<void> Reader::read_enums() {
   auto mem = read_labels("ENUM_CUDA_MEM_KIND", trace_.memory_kind_labels);
   if (!mem) return std::unexpected(mem.error());
   trace_.has_memory_kind_labels = *mem;
+  // Older exports lack the enum tables; the values are CUPTI's own and have not changed, so the
+  // labels nsys 2025.3 writes stand in for them (noted, since they are not from the file).
+  if (!*copy) {
+    trace_.memcpy_kind_labels = {{0, "Unknown"}, {1, "Host-to-Device"}, {2, "Device-to-Host"},
+                                 {3, "Host-to-Array"}, {4, "Array-to-Host"}, {5, "Array-to-Array"},
+                                 {6, "Array-to-Device"}, {7, "Device-to-Array"}, {8, "Device-to-Device"},
+                                 {9, "Host-to-Host"}, {10, "Peer-to-Peer"}, {11, "Unified Host-to-Device"},
+                                 {12, "Unified Device-to-Host"}, {13, "Unified Device-to-Device"}};
+    if (has_table(kMemcpyTable)) note("no ENUM_CUDA_MEMCPY_OPER table: memcpy directions use CUPTI's standard labels");
+  }
+  if (!*mem) {
+    trace_.memory_kind_labels = {{0, "Pageable"}, {1, "Pinned"}, {2, "Device"}, {3, "Array"},
+                                 {4, "Managed"}, {5, "Device Static"}, {6, "Managed Static"}, {7, "Unknown"}};
+    if (has_table(kMemcpyTable) || has_table(kMemsetTable)) note("no ENUM_CUDA_MEM_KIND table: memory kinds use CUPTI's standard labels");
+  }
   return {};
 }
 
@@ -426,7 +441,8 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   auto tables = db_.tables();
   if (!tables) {
     return make_error(ErrorCode::kBadInput,
-                      label_ + ": not a readable SQLite database (" + tables.error().message + ")");
+                      label_ + ": not a readable SQLite database, truncated or corrupted (" +
+                          tables.error().message + ")");
   }
   tables_ = std::move(*tables);
   const bool has_meta = has_table("META_DATA_EXPORT") || has_table("EXPORT_META_DATA");
@@ -472,8 +488,6 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   if (!trace_.has(EventKind::kKernels)) note("no CUDA kernel data (CUPTI_ACTIVITY_KIND_KERNEL absent)");
   if (!trace_.has(EventKind::kApiCalls)) note("no CUDA API data (CUPTI_ACTIVITY_KIND_RUNTIME absent)");
   if (!trace_.has(EventKind::kOsrt)) note("no OS runtime data (OSRT_API absent)");
-  if (trace_.has(EventKind::kMemcpy) && !trace_.has_memcpy_kind_labels)
-    note("no ENUM_CUDA_MEMCPY_OPER table: memcpy directions are unknown");
   return std::move(trace_);
 }
 

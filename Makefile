@@ -1,0 +1,51 @@
+# kernscope: `make run` and `make test` do all set-up on a fresh Debian 12 machine: they install
+# what is missing (apt-get, only when missing), configure and build in Release, then run the main
+# job on the bundled real trace / every test.
+
+BUILD      ?= build
+FUZZ_BUILD ?= build-fuzz
+JOBS       ?= $(shell nproc)
+TRACE      ?= tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz
+KERNSCOPE  := $(BUILD)/tools/kernscope/kernscope
+FUZZ_SECONDS ?= 20
+
+APT_PACKAGES := cmake make g++ pkg-config python3 gzip libsqlite3-dev libcli11-dev libfmt-dev \
+                zlib1g-dev libgtest-dev libbenchmark-dev
+# libFuzzer needs a clang whose C++ front end takes libstdc++'s <expected> (clang >= 16).
+FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
+
+.PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean
+
+all: build
+
+deps:
+	@./scripts/install-deps.sh $(APT_PACKAGES)
+
+fuzz-deps:
+	@./scripts/install-deps.sh $(FUZZ_PACKAGES)
+
+build: deps
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	$(KERNSCOPE) info $(TRACE)
+	$(KERNSCOPE) stats --report cuda_gpu_kern_sum $(TRACE)
+
+test: build fuzz-smoke
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+fuzz-build: fuzz-deps
+	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DKERNSCOPE_BUILD_FUZZ=ON -DKERNSCOPE_BUILD_TESTS=OFF -DKERNSCOPE_BUILD_BENCH=OFF
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nsys_reader fuzz_filter_grammar
+
+# A short bounded run of each fuzz target, seeded with the fixtures; a crash fails the build.
+fuzz-smoke: fuzz-build
+	./scripts/fuzz-smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+bench: build
+	./scripts/bench.sh $(KERNSCOPE)
+
+clean:
+	rm -rf $(BUILD) $(FUZZ_BUILD)

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Bad input gets one clear line on stderr and exit code 2; never a crash, a hang or partial output.
+set -u
+K=$1
+FIX=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+GOOD="$FIX/nsys/llama_decode_h200/trace.sqlite.gz"
+failures=0
+
+expect_fail() {  # expect_fail NAME EXPECTED_SUBSTRING -- ARGS...
+  local name=$1 want=$2
+  shift 3
+  timeout 60 "$K" "$@" >"$T/out" 2>"$T/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$T/err")
+  if [ "$rc" -ne 2 ]; then echo "FAIL $name: exit code $rc, want 2"; failures=$((failures + 1)); return; fi
+  if [ "$lines" -ne 1 ]; then echo "FAIL $name: $lines lines on stderr, want 1"; cat "$T/err"; failures=$((failures + 1)); return; fi
+  if ! grep -qF -- "$want" "$T/err"; then echo "FAIL $name: stderr lacks '$want':"; cat "$T/err"; failures=$((failures + 1)); return; fi
+  if [ -s "$T/out" ]; then echo "FAIL $name: wrote to stdout on error"; failures=$((failures + 1)); return; fi
+  echo "ok   $name: $(cat "$T/err")"
+}
+
+printf 'not a database at all\n' >"$T/text.sqlite"
+: >"$T/empty.sqlite"
+head -c 3000000 <(gunzip -c "$GOOD") >"$T/truncated.sqlite"
+head -c 200000 "$GOOD" >"$T/truncated.sqlite.gz"
+printf 'garbage' | gzip >"$T/garbage.sqlite.gz"
+python3 - "$T/notnsys.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1]); c.execute("create table t (x)"); c.commit()
+PY
+python3 - "$T/nocuda.sqlite" <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("""create table META_DATA_EXPORT (name, value); create table StringIds (id integer primary key, value);
+create table NVTX_EVENTS (start, end, eventType, text, globalTid); insert into NVTX_EVENTS values (0, 10, 59, 'x', 1);""")
+c.commit()
+PY
+
+expect_fail missing_file "no such file" -- stats /nonexistent/trace.sqlite
+expect_fail not_sqlite "unrecognized trace format" -- stats "$T/text.sqlite"
+expect_fail empty_file "empty file" -- stats "$T/empty.sqlite"
+expect_fail not_nsys "not an Nsight Systems export" -- stats "$T/notnsys.sqlite"
+expect_fail truncated "truncated or corrupted" -- stats -r cuda_api_trace "$T/truncated.sqlite"
+expect_fail truncated_gz "gzip" -- stats "$T/truncated.sqlite.gz"
+expect_fail garbage_gz "does not hold an SQLite database" -- stats "$T/garbage.sqlite.gz"
+expect_fail no_cuda "no CUDA data" -- stats "$T/nocuda.sqlite"
+expect_fail unknown_report "unknown report" -- stats -r cuda_gpu_nonsense "$GOOD"
+expect_fail bad_report_option "does not take the option" -- stats -r cuda_api_sum:base "$GOOD"
+expect_fail bad_filter_time "invalid time" -- stats --filter-time 1x/2s "$GOOD"
+expect_fail reversed_filter_time "start is after end" -- stats --filter-time 2s/1s "$GOOD"
+expect_fail filter_without_slash "expected [START]/[END]" -- stats --filter-time 2s "$GOOD"
+expect_fail nvtx_not_found "could not be found" -- stats --filter-nvtx nosuchrange "$GOOD"
+expect_fail nvtx_index_out_of_range "could not be found" -- stats --filter-nvtx measure:prefill/1 "$GOOD"
+expect_fail bad_format "unknown format" -- stats --format xml "$GOOD"
+expect_fail bad_timeunit "invalid time unit" -- stats --timeunit fortnights "$GOOD"
+expect_fail unknown_option "kernscope --help" -- stats --frobnicate "$GOOD"
+expect_fail no_subcommand "kernscope --help" --
+expect_fail unwritable_output "cannot write" -- stats -r cuda_api_sum -o /nonexistent/dir/out "$GOOD"
+expect_fail info_missing "no such file" -- info /nonexistent.sqlite
+expect_fail directory "is a directory" -- stats "$T"
+
+if [ "$failures" -ne 0 ]; then echo "$failures failure(s)"; exit 1; fi
+echo "all bad-input cases passed"

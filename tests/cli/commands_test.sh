@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# End-to-end checks of the CLI on the bundled real trace: the numbers come from nsys's gold files.
+set -eu
+K=$1
+FIX=$2
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+LLAMA="$FIX/nsys/llama_decode_h200"
+
+# stats through the CLI equals nsys's CSV for several reports at once, written with --output.
+"$K" stats -r cuda_gpu_kern_sum -r cuda_api_sum -r nvtx_sum -r cuda_gpu_mem_time_sum --format csv \
+  -o "$T/x" "$LLAMA/trace.sqlite.gz" 2>"$T/err"
+for r in cuda_gpu_kern_sum cuda_api_sum nvtx_sum cuda_gpu_mem_time_sum; do
+  cmp "$T/x_$r.csv" "$LLAMA/gold/$r.csv" || { echo "FAIL: $r differs from nsys"; exit 1; }
+done
+# --filter-nvtx through the CLI.
+"$K" stats -r cuda_gpu_kern_sum --format csv --filter-nvtx measure:decode_step/3 "$LLAMA/trace.sqlite.gz" >"$T/f.csv"
+cmp "$T/f.csv" "$LLAMA/gold/filters/filt2/cuda_gpu_kern_sum.csv" || { echo "FAIL: filtered kern_sum differs"; exit 1; }
+# The same file uncompressed reads the same.
+gunzip -c "$LLAMA/trace.sqlite.gz" >"$T/trace.sqlite"
+"$K" stats -r cuda_api_sum --format csv "$T/trace.sqlite" >"$T/plain.csv"
+cmp "$T/plain.csv" "$LLAMA/gold/cuda_api_sum.csv" || { echo "FAIL: plain sqlite differs"; exit 1; }
+# A report that lacks its data is skipped with a note, the others still run (exit 0).
+"$K" stats -r osrt_sum -r cuda_gpu_kern_sum --format csv "$LLAMA/trace.sqlite.gz" >"$T/s.csv" 2>"$T/s.err"
+grep -q "SKIPPED osrt_sum" "$T/s.err" || { echo "FAIL: no skip note"; exit 1; }
+cmp "$T/s.csv" "$LLAMA/gold/cuda_gpu_kern_sum.csv" || { echo "FAIL: other report affected by the skip"; exit 1; }
+# info names the source, devices, counts and top-level ranges (facts from the export itself).
+"$K" info "$LLAMA/trace.sqlite.gz" >"$T/info.txt"
+grep -q "Nsight Systems 2025.3.2.0" "$T/info.txt"
+grep -q "NVIDIA H200" "$T/info.txt"
+grep -Eq "kernels +90287" "$T/info.txt"
+grep -Eq "cuda_api +200447" "$T/info.txt"
+grep -Eq "64 x :measure:decode_step" "$T/info.txt"
+grep -q "osrt       absent" "$T/info.txt"
+"$K" info --format json "$LLAMA/trace.sqlite.gz" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['counts']['kernels'] == 90287 and d['counts']['osrt'] is None, d['counts']
+assert d['devices'][0]['name'] == 'NVIDIA H200'
+assert {r['name'] for r in d['top_level_nvtx_ranges']} == {':warmup:prefill', ':warmup:decode_step', ':measure:prefill', ':measure:decode_step'}
+"
+# A graph traced node by node: info counts the graph-node kernels (16,320 per the fixture's provenance).
+"$K" info --format json "$FIX/nsys/graph_tiny_kernels_h200/trace.sqlite.gz" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['graph_node_kernels'] == 16320, d['graph_node_kernels']
+"
+echo "all command checks passed"

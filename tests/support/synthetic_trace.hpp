@@ -1,0 +1,72 @@
+// Builds small traces in memory whose right answers hold by construction.
+#pragma once
+
+#include "kernscope/trace.hpp"
+
+namespace kernscope::testing {
+
+inline constexpr std::int64_t kPid = 100;
+inline std::int64_t global_pid(std::int64_t pid = kPid) { return pid << 24; }
+inline std::int64_t global_tid(std::int64_t tid, std::int64_t pid = kPid) { return (pid << 24) | tid; }
+
+class SyntheticTrace {
+ public:
+  SyntheticTrace() {
+    trace.source.path = "synthetic";
+    trace.present = kAllEventKinds;
+    trace.loaded = kAllEventKinds;
+    trace.devices.push_back(Device{.id = 0, .name = "Test GPU"});
+    trace.memcpy_kind_labels = {{1, "Host-to-Device"}, {2, "Device-to-Host"}};
+    trace.memory_kind_labels = {{0, "Pageable"}, {2, "Device"}};
+  }
+
+  void kernel(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation = 0,
+              std::int64_t gpid = global_pid()) {
+    auto& k = trace.kernels;
+    const StringId id = trace.strings.intern(name);
+    k.start_ns.push_back(start);
+    k.end_ns.push_back(end);
+    k.global_pid.push_back(gpid);
+    for (auto* col : {&k.device_id, &k.context_id, &k.green_context_id}) col->push_back(0);
+    k.stream_id.push_back(7);
+    k.correlation_id.push_back(correlation);
+    for (auto* col : {&k.grid_x, &k.grid_y, &k.grid_z, &k.block_x, &k.block_y, &k.block_z}) col->push_back(1);
+    for (auto* col : {&k.registers_per_thread, &k.static_smem_bytes, &k.dynamic_smem_bytes, &k.launch_type}) col->push_back(0);
+    k.graph_node_id.push_back(0);
+    k.demangled_name.push_back(id);
+    k.short_name.push_back(id);
+    k.mangled_name.push_back(id);
+  }
+
+  void api(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation, std::int64_t gtid = global_tid(1)) {
+    auto& a = trace.api_calls;
+    a.start_ns.push_back(start);
+    a.end_ns.push_back(end);
+    a.global_tid.push_back(gtid);
+    a.correlation_id.push_back(correlation);
+    a.name.push_back(trace.strings.intern(name));
+    a.return_value.push_back(0);
+    a.event_class.push_back(0);
+  }
+
+  void nvtx(std::int32_t type, const std::string& text, TimeNs start, TimeNs end, std::int64_t gtid = global_tid(1),
+            std::int64_t domain = 0) {
+    auto& n = trace.nvtx;
+    n.start_ns.push_back(start);
+    n.end_ns.push_back(end);
+    n.global_tid.push_back(gtid);
+    n.end_global_tid.push_back(0);
+    n.event_type.push_back(type);
+    n.domain_id.push_back(domain);
+    n.text.push_back(trace.strings.intern(text));
+    n.category.push_back(0);
+    n.color.push_back(0);
+    n.payload_kind.push_back(PayloadKind::kNone);
+    n.payload_int.push_back(0);
+    n.payload_double.push_back(0);
+  }
+
+  Trace trace;
+};
+
+}  // namespace kernscope::testing

@@ -1,0 +1,51 @@
+// Helpers for tests: read plain or gzip-compressed files, locate fixtures.
+#pragma once
+
+#include <zlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+namespace kernscope::testing {
+
+inline std::filesystem::path fixtures_dir() { return KERNSCOPE_FIXTURES_DIR; }
+
+inline std::string read_file(const std::filesystem::path& path) {
+  if (path.extension() == ".gz") {
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (!f) throw std::runtime_error("cannot open " + path.string());
+    std::string out;
+    char buf[1 << 16];
+    int n;
+    while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+    gzclose(f);
+    return out;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path.string());
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The first differing line of two texts, for readable failures.
+inline std::string first_difference(const std::string& got, const std::string& want) {
+  std::istringstream a(got), b(want);
+  std::string la, lb;
+  int line = 1;
+  while (true) {
+    const bool ga = static_cast<bool>(std::getline(a, la));
+    const bool gb = static_cast<bool>(std::getline(b, lb));
+    if (!ga && !gb) return "identical";
+    if (la != lb || ga != gb) {
+      return "line " + std::to_string(line) + ":\n  kernscope: " + (ga ? la.substr(0, 300) : "<end>") +
+             "\n  nsys:      " + (gb ? lb.substr(0, 300) : "<end>");
+    }
+    ++line;
+  }
+}
+
+}  // namespace kernscope::testing
