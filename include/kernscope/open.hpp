@@ -10,6 +10,10 @@ namespace kernscope {
 
 struct OpenOptions {
   EventKinds kinds = kAllEventKinds;  // event kinds to load; others are only checked for presence
+  // Kinds whose every column is read. For the others only the columns summaries use are read
+  // (kernels: times, process, device, correlation, names; API calls: times, thread, correlation,
+  // name) and the rest are zero: reading fewer columns is most of the reader's speed.
+  EventKinds detail_kinds = kAllEventKinds;
 };
 
 // Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz) and .nsys-rep files (exported with

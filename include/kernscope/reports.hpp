@@ -22,8 +22,9 @@ struct ReportRequest {
 // Parses "REPORT[:base|:mangled]". Errors name the known reports.
 Result<ReportRequest> parse_report(const std::string& text);
 std::vector<std::string> report_names();
-// The event kinds a report reads.
+// The event kinds a report reads, and those of which it reads every column (OpenOptions).
 EventKinds report_needs(const ReportRequest& request);
+EventKinds report_details(const ReportRequest& request);
 // Runs a report. kNoData when the trace lacks what it needs (the report is skipped).
 Result<Table> run_report(const Trace& trace, const ReportRequest& request);
 

@@ -89,6 +89,13 @@ Result<ReportRequest> parse_report(const std::string& text) {
   return request;
 }
 
+EventKinds report_details(const ReportRequest& request) {
+  // Only the per-event traces print launch geometry, contexts, streams and return values.
+  if (request.name == "cuda_gpu_trace") return kGpuOps;
+  if (request.name == "cuda_api_trace") return bit(EventKind::kApiCalls);
+  return 0;
+}
+
 EventKinds report_needs(const ReportRequest& request) {
   const ReportEntry* entry = find_entry(request.name);
   return entry ? entry->needs : 0;

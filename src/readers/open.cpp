@@ -129,7 +129,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
   if (nsys::sniff_sqlite(head.data(), head_size)) {
     auto db = nsys::Database::open_file(path);
     if (!db) return std::unexpected(db.error());
-    return nsys::read_export(*db, path, options);
+    return nsys::read_export(*db, path, options, &path);
   }
   if (head_size >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
     auto bytes = inflate_gzip(path);
@@ -148,7 +148,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     if (!exported) return std::unexpected(exported.error());
     auto db = nsys::Database::open_file(*exported);
     if (!db) return std::unexpected(db.error());
-    auto trace = nsys::read_export(*db, path, options);
+    auto trace = nsys::read_export(*db, path, options, &*exported);
     std::filesystem::remove_all(std::filesystem::path(*exported).parent_path(), ec);
     return trace;
   }

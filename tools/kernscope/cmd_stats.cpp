@@ -36,11 +36,12 @@ std::string output_path(const StatsOptions& o, const ReportRequest& r, Format fo
 
 int run_stats(const StatsOptions& o) {
   std::vector<ReportRequest> requests;
-  EventKinds needs = 0;
+  EventKinds needs = 0, details = 0;
   for (const auto& name : o.reports.empty() ? kDefaultReports : o.reports) {
     auto request = parse_report(name);
     if (!request) return fail(request.error());
     needs |= report_needs(*request);
+    details |= report_details(*request);
     requests.push_back(std::move(*request));
   }
   auto format = parse_format(o.format);
@@ -58,7 +59,7 @@ int run_stats(const StatsOptions& o) {
     needs |= bit(EventKind::kNvtx);
   }
 
-  auto trace = open_trace(o.trace, OpenOptions{needs});
+  auto trace = open_trace(o.trace, OpenOptions{needs, details});
   if (!trace) return fail(trace.error());
   constexpr EventKinds kCuda = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) |
                                bit(EventKind::kMemset) | bit(EventKind::kApiCalls);

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <functional>
 #include <set>
+#include <thread>
 #include <unordered_map>
 
 namespace kernscope::nsys {
@@ -47,7 +48,8 @@ struct ColumnSpec {
 
 class Reader {
  public:
-  Reader(const Database& db, std::string label) : db_(db), label_(std::move(label)) {}
+  Reader(const Database& db, std::string label, const OpenOptions& options, const std::string* file_path)
+      : db_(db), label_(std::move(label)), options_(options), file_path_(file_path) {}
 
   Result<Trace> run(const OpenOptions& options);
 
@@ -57,17 +59,25 @@ class Reader {
   Result<void> read_enums();
   Result<void> read_devices();
   Result<void> read_processes_and_threads();
-  Result<void> read_kernels();
-  Result<void> read_memcpys();
-  Result<void> read_memsets();
-  Result<void> read_api_calls();
-  Result<void> read_syncs();
-  Result<void> read_nvtx();
-  Result<void> read_osrt();
+  Result<void> read_kernels(const Database& db);
+  Result<void> read_memcpys(const Database& db);
+  Result<void> read_memsets(const Database& db);
+  Result<void> read_api_calls(const Database& db);
+  Result<void> read_syncs(const Database& db);
+  Result<void> read_nvtx(const Database& db);
+  Result<void> read_osrt(const Database& db);
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
   Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
+                    const std::function<void(const Statement&)>& row) {
+    return scan(db_, table, specs, row);
+  }
+  Result<void> scan(const Database& db, const std::string& table, const std::vector<ColumnSpec>& specs,
                     const std::function<void(const Statement&)>& row);
+  // Rows in a table, to size the columns once (count(*) walks pages without decoding records).
+  std::size_t row_count(const Database& db, const std::string& table);
+  // Notes about missing columns, made before the parallel scans (which must not write shared state).
+  Result<void> check_columns();
   Result<std::set<std::string>> columns_of(const std::string& table);
   bool has_table(const std::string& table) const { return tables_.contains(table); }
   StringId str(const Statement& s, int col) const {
@@ -77,6 +87,8 @@ class Reader {
 
   const Database& db_;
   std::string label_;
+  OpenOptions options_;
+  const std::string* file_path_;  // set when more connections to the same file can be opened
   Trace trace_;
   std::set<std::string> tables_;
   std::unordered_map<std::string, std::set<std::string>> columns_;
@@ -90,24 +102,54 @@ Result<std::set<std::string>> Reader::columns_of(const std::string& table) {
   return columns_.emplace(table, std::move(*cols)).first->second;
 }
 
-Result<void> Reader::scan(const std::string& table, const std::vector<ColumnSpec>& specs,
+std::size_t Reader::row_count(const Database& db, const std::string& table) {
+  auto stmt = db.prepare("SELECT count(*) FROM \"" + table + "\"");
+  if (!stmt) return 0;
+  auto row = stmt->step();
+  return row && *row ? static_cast<std::size_t>(std::max<std::int64_t>(0, stmt->int64(0))) : 0;
+}
+
+Result<void> Reader::check_columns() {
+  for (const auto& table : tables_) {
+    auto cols = columns_of(table);  // fills the cache the scans read concurrently
+    if (!cols) return std::unexpected(cols.error());
+  }
+  if (has_table(kKernelTable)) {
+    const auto& cols = columns_.at(kKernelTable);
+    trace_.has_green_context = cols.contains("greenContextId");
+    trace_.has_mangled_names = cols.contains("mangledName");
+    trace_.has_graph_node_ids = cols.contains("graphNodeId");
+    if (!trace_.has_mangled_names) note("kernels have no mangled names (export predates mangledName)");
+    if (!trace_.has_graph_node_ids) note("kernels have no graphNodeId column (older export)");
+  }
+  if (has_table(kNvtxTable)) {
+    const auto& cols = columns_.at(kNvtxTable);
+    if (!cols.contains("domainId")) note("NVTX events have no domainId column (older export)");
+    if (!cols.contains("textId")) note("NVTX events have no textId column: registered strings are unknown");
+  }
+  return {};
+}
+
+Result<void> Reader::scan(const Database& db, const std::string& table, const std::vector<ColumnSpec>& specs,
                           const std::function<void(const Statement&)>& row) {
-  auto cols = columns_of(table);
-  if (!cols) return std::unexpected(cols.error());
+  auto found = columns_.find(table);
+  if (found == columns_.end()) return make_error(ErrorCode::kInternal, "columns of " + table + " not checked");
+  const auto* cols = &found->second;
   std::string sql = "SELECT ";
   for (std::size_t i = 0; i < specs.size(); ++i) {
     if (i) sql += ", ";
     const bool present = cols->contains(specs[i].name);
-    if (present && specs[i].fallback) {
+    const bool null_is_zero = specs[i].fallback && std::string_view(specs[i].fallback) == "0";
+    if (present && specs[i].fallback && !null_is_zero) {
       sql += std::string("coalesce(\"") + specs[i].name + "\", " + specs[i].fallback + ")";
     } else if (present) {
       sql += std::string("\"") + specs[i].name + "\"";
     } else {
-      sql += specs[i].fallback ? specs[i].fallback : "NULL";
+      sql += specs[i].fallback && !null_is_zero ? specs[i].fallback : "NULL";
     }
   }
   sql += " FROM \"" + table + "\"";
-  auto stmt = db_.prepare(sql);
+  auto stmt = db.prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
   while (true) {
     auto more = stmt->step();
@@ -251,16 +293,32 @@ Result<void> Reader::read_processes_and_threads() {
               });
 }
 
-Result<void> Reader::read_kernels() {
-  auto cols = columns_of(kKernelTable);
-  if (!cols) return std::unexpected(cols.error());
-  trace_.has_green_context = cols->contains("greenContextId");
-  trace_.has_mangled_names = cols->contains("mangledName");
-  trace_.has_graph_node_ids = cols->contains("graphNodeId");
-  if (!trace_.has_mangled_names) note("kernels have no mangled names (export predates mangledName)");
-  if (!trace_.has_graph_node_ids) note("kernels have no graphNodeId column (older export)");
+Result<void> Reader::read_kernels(const Database& db) {
   auto& k = trace_.kernels;
-  return scan(kKernelTable,
+  const std::size_t rows = row_count(db, kKernelTable);
+  KernelColumns::visit(k, [rows](auto& column) { column.reserve(rows); });
+  if (!(options_.detail_kinds & bit(EventKind::kKernels))) {
+    // Summaries need only these; launch geometry and the rest are filled with zeros below.
+    auto r = scan(db, kKernelTable,
+                  {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
+                   {"correlationId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
+                   {"mangledName", nullptr}},
+                  [&](const Statement& s) {
+                    k.start_ns.push_back(s.int64(0));
+                    k.end_ns.push_back(s.int64(1));
+                    k.global_pid.push_back(s.int64(2));
+                    k.device_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
+                    k.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
+                    k.demangled_name.push_back(str(s, 5));
+                    k.short_name.push_back(str(s, 6));
+                    k.mangled_name.push_back(str(s, 7));
+                  });
+    if (!r) return r;
+    const std::size_t n = k.start_ns.size();
+    KernelColumns::visit(k, [n](auto& column) { column.resize(n); });
+    return {};
+  }
+  return scan(db, kKernelTable,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
                {"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"},
                {"correlationId", "0"}, {"gridX", "0"}, {"gridY", "0"}, {"gridZ", "0"},
@@ -294,9 +352,9 @@ Result<void> Reader::read_kernels() {
               });
 }
 
-Result<void> Reader::read_memcpys() {
+Result<void> Reader::read_memcpys(const Database& db) {
   auto& m = trace_.memcpys;
-  return scan(kMemcpyTable,
+  return scan(db, kMemcpyTable,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
                {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
                {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
@@ -318,9 +376,9 @@ Result<void> Reader::read_memcpys() {
               });
 }
 
-Result<void> Reader::read_memsets() {
+Result<void> Reader::read_memsets(const Database& db) {
   auto& m = trace_.memsets;
-  return scan(kMemsetTable,
+  return scan(db, kMemsetTable,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
                {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
                {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
@@ -341,9 +399,26 @@ Result<void> Reader::read_memsets() {
               });
 }
 
-Result<void> Reader::read_api_calls() {
+Result<void> Reader::read_api_calls(const Database& db) {
   auto& a = trace_.api_calls;
-  return scan(kRuntimeTable,
+  const std::size_t rows = row_count(db, kRuntimeTable);
+  ApiCallColumns::visit(a, [rows](auto& column) { column.reserve(rows); });
+  if (!(options_.detail_kinds & bit(EventKind::kApiCalls))) {
+    auto r = scan(db, kRuntimeTable,
+                  {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"}, {"nameId", nullptr}},
+                  [&](const Statement& s) {
+                    a.start_ns.push_back(s.int64(0));
+                    a.end_ns.push_back(s.int64(1));
+                    a.global_tid.push_back(s.int64(2));
+                    a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
+                    a.name.push_back(str(s, 4));
+                  });
+    if (!r) return r;
+    const std::size_t n = a.start_ns.size();
+    ApiCallColumns::visit(a, [n](auto& column) { column.resize(n); });
+    return {};
+  }
+  return scan(db, kRuntimeTable,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"},
                {"nameId", nullptr}, {"returnValue", "0"}, {"eventClass", "0"}},
               [&](const Statement& s) {
@@ -357,9 +432,9 @@ Result<void> Reader::read_api_calls() {
               });
 }
 
-Result<void> Reader::read_syncs() {
+Result<void> Reader::read_syncs(const Database& db) {
   auto& y = trace_.syncs;
-  return scan(kSyncTable,
+  return scan(db, kSyncTable,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"eventId", "0"},
                {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
                {"syncType", "0"}},
@@ -376,13 +451,9 @@ Result<void> Reader::read_syncs() {
               });
 }
 
-Result<void> Reader::read_nvtx() {
-  auto cols = columns_of(kNvtxTable);
-  if (!cols) return std::unexpected(cols.error());
-  if (!cols->contains("domainId")) note("NVTX events have no domainId column (older export)");
-  if (!cols->contains("textId")) note("NVTX events have no textId column: registered strings are unknown");
+Result<void> Reader::read_nvtx(const Database& db) {
   auto& n = trace_.nvtx;
-  return scan(kNvtxTable,
+  return scan(db, kNvtxTable,
               {{"start", "0"}, {"end", nullptr}, {"globalTid", "0"}, {"endGlobalTid", "0"},
                {"eventType", "0"}, {"domainId", "0"}, {"text", nullptr}, {"textId", nullptr},
                {"category", "0"}, {"color", "0"}, {"uint64Value", nullptr},
@@ -423,9 +494,9 @@ Result<void> Reader::read_nvtx() {
               });
 }
 
-Result<void> Reader::read_osrt() {
+Result<void> Reader::read_osrt(const Database& db) {
   auto& o = trace_.osrt;
-  return scan(kOsrtTable,
+  return scan(db, kOsrtTable,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr},
                {"eventClass", "0"}},
               [&](const Statement& s) {
@@ -457,7 +528,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   struct KindTable {
     EventKind kind;
     const char* table;
-    Result<void> (Reader::*read)();
+    Result<void> (Reader::*read)(const Database&);
   };
   const KindTable kinds[] = {
       {EventKind::kKernels, kKernelTable, &Reader::read_kernels},
@@ -472,16 +543,47 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     if (has_table(k.table)) trace_.present |= bit(k.kind);
   }
 
-  for (auto step : {&Reader::read_meta, &Reader::read_strings, &Reader::read_enums,
-                    &Reader::read_devices, &Reader::read_processes_and_threads}) {
+  for (auto step : {&Reader::check_columns, &Reader::read_meta, &Reader::read_strings,
+                    &Reader::read_enums, &Reader::read_devices, &Reader::read_processes_and_threads}) {
     auto r = (this->*step)();
     if (!r) return std::unexpected(r.error());
   }
+  // Event tables are scanned in parallel, each on a connection of its own, when the export is a
+  // file (an in-memory image has one connection). The scans share only read-only state: the
+  // string map and the column cache. NVTX interns inline text into the pool, so it runs alone.
+  std::vector<const KindTable*> parallel;
+  const KindTable* nvtx = nullptr;
   for (const auto& k : kinds) {
     if (!has_table(k.table) || !(options.kinds & bit(k.kind))) continue;
-    auto r = (this->*k.read)();
+    if (k.kind == EventKind::kNvtx) nvtx = &k;
+    else parallel.push_back(&k);
+  }
+  std::vector<Result<void>> results(parallel.size());
+  if (file_path_ && parallel.size() > 1) {
+    std::vector<std::thread> threads;
+    threads.reserve(parallel.size());
+    for (std::size_t i = 0; i < parallel.size(); ++i) {
+      threads.emplace_back([this, &results, &parallel, i] {
+        auto db = Database::open_file(*file_path_);
+        if (!db) {
+          results[i] = std::unexpected(db.error());
+          return;
+        }
+        results[i] = (this->*parallel[i]->read)(*db);
+      });
+    }
+    for (auto& t : threads) t.join();
+  } else {
+    for (std::size_t i = 0; i < parallel.size(); ++i) results[i] = (this->*parallel[i]->read)(db_);
+  }
+  for (std::size_t i = 0; i < parallel.size(); ++i) {
+    if (!results[i]) return std::unexpected(results[i].error());
+    trace_.loaded |= bit(parallel[i]->kind);
+  }
+  if (nvtx) {
+    auto r = read_nvtx(db_);
     if (!r) return std::unexpected(r.error());
-    trace_.loaded |= bit(k.kind);
+    trace_.loaded |= bit(EventKind::kNvtx);
   }
 
   if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
@@ -498,8 +600,9 @@ bool sniff_sqlite(const unsigned char* head, std::size_t size) {
   return size >= 16 && std::memcmp(head, kMagic, 16) == 0;
 }
 
-Result<Trace> read_export(const Database& db, const std::string& label, const OpenOptions& options) {
-  Reader reader(db, label);
+Result<Trace> read_export(const Database& db, const std::string& label, const OpenOptions& options,
+                          const std::string* file_path) {
+  Reader reader(db, label, options, file_path);
   return reader.run(options);
 }
 

@@ -19,7 +19,9 @@ namespace kernscope::nsys {
 // True when the first bytes are SQLite's file header.
 bool sniff_sqlite(const unsigned char* head, std::size_t size);
 
-// Reads an export from an open database. `label` names the source in messages.
-Result<Trace> read_export(const Database& db, const std::string& label, const OpenOptions& options);
+// Reads an export from an open database. `label` names the source in messages. With `file_path`
+// (the database is that file), event tables are scanned in parallel on connections of their own.
+Result<Trace> read_export(const Database& db, const std::string& label, const OpenOptions& options,
+                          const std::string* file_path = nullptr);
 
 }  // namespace kernscope::nsys
