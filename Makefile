@@ -25,7 +25,7 @@ fuzz-deps:
 	@./scripts/install-deps.sh $(FUZZ_PACKAGES)
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKERNSCOPE_BUILD_TESTS=ON -DKERNSCOPE_BUILD_BENCH=ON
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build

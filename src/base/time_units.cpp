@@ -105,7 +105,7 @@ std::string_view time_unit_suffix(TimeUnit unit) {
     case TimeUnit::kNs: return "ns";
     case TimeUnit::kUs: return "us";
     case TimeUnit::kMs: return "ms";
-    case TimeUnit::kS: return "s";
+    case TimeUnit::kS: return "sec";  // nsys's header label
   }
   return "ns";
 }

@@ -46,7 +46,9 @@ std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {
       if (time_unit != TimeUnit::kNs) {
         // nsys scales by multiplying with the inverse (x * 0.001 for us): dividing differs in the
         // last printed digit for values such as 758.5 ns (0.759 us in nsys, 0.758 by division).
-        return fmt::format("{:.3f}", as_double(cell) * (1.0 / static_cast<double>(time_unit_divisor(time_unit))));
+        // It prints 3 decimals for us, 4 for ms and s.
+        return fmt::format("{:.{}f}", as_double(cell) * (1.0 / static_cast<double>(time_unit_divisor(time_unit))),
+                           time_unit == TimeUnit::kUs ? 3 : 4);
       }
       break;
     case Unit::kBytes:

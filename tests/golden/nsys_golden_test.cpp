@@ -66,6 +66,8 @@ std::vector<GoldCase> discover() {
       std::string stem = stem_of(f.path());
       GoldCase c{fx, "", f.path(), Format::kCsv, TimeUnit::kNs, "", ""};
       if (stem.starts_with("us_")) c.unit = TimeUnit::kUs;
+      else if (stem.starts_with("ms_")) c.unit = TimeUnit::kMs;
+      else if (stem.starts_with("sec_")) c.unit = TimeUnit::kS;
       else if (stem.starts_with("json_")) c.format = Format::kJson;
       else if (stem.starts_with("col_")) c.format = Format::kTable;
       else continue;

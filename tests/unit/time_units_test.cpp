@@ -47,7 +47,7 @@ TEST(ParseTimeWindow, RejectsBadWindows) {
 TEST(TimeUnit, ParsesAndScales) {
   EXPECT_EQ(parse_time_unit("us").value(), TimeUnit::kUs);
   EXPECT_EQ(time_unit_divisor(TimeUnit::kMs), 1'000'000);
-  EXPECT_EQ(time_unit_suffix(TimeUnit::kS), "s");
+  EXPECT_EQ(time_unit_suffix(TimeUnit::kS), "sec");
   EXPECT_FALSE(parse_time_unit("minutes"));
 }
 
