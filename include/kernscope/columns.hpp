@@ -24,6 +24,19 @@ Columns select_rows(const Columns& in, const std::vector<RowIndex>& rows) {
   return out;
 }
 
+// Appends the rows of `tail` to `head`.
+template <class Columns>
+void append_rows(Columns& head, const Columns& tail) {
+  std::vector<const void*> sources;
+  Columns::visit(tail, [&](const auto& column) { sources.push_back(&column); });
+  std::size_t member = 0;
+  Columns::visit(head, [&](auto& column) {
+    using Vec = std::remove_reference_t<decltype(column)>;
+    const Vec& source = *static_cast<const Vec*>(sources[member++]);
+    column.insert(column.end(), source.begin(), source.end());
+  });
+}
+
 template <class Columns>
 std::size_t column_bytes(const Columns& columns) {
   std::size_t bytes = 0;

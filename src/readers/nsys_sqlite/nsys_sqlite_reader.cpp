@@ -1,7 +1,12 @@
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
+#include "kernscope/columns.hpp"
+
 #include <cstring>
 #include <functional>
+#include <atomic>
+#include <optional>
+#include <memory>
 #include <set>
 #include <thread>
 #include <unordered_map>
@@ -39,6 +44,14 @@ class StringMap {
   std::unordered_map<std::int64_t, StringId> sparse_;
 };
 
+// A slice of a table by rowid; `whole` reads it all.
+struct RowRange {
+  bool whole = true;
+  std::int64_t first = 0;
+  std::int64_t last = 0;
+  std::size_t expected_rows = 0;
+};
+
 // Builds "SELECT a, coalesce(b, 0), NULL ..." from the columns a table really has, so one loop
 // reads every schema version: a missing column reads as its fallback.
 struct ColumnSpec {
@@ -59,23 +72,28 @@ class Reader {
   Result<void> read_enums();
   Result<void> read_devices();
   Result<void> read_processes_and_threads();
-  Result<void> read_kernels(const Database& db);
-  Result<void> read_memcpys(const Database& db);
-  Result<void> read_memsets(const Database& db);
-  Result<void> read_api_calls(const Database& db);
-  Result<void> read_syncs(const Database& db);
-  Result<void> read_nvtx(const Database& db);
-  Result<void> read_osrt(const Database& db);
+  Result<void> read_kernels(const Database& db, KernelColumns& k, const RowRange& range);
+  Result<void> read_memcpys(const Database& db, MemcpyColumns& m, const RowRange& range);
+  Result<void> read_memsets(const Database& db, MemsetColumns& m, const RowRange& range);
+  Result<void> read_api_calls(const Database& db, ApiCallColumns& a, const RowRange& range);
+  Result<void> read_syncs(const Database& db, SyncColumns& y, const RowRange& range);
+  Result<void> read_nvtx(const Database& db, NvtxColumns& n, const RowRange& range);
+  Result<void> read_osrt(const Database& db, OsrtColumns& o, const RowRange& range);
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
   Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
                     const std::function<void(const Statement&)>& row) {
-    return scan(db_, table, specs, row);
+    return scan(db_, table, RowRange{}, specs, row);
   }
-  Result<void> scan(const Database& db, const std::string& table, const std::vector<ColumnSpec>& specs,
-                    const std::function<void(const Statement&)>& row);
-  // Rows in a table, to size the columns once (count(*) walks pages without decoding records).
-  std::size_t row_count(const Database& db, const std::string& table);
+  Result<void> scan(const Database& db, const std::string& table, const RowRange& range,
+                    const std::vector<ColumnSpec>& specs, const std::function<void(const Statement&)>& row);
+  // Splits a large table into rowid ranges that separate connections scan in parallel.
+  std::vector<RowRange> plan_ranges(const std::string& table, bool parallel);
+  template <class Columns>
+  void schedule(const std::string& table, Columns& target, bool parallel,
+                Result<void> (Reader::*read)(const Database&, Columns&, const RowRange&),
+                std::vector<std::function<Result<void>(const Database&)>>& tasks,
+                std::vector<std::function<void()>>& merges);
   // Notes about missing columns, made before the parallel scans (which must not write shared state).
   Result<void> check_columns();
   Result<std::set<std::string>> columns_of(const std::string& table);
@@ -89,6 +107,7 @@ class Reader {
   std::string label_;
   OpenOptions options_;
   const std::string* file_path_;  // set when more connections to the same file can be opened
+  std::size_t database_bytes_ = 0;
   Trace trace_;
   std::set<std::string> tables_;
   std::unordered_map<std::string, std::set<std::string>> columns_;
@@ -102,16 +121,15 @@ Result<std::set<std::string>> Reader::columns_of(const std::string& table) {
   return columns_.emplace(table, std::move(*cols)).first->second;
 }
 
-std::size_t Reader::row_count(const Database& db, const std::string& table) {
-  auto stmt = db.prepare("SELECT count(*) FROM \"" + table + "\"");
-  if (!stmt) return 0;
-  auto row = stmt->step();
-  return row && *row ? static_cast<std::size_t>(std::max<std::int64_t>(0, stmt->int64(0))) : 0;
-}
-
 Result<void> Reader::check_columns() {
-  for (const auto& table : tables_) {
-    auto cols = columns_of(table);  // fills the cache the scans read concurrently
+  // Fill the cache that the parallel scans read, for the tables the reader uses (an export has
+  // dozens more).
+  for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kSyncTable, kNvtxTable,
+                            kOsrtTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+                            "TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME",
+                            "ThreadNames", "PROCESSES"}) {
+    if (!has_table(table)) continue;
+    auto cols = columns_of(table);
     if (!cols) return std::unexpected(cols.error());
   }
   if (has_table(kKernelTable)) {
@@ -130,8 +148,8 @@ Result<void> Reader::check_columns() {
   return {};
 }
 
-Result<void> Reader::scan(const Database& db, const std::string& table, const std::vector<ColumnSpec>& specs,
-                          const std::function<void(const Statement&)>& row) {
+Result<void> Reader::scan(const Database& db, const std::string& table, const RowRange& range,
+                          const std::vector<ColumnSpec>& specs, const std::function<void(const Statement&)>& row) {
   auto found = columns_.find(table);
   if (found == columns_.end()) return make_error(ErrorCode::kInternal, "columns of " + table + " not checked");
   const auto* cols = &found->second;
@@ -149,6 +167,7 @@ Result<void> Reader::scan(const Database& db, const std::string& table, const st
     }
   }
   sql += " FROM \"" + table + "\"";
+  if (!range.whole) sql += " WHERE rowid BETWEEN " + std::to_string(range.first) + " AND " + std::to_string(range.last);
   auto stmt = db.prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
   while (true) {
@@ -293,13 +312,11 @@ Result<void> Reader::read_processes_and_threads() {
               });
 }
 
-Result<void> Reader::read_kernels(const Database& db) {
-  auto& k = trace_.kernels;
-  const std::size_t rows = row_count(db, kKernelTable);
-  KernelColumns::visit(k, [rows](auto& column) { column.reserve(rows); });
+Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
+  KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
   if (!(options_.detail_kinds & bit(EventKind::kKernels))) {
     // Summaries need only these; launch geometry and the rest are filled with zeros below.
-    auto r = scan(db, kKernelTable,
+    auto r = scan(db, kKernelTable, range,
                   {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
                    {"correlationId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
                    {"mangledName", nullptr}},
@@ -318,7 +335,7 @@ Result<void> Reader::read_kernels(const Database& db) {
     KernelColumns::visit(k, [n](auto& column) { column.resize(n); });
     return {};
   }
-  return scan(db, kKernelTable,
+  return scan(db, kKernelTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
                {"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"},
                {"correlationId", "0"}, {"gridX", "0"}, {"gridY", "0"}, {"gridZ", "0"},
@@ -352,9 +369,8 @@ Result<void> Reader::read_kernels(const Database& db) {
               });
 }
 
-Result<void> Reader::read_memcpys(const Database& db) {
-  auto& m = trace_.memcpys;
-  return scan(db, kMemcpyTable,
+Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const RowRange& range) {
+  return scan(db, kMemcpyTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
                {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
                {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
@@ -376,9 +392,8 @@ Result<void> Reader::read_memcpys(const Database& db) {
               });
 }
 
-Result<void> Reader::read_memsets(const Database& db) {
-  auto& m = trace_.memsets;
-  return scan(db, kMemsetTable,
+Result<void> Reader::read_memsets(const Database& db, MemsetColumns& m, const RowRange& range) {
+  return scan(db, kMemsetTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
                {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
                {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
@@ -399,12 +414,10 @@ Result<void> Reader::read_memsets(const Database& db) {
               });
 }
 
-Result<void> Reader::read_api_calls(const Database& db) {
-  auto& a = trace_.api_calls;
-  const std::size_t rows = row_count(db, kRuntimeTable);
-  ApiCallColumns::visit(a, [rows](auto& column) { column.reserve(rows); });
+Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const RowRange& range) {
+  ApiCallColumns::visit(a, [&](auto& column) { column.reserve(range.expected_rows); });
   if (!(options_.detail_kinds & bit(EventKind::kApiCalls))) {
-    auto r = scan(db, kRuntimeTable,
+    auto r = scan(db, kRuntimeTable, range,
                   {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"}, {"nameId", nullptr}},
                   [&](const Statement& s) {
                     a.start_ns.push_back(s.int64(0));
@@ -418,7 +431,7 @@ Result<void> Reader::read_api_calls(const Database& db) {
     ApiCallColumns::visit(a, [n](auto& column) { column.resize(n); });
     return {};
   }
-  return scan(db, kRuntimeTable,
+  return scan(db, kRuntimeTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"},
                {"nameId", nullptr}, {"returnValue", "0"}, {"eventClass", "0"}},
               [&](const Statement& s) {
@@ -432,9 +445,8 @@ Result<void> Reader::read_api_calls(const Database& db) {
               });
 }
 
-Result<void> Reader::read_syncs(const Database& db) {
-  auto& y = trace_.syncs;
-  return scan(db, kSyncTable,
+Result<void> Reader::read_syncs(const Database& db, SyncColumns& y, const RowRange& range) {
+  return scan(db, kSyncTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"eventId", "0"},
                {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
                {"syncType", "0"}},
@@ -451,9 +463,8 @@ Result<void> Reader::read_syncs(const Database& db) {
               });
 }
 
-Result<void> Reader::read_nvtx(const Database& db) {
-  auto& n = trace_.nvtx;
-  return scan(db, kNvtxTable,
+Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRange& range) {
+  return scan(db, kNvtxTable, range,
               {{"start", "0"}, {"end", nullptr}, {"globalTid", "0"}, {"endGlobalTid", "0"},
                {"eventType", "0"}, {"domainId", "0"}, {"text", nullptr}, {"textId", nullptr},
                {"category", "0"}, {"color", "0"}, {"uint64Value", nullptr},
@@ -494,9 +505,8 @@ Result<void> Reader::read_nvtx(const Database& db) {
               });
 }
 
-Result<void> Reader::read_osrt(const Database& db) {
-  auto& o = trace_.osrt;
-  return scan(db, kOsrtTable,
+Result<void> Reader::read_osrt(const Database& db, OsrtColumns& o, const RowRange& range) {
+  return scan(db, kOsrtTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr},
                {"eventClass", "0"}},
               [&](const Statement& s) {
@@ -508,6 +518,69 @@ Result<void> Reader::read_osrt(const Database& db) {
               });
 }
 
+std::vector<RowRange> Reader::plan_ranges(const std::string& table, bool parallel) {
+  constexpr std::size_t kRowsPerSlice = 50'000;  // below this, another connection costs more than it saves
+  RowRange whole;
+  // min/max(rowid) are B-tree seeks, unlike count(*), which walks every page. nsys writes rowids
+  // densely; the database size bounds the estimate in case a file does not (a row takes at least
+  // a few bytes), so a sparse table cannot make the reader reserve absurd amounts.
+  // Two statements: SQLite answers a lone min() or max() of rowid from the B-tree's edge, but
+  // "SELECT min(rowid), max(rowid)" scans the whole table.
+  auto edge = [&](const char* fn) -> std::optional<std::int64_t> {
+    auto stmt = db_.prepare(std::string("SELECT ") + fn + "(rowid) FROM \"" + table + "\"");
+    if (!stmt) return std::nullopt;
+    auto row = stmt->step();
+    if (!row || !*row || stmt->is_null(0)) return std::nullopt;
+    return stmt->int64(0);
+  };
+  const auto first = edge("min"), last = edge("max");
+  if (!first || !last) return {whole};
+  const std::int64_t lo = *first, hi = *last;
+  const std::int64_t span = hi - lo + 1;
+  if (span <= 0) return {whole};
+  const std::size_t estimate = std::min<std::size_t>(static_cast<std::size_t>(span), database_bytes_ / 4 + 1);
+  whole.expected_rows = estimate;
+  if (!parallel || estimate < 2 * kRowsPerSlice) return {whole};
+  const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t slices = std::min<std::size_t>({estimate / kRowsPerSlice, cores, 32});
+  if (slices < 2) return {whole};
+  std::vector<RowRange> ranges;
+  for (std::size_t i = 0; i < slices; ++i) {
+    RowRange r;
+    r.whole = false;
+    r.first = lo + static_cast<std::int64_t>(static_cast<__int128>(span) * i / slices);
+    r.last = lo + static_cast<std::int64_t>(static_cast<__int128>(span) * (i + 1) / slices) - 1;
+    r.expected_rows = estimate / slices + 1;
+    ranges.push_back(r);
+  }
+  return ranges;
+}
+
+template <class Columns>
+void Reader::schedule(const std::string& table, Columns& target, bool parallel,
+                      Result<void> (Reader::*read)(const Database&, Columns&, const RowRange&),
+                      std::vector<std::function<Result<void>(const Database&)>>& tasks,
+                      std::vector<std::function<void()>>& merges) {
+  const auto ranges = plan_ranges(table, parallel);
+  auto parts = std::make_shared<std::vector<Columns>>(ranges.size());
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    tasks.push_back([this, parts, i, range = ranges[i], read](const Database& db) {
+      return (this->*read)(db, (*parts)[i], range);
+    });
+  }
+  merges.push_back([parts, &target] {
+    std::size_t total = 0;
+    for (const auto& part : *parts) total += part.size();
+    target = std::move((*parts)[0]);
+    Columns::visit(target, [total](auto& column) { column.reserve(total); });
+    // Free each slice once copied, so the peak stays near one copy of the rows.
+    for (std::size_t i = 1; i < parts->size(); ++i) {
+      append_rows(target, (*parts)[i]);
+      (*parts)[i] = Columns{};
+    }
+  });
+}
+
 Result<Trace> Reader::run(const OpenOptions& options) {
   auto tables = db_.tables();
   if (!tables) {
@@ -516,6 +589,9 @@ Result<Trace> Reader::run(const OpenOptions& options) {
                           tables.error().message + ")");
   }
   tables_ = std::move(*tables);
+  if (auto pages = db_.prepare("SELECT page_count * page_size FROM pragma_page_count, pragma_page_size")) {
+    if (auto row = pages->step(); row && *row) database_bytes_ = static_cast<std::size_t>(std::max<std::int64_t>(0, pages->int64(0)));
+  }
   const bool has_meta = has_table("META_DATA_EXPORT") || has_table("EXPORT_META_DATA");
   const bool has_cupti = has_table(kKernelTable) || has_table(kRuntimeTable) ||
                          has_table(kMemcpyTable) || has_table(kNvtxTable);
@@ -528,16 +604,12 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   struct KindTable {
     EventKind kind;
     const char* table;
-    Result<void> (Reader::*read)(const Database&);
   };
   const KindTable kinds[] = {
-      {EventKind::kKernels, kKernelTable, &Reader::read_kernels},
-      {EventKind::kMemcpy, kMemcpyTable, &Reader::read_memcpys},
-      {EventKind::kMemset, kMemsetTable, &Reader::read_memsets},
-      {EventKind::kApiCalls, kRuntimeTable, &Reader::read_api_calls},
-      {EventKind::kSyncs, kSyncTable, &Reader::read_syncs},
-      {EventKind::kNvtx, kNvtxTable, &Reader::read_nvtx},
-      {EventKind::kOsrt, kOsrtTable, &Reader::read_osrt},
+      {EventKind::kKernels, kKernelTable}, {EventKind::kMemcpy, kMemcpyTable},
+      {EventKind::kMemset, kMemsetTable},  {EventKind::kApiCalls, kRuntimeTable},
+      {EventKind::kSyncs, kSyncTable},     {EventKind::kNvtx, kNvtxTable},
+      {EventKind::kOsrt, kOsrtTable},
   };
   for (const auto& k : kinds) {
     if (has_table(k.table)) trace_.present |= bit(k.kind);
@@ -548,40 +620,51 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     auto r = (this->*step)();
     if (!r) return std::unexpected(r.error());
   }
-  // Event tables are scanned in parallel, each on a connection of its own, when the export is a
-  // file (an in-memory image has one connection). The scans share only read-only state: the
-  // string map and the column cache. NVTX interns inline text into the pool, so it runs alone.
-  std::vector<const KindTable*> parallel;
-  const KindTable* nvtx = nullptr;
-  for (const auto& k : kinds) {
-    if (!has_table(k.table) || !(options.kinds & bit(k.kind))) continue;
-    if (k.kind == EventKind::kNvtx) nvtx = &k;
-    else parallel.push_back(&k);
-  }
-  std::vector<Result<void>> results(parallel.size());
-  if (file_path_ && parallel.size() > 1) {
+  // Event tables are scanned in parallel, large ones in rowid slices, each task on a connection
+  // of its own, when the export is a file (an in-memory image has one connection). Tasks share
+  // only read-only state (the string map, the column cache) and write to their own columns; the
+  // slices are then concatenated in rowid order, so the result equals one sequential scan. NVTX
+  // interns inline text into the pool, so it is read alone afterwards.
+  const bool parallel = file_path_ != nullptr;
+  auto wanted = [&](EventKind kind, const char* table) {
+    return has_table(table) && (options.kinds & bit(kind));
+  };
+  std::vector<std::function<Result<void>(const Database&)>> tasks;
+  std::vector<std::function<void()>> merges;
+  if (wanted(EventKind::kKernels, kKernelTable)) schedule(kKernelTable, trace_.kernels, parallel, &Reader::read_kernels, tasks, merges);
+  if (wanted(EventKind::kApiCalls, kRuntimeTable)) schedule(kRuntimeTable, trace_.api_calls, parallel, &Reader::read_api_calls, tasks, merges);
+  if (wanted(EventKind::kMemcpy, kMemcpyTable)) schedule(kMemcpyTable, trace_.memcpys, parallel, &Reader::read_memcpys, tasks, merges);
+  if (wanted(EventKind::kMemset, kMemsetTable)) schedule(kMemsetTable, trace_.memsets, parallel, &Reader::read_memsets, tasks, merges);
+  if (wanted(EventKind::kSyncs, kSyncTable)) schedule(kSyncTable, trace_.syncs, parallel, &Reader::read_syncs, tasks, merges);
+  if (wanted(EventKind::kOsrt, kOsrtTable)) schedule(kOsrtTable, trace_.osrt, parallel, &Reader::read_osrt, tasks, merges);
+
+  std::vector<Result<void>> results(tasks.size());
+  const std::size_t workers = parallel ? std::min<std::size_t>(tasks.size(), std::max(1u, std::min(16u, std::thread::hardware_concurrency()))) : 1;
+  if (workers > 1) {
+    std::atomic<std::size_t> next{0};
     std::vector<std::thread> threads;
-    threads.reserve(parallel.size());
-    for (std::size_t i = 0; i < parallel.size(); ++i) {
-      threads.emplace_back([this, &results, &parallel, i] {
+    threads.reserve(workers);
+    for (std::size_t w = 0; w < workers; ++w) {
+      threads.emplace_back([&] {
         auto db = Database::open_file(*file_path_);
-        if (!db) {
-          results[i] = std::unexpected(db.error());
-          return;
+        for (std::size_t i = next++; i < tasks.size(); i = next++) {
+          results[i] = db ? tasks[i](*db) : Result<void>(std::unexpected(db.error()));
         }
-        results[i] = (this->*parallel[i]->read)(*db);
       });
     }
     for (auto& t : threads) t.join();
   } else {
-    for (std::size_t i = 0; i < parallel.size(); ++i) results[i] = (this->*parallel[i]->read)(db_);
+    for (std::size_t i = 0; i < tasks.size(); ++i) results[i] = tasks[i](db_);
   }
-  for (std::size_t i = 0; i < parallel.size(); ++i) {
-    if (!results[i]) return std::unexpected(results[i].error());
-    trace_.loaded |= bit(parallel[i]->kind);
+  for (auto& r : results) {
+    if (!r) return std::unexpected(r.error());
   }
-  if (nvtx) {
-    auto r = read_nvtx(db_);
+  for (auto& merge : merges) merge();
+  for (const auto& k : kinds) {
+    if (k.kind != EventKind::kNvtx && wanted(k.kind, k.table)) trace_.loaded |= bit(k.kind);
+  }
+  if (wanted(EventKind::kNvtx, kNvtxTable)) {
+    auto r = read_nvtx(db_, trace_.nvtx, plan_ranges(kNvtxTable, false).front());
     if (!r) return std::unexpected(r.error());
     trace_.loaded |= bit(EventKind::kNvtx);
   }

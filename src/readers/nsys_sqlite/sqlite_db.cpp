@@ -37,7 +37,17 @@ Database::~Database() {
   if (db_) sqlite3_close(db_);
 }
 
+namespace {
+// SQLite keeps memory statistics under a global mutex taken on every allocation; with several
+// connections scanning in parallel that mutex serialises them. Must run before SQLite starts.
+const bool kMemStatusOff = [] {
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  return true;
+}();
+}  // namespace
+
 Result<Database> Database::open_file(const std::string& path) {
+  (void)kMemStatusOff;
   sqlite3* db = nullptr;
   // immutable=1 lets SQLite skip locking and change detection; the URI form needs escaping of
   // '?' and '#' in the path, so build it with percent-encoding.
