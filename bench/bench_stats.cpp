@@ -23,7 +23,9 @@ std::string trace_path() {
 const std::vector<std::string> kFour = {"cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "nvtx_sum"};
 
 OpenOptions options_for(const std::vector<std::string>& reports) {
-  OpenOptions o{0, 0};
+  OpenOptions o;
+  o.kinds = 0;
+  o.detail_kinds = 0;
   for (const auto& r : reports) {
     auto req = parse_report(r).value();
     o.kinds |= report_needs(req);
@@ -32,8 +34,10 @@ OpenOptions options_for(const std::vector<std::string>& reports) {
   return o;
 }
 
+// Argument: rows per parallel slice (0: each table scanned whole, still one thread per table).
 void BM_OpenAndFourSummaries(benchmark::State& state) {
-  const auto options = options_for(kFour);
+  auto options = options_for(kFour);
+  options.rows_per_slice = static_cast<std::size_t>(state.range(0));
   for (auto _ : state) {
     auto trace = open_trace(trace_path(), options);
     if (!trace) state.SkipWithError(trace.error().message.c_str());
@@ -45,7 +49,8 @@ void BM_OpenAndFourSummaries(benchmark::State& state) {
     benchmark::DoNotOptimize(out.str().size());
   }
 }
-BENCHMARK(BM_OpenAndFourSummaries)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_OpenAndFourSummaries)->Arg(0)->Arg(10'000)->Arg(20'000)->Arg(50'000)->Arg(100'000)
+    ->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_Report(benchmark::State& state, const std::string& name) {
   static auto trace = open_trace(trace_path());

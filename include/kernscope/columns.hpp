@@ -7,7 +7,8 @@
 
 namespace kernscope {
 
-// A new column struct holding the given rows of `in`, in the given order.
+// A new column struct holding the given rows of `in`, in the given order. Columns left empty
+// (not loaded) stay empty.
 template <class Columns>
 Columns select_rows(const Columns& in, const std::vector<RowIndex>& rows) {
   Columns out;
@@ -19,6 +20,7 @@ Columns select_rows(const Columns& in, const std::vector<RowIndex>& rows) {
   Columns::visit(out, [&](auto& column) {
     using Vec = std::remove_reference_t<decltype(column)>;
     const Vec& source = *static_cast<const Vec*>(sources[member++]);
+    if (source.empty()) return;
     for (RowIndex row : rows) column.push_back(source[row]);
   });
   return out;

@@ -14,6 +14,9 @@ struct OpenOptions {
   // (kernels: times, process, device, correlation, names; API calls: times, thread, correlation,
   // name) and the rest are zero: reading fewer columns is most of the reader's speed.
   EventKinds detail_kinds = kAllEventKinds;
+  // Large tables of a file export are scanned in parallel slices of about this many rows (one
+  // connection per worker thread, at most one slice per core per table); 0 scans each table whole.
+  std::size_t rows_per_slice = 50'000;
 };
 
 // Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz) and .nsys-rep files (exported with

@@ -234,8 +234,11 @@ struct Trace {
   std::map<std::int32_t, std::string> memcpy_kind_labels;
   std::map<std::int32_t, std::string> memory_kind_labels;
 
-  EventKinds present = 0;  // kinds whose source table exists (it may be empty)
-  EventKinds loaded = 0;   // kinds read into the columns above
+  EventKinds present = 0;   // kinds whose source table exists (it may be empty)
+  EventKinds loaded = 0;    // kinds read into the columns above
+  // Loaded kinds with every column filled. For the others (OpenOptions::detail_kinds) only the
+  // columns summaries use are filled and the rest are empty vectors.
+  EventKinds detailed = 0;
   bool has_string_table = true;
   bool has_gpu_info = true;
   bool has_thread_names = true;

@@ -74,12 +74,13 @@ TraceOverview describe(const Trace& trace) {
   std::stable_sort(o.top_level_ranges.begin(), o.top_level_ranges.end(),
                    [](const TopLevelRange& a, const TopLevelRange& b) { return a.total_ns > b.total_ns; });
 
-  for (RowIndex i = 0; i < trace.kernels.size(); ++i) o.graph_node_kernels += trace.kernels.graph_node_id[i] != 0;
+  const auto& graph_nodes = trace.kernels.graph_node_id;  // empty when opened without details
+  for (RowIndex i = 0; i < graph_nodes.size(); ++i) o.graph_node_kernels += graph_nodes[i] != 0;
   for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
     const auto name = trace.strings.get(trace.api_calls.name[i]);
     if (name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")) ++o.graph_launches;
   }
-  if (o.graph_launches > 0 && o.graph_node_kernels == 0 && trace.kernels.size() > 0) {
+  if (o.graph_launches > 0 && o.graph_node_kernels == 0 && graph_nodes.size() > 0) {
     o.missing.push_back(std::to_string(o.graph_launches) +
                         " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
                         "whole graphs, so the kernels inside them are hidden (capture with "

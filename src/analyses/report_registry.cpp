@@ -104,6 +104,12 @@ EventKinds report_needs(const ReportRequest& request) {
 Result<Table> run_report(const Trace& trace, const ReportRequest& request) {
   const ReportEntry* entry = find_entry(request.name);
   if (!entry) return make_error(ErrorCode::kInvalidArgument, "unknown report '" + request.name + "'");
+  const EventKinds missing_detail = report_details(request) & trace.loaded & ~trace.detailed;
+  if (missing_detail) {
+    return make_error(ErrorCode::kInternal, "report '" + request.name +
+                                                "' needs every column, but the trace was opened with "
+                                                "summary columns only (OpenOptions::detail_kinds)");
+  }
   auto table = entry->run(trace, request);
   if (table) table->report = request.name;
   return table;

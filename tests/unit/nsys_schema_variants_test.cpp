@@ -12,6 +12,7 @@
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/reports.hpp"
+#include "kernscope/trace_filter.hpp"
 
 namespace kernscope {
 namespace {
@@ -174,6 +175,34 @@ TEST(BadInput, TruncatedExportFailsCleanly) {
   ASSERT_FALSE(trace);
   EXPECT_EQ(trace.error().code, ErrorCode::kBadInput);
   EXPECT_EQ(trace.error().message.find('\n'), std::string::npos) << "one line";
+}
+
+}  // namespace
+}  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+TEST(SummaryColumnsOnly, ReportsThatNeedDetailsRefuseAndFiltersStillWork) {
+  const auto path = (std::filesystem::path(KERNSCOPE_TEST_FIXTURES) / "nsys/cloverleaf_perlmutter/trace.sqlite.gz").string();
+  auto full = open_trace(path);
+  OpenOptions summary_only;
+  summary_only.detail_kinds = 0;
+  auto lean = open_trace(path, summary_only);
+  ASSERT_TRUE(full && lean);
+  EXPECT_TRUE(lean->kernels.grid_x.empty());
+  EXPECT_EQ(lean->kernels.size(), full->kernels.size());
+  EXPECT_EQ(csv(*lean, "cuda_gpu_kern_sum"), csv(*full, "cuda_gpu_kern_sum"));
+  EXPECT_EQ(csv(*lean, "cuda_kern_exec_sum"), csv(*full, "cuda_kern_exec_sum"));
+  auto refused = run_report(*lean, parse_report("cuda_gpu_trace").value());
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInternal);
+  // Filtering keeps unloaded columns empty instead of reading past them.
+  auto filter = resolve_filter(*lean, FilterSpec{TimeWindow{600'000'000, 700'000'000}, std::nullopt});
+  ASSERT_TRUE(filter);
+  apply_filter(*lean, *filter);
+  EXPECT_TRUE(lean->kernels.grid_x.empty());
+  EXPECT_GT(lean->kernels.size(), 0u);
 }
 
 }  // namespace

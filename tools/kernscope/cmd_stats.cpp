@@ -59,7 +59,10 @@ int run_stats(const StatsOptions& o) {
     needs |= bit(EventKind::kNvtx);
   }
 
-  auto trace = open_trace(o.trace, OpenOptions{needs, details});
+  OpenOptions open_options;
+  open_options.kinds = needs;
+  open_options.detail_kinds = details;
+  auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
   constexpr EventKinds kCuda = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) |
                                bit(EventKind::kMemset) | bit(EventKind::kApiCalls);

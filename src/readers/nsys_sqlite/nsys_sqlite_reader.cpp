@@ -315,7 +315,7 @@ Result<void> Reader::read_processes_and_threads() {
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
   KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
   if (!(options_.detail_kinds & bit(EventKind::kKernels))) {
-    // Summaries need only these; launch geometry and the rest are filled with zeros below.
+    // Summaries need only these; launch geometry, contexts, streams and graph nodes are left out.
     auto r = scan(db, kKernelTable, range,
                   {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
                    {"correlationId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
@@ -330,10 +330,7 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
                     k.short_name.push_back(str(s, 6));
                     k.mangled_name.push_back(str(s, 7));
                   });
-    if (!r) return r;
-    const std::size_t n = k.start_ns.size();
-    KernelColumns::visit(k, [n](auto& column) { column.resize(n); });
-    return {};
+    return r;  // the other columns stay empty (Trace::detailed says so)
   }
   return scan(db, kKernelTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
@@ -426,10 +423,7 @@ Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const
                     a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
                     a.name.push_back(str(s, 4));
                   });
-    if (!r) return r;
-    const std::size_t n = a.start_ns.size();
-    ApiCallColumns::visit(a, [n](auto& column) { column.resize(n); });
-    return {};
+    return r;
   }
   return scan(db, kRuntimeTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"},
@@ -519,7 +513,7 @@ Result<void> Reader::read_osrt(const Database& db, OsrtColumns& o, const RowRang
 }
 
 std::vector<RowRange> Reader::plan_ranges(const std::string& table, bool parallel) {
-  constexpr std::size_t kRowsPerSlice = 50'000;  // below this, another connection costs more than it saves
+  const std::size_t rows_per_slice = options_.rows_per_slice;
   RowRange whole;
   // min/max(rowid) are B-tree seeks, unlike count(*), which walks every page. nsys writes rowids
   // densely; the database size bounds the estimate in case a file does not (a row takes at least
@@ -540,9 +534,9 @@ std::vector<RowRange> Reader::plan_ranges(const std::string& table, bool paralle
   if (span <= 0) return {whole};
   const std::size_t estimate = std::min<std::size_t>(static_cast<std::size_t>(span), database_bytes_ / 4 + 1);
   whole.expected_rows = estimate;
-  if (!parallel || estimate < 2 * kRowsPerSlice) return {whole};
+  if (!parallel || rows_per_slice == 0 || estimate < 2 * rows_per_slice) return {whole};
   const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
-  const std::size_t slices = std::min<std::size_t>({estimate / kRowsPerSlice, cores, 32});
+  const std::size_t slices = std::min<std::size_t>({estimate / rows_per_slice, cores, 32});
   if (slices < 2) return {whole};
   std::vector<RowRange> ranges;
   for (std::size_t i = 0; i < slices; ++i) {
@@ -663,10 +657,13 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   for (const auto& k : kinds) {
     if (k.kind != EventKind::kNvtx && wanted(k.kind, k.table)) trace_.loaded |= bit(k.kind);
   }
+  // Memory operations, syncs, NVTX and OSRT are always read whole.
+  trace_.detailed = trace_.loaded & ~((bit(EventKind::kKernels) | bit(EventKind::kApiCalls)) & ~options.detail_kinds);
   if (wanted(EventKind::kNvtx, kNvtxTable)) {
     auto r = read_nvtx(db_, trace_.nvtx, plan_ranges(kNvtxTable, false).front());
     if (!r) return std::unexpected(r.error());
     trace_.loaded |= bit(EventKind::kNvtx);
+    trace_.detailed |= bit(EventKind::kNvtx);
   }
 
   if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
