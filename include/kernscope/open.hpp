@@ -14,9 +14,10 @@ struct OpenOptions {
   // (kernels: times, process, device, correlation, names; API calls: times, thread, correlation,
   // name) and the rest are zero: reading fewer columns is most of the reader's speed.
   EventKinds detail_kinds = kAllEventKinds;
-  // Large tables of a file export are scanned in parallel slices of about this many rows (one
-  // connection per worker thread, at most one slice per core per table); 0 scans each table whole.
-  std::size_t rows_per_slice = 50'000;
+  // Large tables of a file export are scanned in parallel slices of about this many rows, one
+  // connection per worker thread, at most one slice per core per table; 0 scans each table whole.
+  // 10k measured best on a 16-core H200 host (bench/RESULTS.md).
+  std::size_t rows_per_slice = 10'000;
 };
 
 // Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz) and .nsys-rep files (exported with
