@@ -7,20 +7,27 @@
 
 namespace kernscope {
 
+// Calls f(destination_column, source_column) for each member pair of two column structs of the
+// same type; visit() lists members in the same order for both.
+template <class Columns, class F>
+void for_each_column_pair(Columns& destination, const Columns& source, F&& f) {
+  std::vector<const void*> sources;
+  Columns::visit(source, [&](const auto& column) { sources.push_back(&column); });
+  std::size_t member = 0;
+  Columns::visit(destination, [&](auto& column) {
+    using Vec = std::remove_reference_t<decltype(column)>;
+    f(column, *static_cast<const Vec*>(sources[member++]));
+  });
+}
+
 // A new column struct holding the given rows of `in`, in the given order. Columns left empty
 // (not loaded) stay empty.
 template <class Columns>
 Columns select_rows(const Columns& in, const std::vector<RowIndex>& rows) {
   Columns out;
-  Columns::visit(out, [&](auto& column) { column.reserve(rows.size()); });
-  // Walk both structs member by member: visit() lists the members in the same order.
-  std::vector<const void*> sources;
-  Columns::visit(in, [&](const auto& column) { sources.push_back(&column); });
-  std::size_t member = 0;
-  Columns::visit(out, [&](auto& column) {
-    using Vec = std::remove_reference_t<decltype(column)>;
-    const Vec& source = *static_cast<const Vec*>(sources[member++]);
+  for_each_column_pair(out, in, [&](auto& column, const auto& source) {
     if (source.empty()) return;
+    column.reserve(rows.size());
     for (RowIndex row : rows) column.push_back(source[row]);
   });
   return out;
@@ -29,12 +36,7 @@ Columns select_rows(const Columns& in, const std::vector<RowIndex>& rows) {
 // Appends the rows of `tail` to `head`.
 template <class Columns>
 void append_rows(Columns& head, const Columns& tail) {
-  std::vector<const void*> sources;
-  Columns::visit(tail, [&](const auto& column) { sources.push_back(&column); });
-  std::size_t member = 0;
-  Columns::visit(head, [&](auto& column) {
-    using Vec = std::remove_reference_t<decltype(column)>;
-    const Vec& source = *static_cast<const Vec*>(sources[member++]);
+  for_each_column_pair(head, tail, [](auto& column, const auto& source) {
     column.insert(column.end(), source.begin(), source.end());
   });
 }

@@ -313,57 +313,50 @@ Result<void> Reader::read_processes_and_threads() {
 }
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
-  KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
-  if (!(options_.detail_kinds & bit(EventKind::kKernels))) {
-    // Summaries need only these; launch geometry, contexts, streams and graph nodes are left out.
-    auto r = scan(db, kKernelTable, range,
-                  {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
-                   {"correlationId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
-                   {"mangledName", nullptr}},
-                  [&](const Statement& s) {
-                    k.start_ns.push_back(s.int64(0));
-                    k.end_ns.push_back(s.int64(1));
-                    k.global_pid.push_back(s.int64(2));
-                    k.device_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
-                    k.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
-                    k.demangled_name.push_back(str(s, 5));
-                    k.short_name.push_back(str(s, 6));
-                    k.mangled_name.push_back(str(s, 7));
-                  });
-    return r;  // the other columns stay empty (Trace::detailed says so)
+  // Summaries need only the first eight columns; launch geometry, contexts, streams and graph
+  // nodes are read only when asked for, and otherwise stay empty (Trace::detailed says so).
+  const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
+  std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
+                                   {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
+                                   {"shortName", nullptr}, {"mangledName", nullptr}};
+  if (details) {
+    specs.insert(specs.end(), {{"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
+                               {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
+                               {"registersPerThread", "0"}, {"staticSharedMemory", "0"},
+                               {"dynamicSharedMemory", "0"}, {"launchType", "0"}, {"graphNodeId", "0"}});
+    KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
+  } else {
+    for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid}) column->reserve(range.expected_rows);
+    for (auto* column : {&k.device_id, &k.correlation_id}) column->reserve(range.expected_rows);
+    for (auto* column : {&k.demangled_name, &k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
   }
-  return scan(db, kKernelTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"deviceId", "0"},
-               {"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"},
-               {"correlationId", "0"}, {"gridX", "0"}, {"gridY", "0"}, {"gridZ", "0"},
-               {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"}, {"registersPerThread", "0"},
-               {"staticSharedMemory", "0"}, {"dynamicSharedMemory", "0"}, {"launchType", "0"},
-               {"graphNodeId", "0"}, {"demangledName", nullptr}, {"shortName", nullptr},
-               {"mangledName", nullptr}},
-              [&](const Statement& s) {
-                k.start_ns.push_back(s.int64(0));
-                k.end_ns.push_back(s.int64(1));
-                k.global_pid.push_back(s.int64(2));
-                k.device_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
-                k.context_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
-                k.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
-                k.stream_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
-                k.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
-                k.grid_x.push_back(static_cast<std::int32_t>(s.int64(8)));
-                k.grid_y.push_back(static_cast<std::int32_t>(s.int64(9)));
-                k.grid_z.push_back(static_cast<std::int32_t>(s.int64(10)));
-                k.block_x.push_back(static_cast<std::int32_t>(s.int64(11)));
-                k.block_y.push_back(static_cast<std::int32_t>(s.int64(12)));
-                k.block_z.push_back(static_cast<std::int32_t>(s.int64(13)));
-                k.registers_per_thread.push_back(static_cast<std::int32_t>(s.int64(14)));
-                k.static_smem_bytes.push_back(static_cast<std::int32_t>(s.int64(15)));
-                k.dynamic_smem_bytes.push_back(static_cast<std::int32_t>(s.int64(16)));
-                k.launch_type.push_back(static_cast<std::int32_t>(s.int64(17)));
-                k.graph_node_id.push_back(s.int64(18));
-                k.demangled_name.push_back(str(s, 19));
-                k.short_name.push_back(str(s, 20));
-                k.mangled_name.push_back(str(s, 21));
-              });
+  auto i32 = [](const Statement& s, int col) { return static_cast<std::int32_t>(s.int64(col)); };
+  auto u32 = [](const Statement& s, int col) { return static_cast<std::uint32_t>(s.int64(col)); };
+  return scan(db, kKernelTable, range, specs, [&](const Statement& s) {
+    k.start_ns.push_back(s.int64(0));
+    k.end_ns.push_back(s.int64(1));
+    k.global_pid.push_back(s.int64(2));
+    k.device_id.push_back(u32(s, 3));
+    k.correlation_id.push_back(u32(s, 4));
+    k.demangled_name.push_back(str(s, 5));
+    k.short_name.push_back(str(s, 6));
+    k.mangled_name.push_back(str(s, 7));
+    if (!details) return;
+    k.context_id.push_back(u32(s, 8));
+    k.green_context_id.push_back(u32(s, 9));
+    k.stream_id.push_back(u32(s, 10));
+    k.grid_x.push_back(i32(s, 11));
+    k.grid_y.push_back(i32(s, 12));
+    k.grid_z.push_back(i32(s, 13));
+    k.block_x.push_back(i32(s, 14));
+    k.block_y.push_back(i32(s, 15));
+    k.block_z.push_back(i32(s, 16));
+    k.registers_per_thread.push_back(i32(s, 17));
+    k.static_smem_bytes.push_back(i32(s, 18));
+    k.dynamic_smem_bytes.push_back(i32(s, 19));
+    k.launch_type.push_back(i32(s, 20));
+    k.graph_node_id.push_back(s.int64(21));
+  });
 }
 
 Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const RowRange& range) {
@@ -412,31 +405,25 @@ Result<void> Reader::read_memsets(const Database& db, MemsetColumns& m, const Ro
 }
 
 Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const RowRange& range) {
-  ApiCallColumns::visit(a, [&](auto& column) { column.reserve(range.expected_rows); });
-  if (!(options_.detail_kinds & bit(EventKind::kApiCalls))) {
-    auto r = scan(db, kRuntimeTable, range,
-                  {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"}, {"nameId", nullptr}},
-                  [&](const Statement& s) {
-                    a.start_ns.push_back(s.int64(0));
-                    a.end_ns.push_back(s.int64(1));
-                    a.global_tid.push_back(s.int64(2));
-                    a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
-                    a.name.push_back(str(s, 4));
-                  });
-    return r;
-  }
-  return scan(db, kRuntimeTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"},
-               {"nameId", nullptr}, {"returnValue", "0"}, {"eventClass", "0"}},
-              [&](const Statement& s) {
-                a.start_ns.push_back(s.int64(0));
-                a.end_ns.push_back(s.int64(1));
-                a.global_tid.push_back(s.int64(2));
-                a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
-                a.name.push_back(str(s, 4));
-                a.return_value.push_back(static_cast<std::int32_t>(s.int64(5)));
-                a.event_class.push_back(static_cast<std::int32_t>(s.int64(6)));
-              });
+  // Return values and event classes are read only when asked for (cuda_api_trace).
+  const bool details = (options_.detail_kinds & bit(EventKind::kApiCalls)) != 0;
+  std::vector<ColumnSpec> specs = {
+      {"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"}, {"nameId", nullptr}};
+  if (details) specs.insert(specs.end(), {{"returnValue", "0"}, {"eventClass", "0"}});
+  ApiCallColumns::visit(a, [&](auto& column) { column.reserve(details ? range.expected_rows : 0); });
+  for (auto* column : {&a.start_ns, &a.end_ns, &a.global_tid}) column->reserve(range.expected_rows);
+  a.correlation_id.reserve(range.expected_rows);
+  a.name.reserve(range.expected_rows);
+  return scan(db, kRuntimeTable, range, specs, [&](const Statement& s) {
+    a.start_ns.push_back(s.int64(0));
+    a.end_ns.push_back(s.int64(1));
+    a.global_tid.push_back(s.int64(2));
+    a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
+    a.name.push_back(str(s, 4));
+    if (!details) return;
+    a.return_value.push_back(static_cast<std::int32_t>(s.int64(5)));
+    a.event_class.push_back(static_cast<std::int32_t>(s.int64(6)));
+  });
 }
 
 Result<void> Reader::read_syncs(const Database& db, SyncColumns& y, const RowRange& range) {
