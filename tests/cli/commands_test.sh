@@ -49,4 +49,11 @@ import json, sys
 d = json.load(sys.stdin)
 assert d['graph_node_kernels'] == 16320, d['graph_node_kernels']
 "
+
+# tail: nsys-style headers with units; a bad --by is bad input.
+"$K" tail --by api --format csv "$LLAMA/trace.sqlite.gz" >"$T/tail.csv"
+head -1 "$T/tail.csv" | grep -q "P50 (ns),P95 (ns),P99 (ns),Max (ns),P99/P50,Max/P50,Tail Score"
+grep -q ",cudaLaunchKernel$" "$T/tail.csv"
+if "$K" tail --by gpu "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad --by accepted"; exit 1; fi
+echo "tail checks passed"
 echo "all command checks passed"

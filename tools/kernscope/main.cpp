@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   };
   add(add_stats);
   add(add_info);
+  add(add_tail);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,154 @@
+// Tail statistics (kernscope tail). Flags, per name:
+//   outliers         max / p50 > 2         — some invocations far slower than usual
+//   systematic-tail  p99 / p50 > 1.5       — the slow end is a regular occurrence
+//   rare-blocker     among the 10 highest tail scores yet under 1 % of total time — cheap on
+//                    average, occasionally blocks everything
+//   allocation / synchronization (API calls) — calls that stall the host or the device when slow
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "analyses/report_helpers.hpp"
+#include "analyses/sql_numeric.hpp"
+#include "kernscope/nvtx_names.hpp"
+#include "kernscope/tail.hpp"
+
+namespace kernscope {
+namespace {
+
+constexpr std::size_t kRareBlockerRank = 10;
+
+bool is_allocation(std::string_view n) {
+  for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemHostAlloc",
+                             "cudaHostRegister", "cuMemCreate", "cuMemMap", "cuMemRelease"}) {
+    if (n.starts_with(p)) return true;
+  }
+  return false;
+}
+
+bool is_synchronization(std::string_view n) {
+  for (std::string_view p : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
+                             "cudaStreamWaitEvent", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+                             "cuStreamWaitEvent", "cudaStreamQuery", "cudaEventQuery"}) {
+    if (n.starts_with(p)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Result<TailSubject> parse_tail_subject(const std::string& text) {
+  if (text == "kernel") return TailSubject::kKernel;
+  if (text == "api") return TailSubject::kApi;
+  if (text == "nvtx") return TailSubject::kNvtx;
+  return make_error(ErrorCode::kInvalidArgument, "invalid --by '" + text + "' (expected kernel, api or nvtx)");
+}
+
+double percentile_linear(const std::vector<std::int64_t>& sorted, double q) {
+  const double rank = q / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(rank));
+  const auto hi = static_cast<std::size_t>(std::ceil(rank));
+  const double a = static_cast<double>(sorted[lo]), b = static_cast<double>(sorted[hi]);
+  return a + (b - a) * (rank - static_cast<double>(lo));
+}
+
+Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject) {
+  std::map<std::string, std::vector<std::int64_t>> groups;
+  if (subject == TailSubject::kKernel) {
+    if (!trace.has(EventKind::kKernels)) return std::unexpected(report::no_data(trace, "CUDA kernel data"));
+    std::unordered_map<StringId, std::vector<std::int64_t>> by_id;
+    const auto& k = trace.kernels;
+    for (RowIndex i = 0; i < k.size(); ++i) by_id[k.demangled_name[i]].push_back(k.end_ns[i] - k.start_ns[i]);
+    for (auto& [id, v] : by_id) groups[std::string(trace.strings.get(id))] = std::move(v);
+  } else if (subject == TailSubject::kApi) {
+    if (!trace.has(EventKind::kApiCalls)) return std::unexpected(report::no_data(trace, "CUDA API data"));
+    std::unordered_map<StringId, std::vector<std::int64_t>> by_id;
+    const auto& a = trace.api_calls;
+    for (RowIndex i = 0; i < a.size(); ++i) by_id[a.name[i]].push_back(a.end_ns[i] - a.start_ns[i]);
+    for (auto& [id, v] : by_id) {
+      auto& g = groups[std::string(report::api_display_name(trace.strings.get(id)))];
+      g.insert(g.end(), v.begin(), v.end());
+    }
+  } else {
+    if (!trace.has(EventKind::kNvtx)) return std::unexpected(report::no_data(trace, "NV Tools Extension (NVTX) data"));
+    const NvtxDomainNames domains(trace);
+    const auto& n = trace.nvtx;
+    for (RowIndex i = 0; i < n.size(); ++i) {
+      if (!is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime) continue;  // unclosed ranges have no duration
+      groups[domains.range_label(trace, i)].push_back(n.end_ns[i] - n.start_ns[i]);
+    }
+  }
+
+  TailResult result;
+  result.subject = subject;
+  std::int64_t grand_total = 0;
+  for (auto& [name, v] : groups) {
+    std::sort(v.begin(), v.end());
+    TailRow row;
+    row.name = name;
+    row.count = static_cast<std::int64_t>(v.size());
+    for (auto x : v) row.total_ns += x;
+    row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
+    long double ss = 0;
+    for (auto x : v) ss += (static_cast<long double>(x) - row.mean_ns) * (static_cast<long double>(x) - row.mean_ns);
+    row.stdev_ns = static_cast<double>(std::sqrt(ss / row.count));
+    row.p50_ns = percentile_linear(v, 50);
+    row.p95_ns = percentile_linear(v, 95);
+    row.p99_ns = percentile_linear(v, 99);
+    row.max_ns = v.back();
+    if (row.p50_ns > 0) {
+      row.p99_over_p50 = row.p99_ns / row.p50_ns;
+      row.max_over_p50 = static_cast<double>(row.max_ns) / row.p50_ns;
+    }
+    row.tail_score = static_cast<double>(row.max_ns) * std::log2(static_cast<double>(row.count) + 1.0) *
+                     std::max(1.0, row.max_over_p50);
+    if (row.max_over_p50 > 2) row.flags.emplace_back("outliers");
+    if (row.p99_over_p50 > 1.5) row.flags.emplace_back("systematic-tail");
+    if (subject == TailSubject::kApi && is_allocation(row.name)) row.flags.emplace_back("allocation");
+    if (subject == TailSubject::kApi && is_synchronization(row.name)) row.flags.emplace_back("synchronization");
+    grand_total += row.total_ns;
+    result.by_total.push_back(std::move(row));
+  }
+  for (auto& row : result.by_total) {
+    row.share_of_total = grand_total ? static_cast<double>(row.total_ns) / static_cast<double>(grand_total) : 0;
+  }
+  std::stable_sort(result.by_total.begin(), result.by_total.end(),
+                   [](const TailRow& a, const TailRow& b) { return a.total_ns > b.total_ns; });
+  result.by_tail_score = result.by_total;
+  std::stable_sort(result.by_tail_score.begin(), result.by_tail_score.end(),
+                   [](const TailRow& a, const TailRow& b) { return a.tail_score > b.tail_score; });
+  for (std::size_t i = 0; i < result.by_tail_score.size() && i < kRareBlockerRank; ++i) {
+    auto& row = result.by_tail_score[i];
+    if (row.share_of_total < 0.01) {
+      row.flags.emplace_back("rare-blocker");
+      for (auto& same : result.by_total) {
+        if (same.name == row.name) same.flags.emplace_back("rare-blocker");
+      }
+    }
+  }
+  return result;
+}
+
+Table tail_table(const std::vector<TailRow>& rows, TailSubject subject, bool by_score, std::size_t limit) {
+  Table t;
+  t.report = by_score ? "tail_candidates" : "tail_by_total";
+  const char* what = subject == TailSubject::kKernel ? "Kernel" : subject == TailSubject::kApi ? "CUDA API" : "NVTX Range";
+  t.title = std::string(what) + (by_score ? " Tail Candidates (by tail score)" : " Tail Statistics (by total time)");
+  t.columns = {{"Time", Unit::kPercent}, {"Total Time", Unit::kDuration}, {"Count"}, {"Mean", Unit::kDuration},
+               {"StdDev", Unit::kDuration}, {"P50", Unit::kDuration}, {"P95", Unit::kDuration},
+               {"P99", Unit::kDuration}, {"Max", Unit::kDuration}, {"P99/P50"}, {"Max/P50"}, {"Tail Score"},
+               {"Flags"}, {"Name"}};
+  for (std::size_t i = 0; i < rows.size() && (limit == 0 || i < limit); ++i) {
+    const auto& r = rows[i];
+    std::string flags;
+    for (const auto& f : r.flags) flags += (flags.empty() ? "" : " ") + f;
+    auto ratio = [&](double v) { return r.p50_ns > 0 ? Cell{sqlite_round(v, 2)} : Cell{}; };  // undefined for p50 = 0
+    t.rows.push_back({report::round1(r.share_of_total * 100), r.total_ns, r.count, report::round1(r.mean_ns),
+                      report::round1(r.stdev_ns), report::round1(r.p50_ns), report::round1(r.p95_ns),
+                      report::round1(r.p99_ns), r.max_ns, ratio(r.p99_over_p50), ratio(r.max_over_p50),
+                      static_cast<std::int64_t>(std::llround(r.tail_score)), flags, r.name});
+  }
+  return t;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,84 @@
+// Tail statistics checked against hand-computed values (and numpy's documented percentile method).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernscope/tail.hpp"
+#include "support/synthetic_trace.hpp"
+
+namespace kernscope {
+namespace {
+
+TEST(PercentileLinear, MatchesNumpyDefault) {
+  // numpy.percentile([1, 2, 3, 4], q): rank = q/100 * 3, interpolated.
+  const std::vector<std::int64_t> v{1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(percentile_linear(v, 50), 2.5);
+  EXPECT_DOUBLE_EQ(percentile_linear(v, 95), 3.85);
+  EXPECT_DOUBLE_EQ(percentile_linear(v, 0), 1.0);
+  EXPECT_DOUBLE_EQ(percentile_linear(v, 100), 4.0);
+  EXPECT_DOUBLE_EQ(percentile_linear({7}, 99), 7.0);
+}
+
+TEST(TailStatistics, OneToHundred) {
+  testing::SyntheticTrace s;
+  for (int d = 100; d >= 1; --d) s.kernel("ramp", 1000 * d, 1000 * d + d);
+  auto r = tail_statistics(s.trace, TailSubject::kKernel).value();
+  ASSERT_EQ(r.by_total.size(), 1u);
+  const auto& row = r.by_total[0];
+  EXPECT_EQ(row.count, 100);
+  EXPECT_EQ(row.total_ns, 5050);
+  EXPECT_DOUBLE_EQ(row.mean_ns, 50.5);
+  EXPECT_NEAR(row.stdev_ns, std::sqrt((100.0 * 100.0 - 1.0) / 12.0), 1e-9);  // population
+  EXPECT_DOUBLE_EQ(row.p50_ns, 50.5);
+  EXPECT_NEAR(row.p95_ns, 95.05, 1e-9);
+  EXPECT_NEAR(row.p99_ns, 99.01, 1e-9);
+  EXPECT_EQ(row.max_ns, 100);
+  EXPECT_NEAR(row.tail_score, 100 * std::log2(101.0) * (100 / 50.5), 1e-6);
+  // max/p50 = 1.98 (not above 2), p99/p50 = 1.96 (above 1.5).
+  EXPECT_EQ(row.flags, std::vector<std::string>{"systematic-tail"});
+}
+
+TEST(TailStatistics, FlagsOutliersAndRareBlockers) {
+  testing::SyntheticTrace s;
+  for (int i = 0; i < 1000; ++i) s.kernel("steady", i * 100'000, i * 100'000 + 10'000);  // 10 ms total
+  // 999 invocations of 10 ns and one of 50 us: p50 = p99 = 10 (rank 989.01 falls between two 10s),
+  // total 59,990 ns = 0.6 % of all time.
+  for (int i = 0; i < 999; ++i) s.kernel("spiky", i * 100'000 + 50'000, i * 100'000 + 50'010);
+  s.kernel("spiky", 200'000'000, 200'000'000 + 50'000);
+  auto r = tail_statistics(s.trace, TailSubject::kKernel).value();
+  ASSERT_EQ(r.by_tail_score.front().name, "spiky");
+  const auto& spiky = r.by_tail_score.front();
+  EXPECT_LT(spiky.share_of_total, 0.01);
+  EXPECT_NE(std::find(spiky.flags.begin(), spiky.flags.end(), "outliers"), spiky.flags.end());
+  EXPECT_NE(std::find(spiky.flags.begin(), spiky.flags.end(), "rare-blocker"), spiky.flags.end());
+  EXPECT_EQ(std::find(spiky.flags.begin(), spiky.flags.end(), "systematic-tail"), spiky.flags.end());
+  EXPECT_DOUBLE_EQ(spiky.p99_ns, 10.0);
+  EXPECT_EQ(r.by_total.front().name, "steady");
+  EXPECT_TRUE(r.by_total.front().flags.empty());
+}
+
+TEST(TailStatistics, ApiFlagsAllocationAndSync) {
+  testing::SyntheticTrace s;
+  s.api("cudaMalloc_v3020", 0, 100, 1);
+  s.api("cudaStreamSynchronize_v3020", 200, 300, 2);
+  auto r = tail_statistics(s.trace, TailSubject::kApi).value();
+  for (const auto& row : r.by_total) {
+    const std::string want = row.name == "cudaMalloc" ? "allocation" : "synchronization";
+    EXPECT_NE(std::find(row.flags.begin(), row.flags.end(), want), row.flags.end()) << row.name;
+  }
+}
+
+TEST(TailTable, HeadersCarryUnits) {
+  testing::SyntheticTrace s;
+  s.kernel("k", 0, 10);
+  auto r = tail_statistics(s.trace, TailSubject::kKernel).value();
+  const Table t = tail_table(r.by_total, TailSubject::kKernel, false, 0);
+  std::vector<std::string> names;
+  for (const auto& c : t.columns) names.push_back(c.name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "P50"), names.end());
+  EXPECT_EQ(t.columns[5].unit, Unit::kDuration);
+  EXPECT_NE(std::find(names.begin(), names.end(), "Tail Score"), names.end());
+}
+
+}  // namespace
+}  // namespace kernscope
