@@ -56,4 +56,11 @@ head -1 "$T/tail.csv" | grep -q "P50 (ns),P95 (ns),P99 (ns),Max (ns),P99/P50,Max
 grep -q ",cudaLaunchKernel$" "$T/tail.csv"
 if "$K" tail --by gpu "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad --by accepted"; exit 1; fi
 echo "tail checks passed"
+# ops: the scripted CSV interface.
+"$K" ops --format csv "$LLAMA/trace.sqlite.gz" >"$T/ops.csv"
+head -1 "$T/ops.csv" | grep -qx "Class,Time (%),Total Time (ns),Instances,Kernels"
+grep -q "^gemv," "$T/ops.csv"
+printf 'gemm no tab\n' >"$T/bad_rules.tsv"
+if "$K" ops --rules "$T/bad_rules.tsv" "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad rules accepted"; exit 1; fi
+echo "ops checks passed"
 echo "all command checks passed"

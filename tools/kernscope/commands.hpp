@@ -18,6 +18,7 @@ using Command = std::function<int()>;
 Command add_stats(CLI::App& app);
 Command add_info(CLI::App& app);
 Command add_tail(CLI::App& app);
+Command add_ops(CLI::App& app);
 
 // One line on stderr, exit code 2: the contract for every kind of bad input.
 int fail(const Error& error);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add(add_stats);
   add(add_info);
   add(add_tail);
+  add(add_ops);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,283 @@
+// Operation classes (kernscope ops). Rules are compiled once; each distinct kernel name is matched
+// once. Ambiguous attention kernels (cuDNN SDPA, FlashAttention's flash_fwd) are told apart per
+// instance by the NVTX ranges enclosing their launch: a range named *prefill* or *decode*.
+#include <algorithm>
+#include <map>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include "analyses/api_lookup.hpp"
+#include "analyses/nvtx_ranges.hpp"
+#include "analyses/report_helpers.hpp"
+#include "kernscope/op_classes.hpp"
+
+extern const char* const kernscope_builtin_op_rules;  // data/op_rules.tsv, generated at build time
+
+namespace kernscope {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+enum class Phase { kUnknown, kPrefill, kDecode };
+
+// Phase of each kernel from the names of the NVTX ranges around its launching API call.
+std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
+  std::vector<Phase> phases(trace.kernels.size(), Phase::kUnknown);
+  found_any = false;
+  if (!(trace.loaded & bit(EventKind::kNvtx)) || !(trace.loaded & bit(EventKind::kApiCalls))) return phases;
+  const auto ranges = report::index_ranges(trace);
+  std::vector<Phase> range_phase(ranges.size(), Phase::kUnknown);
+  bool any_named = false;
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    const std::string n = lower(ranges[r].name);
+    if (n.find("prefill") != std::string::npos) range_phase[r] = Phase::kPrefill;
+    else if (n.find("decode") != std::string::npos) range_phase[r] = Phase::kDecode;
+    any_named |= range_phase[r] != Phase::kUnknown;
+  }
+  if (!any_named) return phases;
+  const auto& k = trace.kernels;
+  const auto& a = trace.api_calls;
+  const report::ApiLookup lookup(a);
+  std::vector<report::Interval> queries;
+  std::vector<RowIndex> kernel_of_query;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      queries.push_back({a.global_tid[*r], a.start_ns[*r], a.end_ns[*r]});
+      kernel_of_query.push_back(i);
+    }
+  }
+  report::find_enclosing(ranges, queries, [&](std::size_t q, std::size_t r) {
+    if (range_phase[r] == Phase::kUnknown) return;
+    phases[kernel_of_query[q]] = range_phase[r];
+    found_any = true;
+  });
+  return phases;
+}
+
+}  // namespace
+
+const std::vector<std::string>& operation_classes() {
+  static const std::vector<std::string> classes = {
+      "gemm", "gemv", "quantized_gemm", "attention_prefill", "attention_decode", "attention", "splitkv_reduce",
+      "kv_cache_write", "norm", "rope", "activation", "sampling", "embedding", "moe_routing", "moe_gemm",
+      "communication", "quantization", "copy_cast", "elementwise", "reduction", "memcpy", "memset", "other"};
+  return classes;
+}
+
+Result<OpRuleSet> OpRuleSet::parse(const std::string& text, const std::string& source) {
+  OpRuleSet set;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  const auto& known = operation_classes();
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
+    const auto tab = line.find('\t');
+    const std::string where = source + ":" + std::to_string(number);
+    if (tab == std::string::npos) {
+      return make_error(ErrorCode::kInvalidArgument, where + ": expected CLASS<TAB>REGEX");
+    }
+    OpRule rule;
+    rule.op_class = line.substr(0, tab);
+    rule.pattern = line.substr(tab + 1);
+    rule.origin = where;
+    if (std::find(known.begin(), known.end(), rule.op_class) == known.end() || rule.op_class == "memcpy" ||
+        rule.op_class == "memset") {
+      return make_error(ErrorCode::kInvalidArgument, where + ": unknown operation class '" + rule.op_class + "'");
+    }
+    if (rule.pattern.empty()) return make_error(ErrorCode::kInvalidArgument, where + ": empty pattern");
+    try {
+      rule.regex = std::regex(rule.pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    } catch (const std::regex_error& e) {
+      return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + e.what());
+    }
+    set.rules_.push_back(std::move(rule));
+  }
+  return set;
+}
+
+const OpRuleSet& OpRuleSet::builtin() {
+  static const OpRuleSet rules = [] {
+    auto parsed = parse(kernscope_builtin_op_rules, "data/op_rules.tsv");
+    return parsed ? std::move(*parsed) : OpRuleSet{};  // the built-in file is tested to parse
+  }();
+  return rules;
+}
+
+OpRuleSet OpRuleSet::combine(const OpRuleSet& first, const OpRuleSet& second) {
+  OpRuleSet set = first;
+  set.rules_.insert(set.rules_.end(), second.rules_.begin(), second.rules_.end());
+  return set;
+}
+
+std::pair<std::string, const OpRule*> OpRuleSet::classify(std::string_view kernel_name) const {
+  const std::string name(kernel_name);
+  for (const auto& rule : rules_) {
+    if (std::regex_search(name, rule.regex)) return {rule.op_class, &rule};
+  }
+  return {"other", nullptr};
+}
+
+std::optional<NcclKernel> parse_nccl_kernel(std::string_view name) {
+  std::string_view rest;
+  for (std::string_view prefix : {"ncclDevKernel_", "ncclKernel_"}) {
+    if (name.starts_with(prefix)) rest = name.substr(prefix.size());
+  }
+  if (rest.empty()) return std::nullopt;
+  rest = rest.substr(0, rest.find('('));
+  std::vector<std::string> parts;
+  std::size_t pos = 0;
+  while (pos <= rest.size()) {
+    const auto next = rest.find('_', pos);
+    parts.emplace_back(rest.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
+    if (next == std::string_view::npos) break;
+    pos = next + 1;
+  }
+  NcclKernel k;
+  k.operation = parts[0];
+  static const std::vector<std::string> algorithms = {"RING", "TREE", "NVLS", "COLLNET", "PAT"};
+  static const std::vector<std::string> protocols = {"LL", "LL128", "SIMPLE"};
+  static const std::vector<std::string> reductions = {"Sum", "Prod", "Max", "Min", "PreMulSum", "SumPostDiv"};
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    const std::string& p = parts[i];
+    if (std::find(protocols.begin(), protocols.end(), p) != protocols.end()) {
+      k.protocol = p;
+    } else if (std::any_of(algorithms.begin(), algorithms.end(), [&](const std::string& a) { return p == a; })) {
+      k.algorithm = k.algorithm.empty() ? p : k.algorithm + "_" + p;
+    } else if ((p == "TREE" || p == "DIRECT" || p == "CHAIN") && !k.algorithm.empty()) {
+      k.algorithm += "_" + p;
+    } else if (std::find(reductions.begin(), reductions.end(), p) != reductions.end()) {
+      k.reduction = p;
+    } else if (k.dtype.empty()) {
+      k.dtype = p;
+      if ((p == "int8" || p == "uint8" || p == "int32" || p == "uint32" || p == "int64" || p == "uint64") &&
+          i + 1 < parts.size() && parts[i + 1] == "t") {
+        ++i;  // older names spell C types: int8_t
+      }
+    }
+  }
+  return k;
+}
+
+Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules) {
+  if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kMemcpy) && !trace.has(EventKind::kMemset)) {
+    return std::unexpected(report::no_data(trace, "GPU kernel or memory operation data"));
+  }
+  OpsResult result;
+  bool phases_found = false;
+  const auto phases = kernel_phases(trace, phases_found);
+  result.phase_source = phases_found ? "NVTX ranges named *prefill* / *decode*" : "none (no NVTX prefill/decode ranges)";
+
+  struct NameInfo {
+    std::string op_class;
+    std::string rule;
+    std::int64_t instances = 0, total_ns = 0;
+    std::map<std::string, std::int64_t> resolved;  // class after phase resolution -> instances
+  };
+  std::unordered_map<StringId, NameInfo> by_name;
+  std::map<std::string, OpClassTotal> totals;
+  std::map<std::string, std::set<StringId>> names_per_class;
+  const auto& k = trace.kernels;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    const StringId id = k.demangled_name[i];
+    auto it = by_name.find(id);
+    if (it == by_name.end()) {
+      auto [op_class, rule] = rules.classify(trace.strings.get(id));
+      it = by_name.emplace(id, NameInfo{op_class, rule ? rule->origin : "", 0, 0, {}}).first;
+    }
+    auto& info = it->second;
+    std::string op_class = info.op_class;
+    if (op_class == "attention" && phases[i] != Phase::kUnknown) {
+      op_class = phases[i] == Phase::kPrefill ? "attention_prefill" : "attention_decode";
+    }
+    const std::int64_t d = k.end_ns[i] - k.start_ns[i];
+    ++info.instances;
+    info.total_ns += d;
+    ++info.resolved[op_class];
+    auto& t = totals[op_class];
+    t.op_class = op_class;
+    t.total_ns += d;
+    ++t.instances;
+    names_per_class[op_class].insert(id);
+  }
+  auto add_memops = [&](const std::string& op_class, const auto& columns) {
+    if (columns.size() == 0) return;
+    auto& t = totals[op_class];
+    t.op_class = op_class;
+    for (RowIndex i = 0; i < columns.size(); ++i) {
+      t.total_ns += columns.end_ns[i] - columns.start_ns[i];
+      ++t.instances;
+    }
+  };
+  add_memops("memcpy", trace.memcpys);
+  add_memops("memset", trace.memsets);
+  if (trace.memcpys.size()) {
+    std::set<std::int32_t> kinds(trace.memcpys.copy_kind.begin(), trace.memcpys.copy_kind.end());
+    totals["memcpy"].kernels = static_cast<std::int64_t>(kinds.size());
+  }
+  if (trace.memsets.size()) totals["memset"].kernels = 1;
+  for (auto& [c, names] : names_per_class) totals[c].kernels = static_cast<std::int64_t>(names.size());
+
+  for (auto& [c, t] : totals) {
+    result.total_ns += t.total_ns;
+    result.classes.push_back(t);
+  }
+  std::stable_sort(result.classes.begin(), result.classes.end(),
+                   [](const OpClassTotal& a, const OpClassTotal& b) { return a.total_ns > b.total_ns; });
+  if (result.total_ns > 0 && totals.contains("other")) {
+    result.other_share = static_cast<double>(totals["other"].total_ns) / static_cast<double>(result.total_ns);
+  }
+  for (auto& [id, info] : by_name) {
+    KernelClassification kc;
+    kc.name = std::string(trace.strings.get(id));
+    kc.op_class = info.resolved.size() == 1 ? info.resolved.begin()->first : info.op_class;
+    if (info.resolved.size() > 1) {
+      for (const auto& [c, n] : info.resolved) kc.op_class += (c == info.resolved.begin()->first ? " (" : ", ") + c + " " + std::to_string(n);
+      kc.op_class += ")";
+    }
+    kc.rule = info.rule;
+    kc.instances = info.instances;
+    kc.total_ns = info.total_ns;
+    if (info.op_class == "communication") kc.nccl = parse_nccl_kernel(kc.name);
+    result.kernels.push_back(std::move(kc));
+  }
+  std::sort(result.kernels.begin(), result.kernels.end(), [](const KernelClassification& a, const KernelClassification& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  return result;
+}
+
+Table ops_table(const OpsResult& result) {
+  Table t;
+  t.report = "ops";
+  t.title = "GPU Time by Operation Class";
+  t.columns = {{"Class"}, {"Time", Unit::kPercent}, {"Total Time", Unit::kDuration}, {"Instances"}, {"Kernels"}};
+  for (const auto& c : result.classes) {
+    t.rows.push_back({c.op_class, report::percent_of(c.total_ns, result.total_ns), c.total_ns, c.instances, c.kernels});
+  }
+  return t;
+}
+
+Table ops_detail_table(const OpsResult& result) {
+  Table t;
+  t.report = "ops_detail";
+  t.title = "Kernel Classification";
+  t.columns = {{"Class"}, {"Time", Unit::kPercent}, {"Total Time", Unit::kDuration}, {"Instances"},
+               {"Rule"}, {"NCCL"}, {"Name"}};
+  for (const auto& k : result.kernels) {
+    std::string nccl;
+    if (k.nccl) nccl = k.nccl->operation + " " + k.nccl->reduction + " " + k.nccl->dtype + " " + k.nccl->algorithm + " " + k.nccl->protocol;
+    t.rows.push_back({k.op_class, report::percent_of(k.total_ns, result.total_ns), k.total_ns, k.instances, k.rule,
+                      nccl, k.name});
+  }
+  return t;
+}
+
+}  // namespace kernscope
