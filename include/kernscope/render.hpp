@@ -18,6 +18,7 @@ std::string format_extension(Format format);
 struct RenderOptions {
   Format format = Format::kTable;
   TimeUnit time_unit = TimeUnit::kNs;
+  bool console_title = true;  // the " ** Title (report):" block of the console table
 };
 
 // "Total Time (ns)", "Bytes (MB)", "Time (%)"...

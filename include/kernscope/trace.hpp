@@ -52,12 +52,13 @@ struct MemcpyColumns {
   std::vector<std::int64_t> global_pid, bytes, graph_node_id;
   std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
   std::vector<std::int32_t> copy_kind, src_kind, dst_kind;
+  std::vector<std::int64_t> src_device_id, dst_device_id;  // -1 when not recorded (host memory)
 
   template <class Self, class F>
   static void visit(Self& s, F&& f) {
     f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.bytes); f(s.graph_node_id); f(s.device_id);
     f(s.context_id); f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.copy_kind);
-    f(s.src_kind); f(s.dst_kind);
+    f(s.src_kind); f(s.dst_kind); f(s.src_device_id); f(s.dst_device_id);
   }
   std::size_t size() const { return start_ns.size(); }
 };
@@ -164,6 +165,20 @@ struct OsrtColumns {
   std::size_t size() const { return start_ns.size(); }
 };
 
+// Time the profiler itself spent (PROFILER_OVERHEAD): nsys's GPU-gap and utilisation rules count
+// some of it ("CUDA profiling overhead") as GPU busy time.
+struct OverheadColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_tid;
+  std::vector<StringId> name;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_tid); f(s.name);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
 struct Device {
   std::int64_t id = 0;
   std::string name;
@@ -201,9 +216,10 @@ enum class EventKind : std::uint32_t {
   kSyncs = 1u << 4,
   kNvtx = 1u << 5,
   kOsrt = 1u << 6,
+  kOverhead = 1u << 7,
 };
 using EventKinds = std::uint32_t;
-inline constexpr EventKinds kAllEventKinds = 0x7F;
+inline constexpr EventKinds kAllEventKinds = 0xFF;
 inline constexpr EventKinds bit(EventKind kind) { return static_cast<EventKinds>(kind); }
 
 struct SourceInfo {
@@ -225,6 +241,7 @@ struct Trace {
   SyncColumns syncs;
   NvtxColumns nvtx;
   OsrtColumns osrt;
+  OverheadColumns overhead;
 
   std::vector<Device> devices;
   std::vector<Process> processes;

@@ -134,6 +134,7 @@ void apply_filter(Trace& trace, const EventFilter& filter) {
   filter_columns(trace.api_calls, filter, by_thread(trace.api_calls.global_tid));
   filter_columns(trace.nvtx, filter, by_thread(trace.nvtx.global_tid));
   filter_columns(trace.osrt, filter, by_thread(trace.osrt.global_tid));
+  filter_columns(trace.overhead, filter, by_thread(trace.overhead.global_tid));
 }
 
 }  // namespace kernscope

@@ -170,7 +170,7 @@ void write_console(std::ostream& out, const Table& table, const RenderOptions& o
     std::size_t left = align < 0 ? 0 : align > 0 ? marg : marg / 2;  // odd margins pad right
     return std::string(left, ' ') + s + std::string(marg - left, ' ');
   };
-  out << "\n ** " << table.title << " (" << table.report << "):\n\n";
+  if (options.console_title) out << "\n ** " << table.title << " (" << table.report << "):\n\n";
   for (std::size_t c = 0; c < ncol; ++c) out << (c ? "  " : " ") << pad(headers[c], width[c], 0);
   out << '\n';
   for (std::size_t c = 0; c < ncol; ++c) out << (c ? "  " : " ") << std::string(width[c], '-');

@@ -63,4 +63,16 @@ grep -q "^gemv," "$T/ops.csv"
 printf 'gemm no tab\n' >"$T/bad_rules.tsv"
 if "$K" ops --rules "$T/bad_rules.tsv" "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad rules accepted"; exit 1; fi
 echo "ops checks passed"
+# analyze --format json: the scripted interface (rule ids are nsys's; counts are all offenders).
+"$K" analyze --format json "$LLAMA/trace.sqlite.gz" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+rules = {f['rule']: f for f in d['findings']}
+assert set(rules) == {'cuda_memcpy_async', 'cuda_memcpy_sync', 'cuda_memset_sync', 'cuda_api_sync', 'gpu_gaps', 'gpu_time_util'}, rules.keys()
+assert rules['cuda_memcpy_async']['count'] == 149   # every H2D copy of the export is pageable (149 in cuda_gpu_mem_time_sum's gold)
+assert rules['cuda_memcpy_sync']['count'] == 0 and rules['gpu_gaps']['count'] == 0
+for f in d['findings']: assert {'severity', 'evidence', 'action'} <= set(f)
+"
+if "$K" analyze --chunks 0 "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: --chunks 0 accepted"; exit 1; fi
+echo "analyze checks passed"
 echo "all command checks passed"

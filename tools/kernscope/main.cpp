@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   add(add_info);
   add(add_tail);
   add(add_ops);
+  add(add_analyze);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

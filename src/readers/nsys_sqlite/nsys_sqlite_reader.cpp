@@ -21,6 +21,7 @@ constexpr const char* kRuntimeTable = "CUPTI_ACTIVITY_KIND_RUNTIME";
 constexpr const char* kSyncTable = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 constexpr const char* kNvtxTable = "NVTX_EVENTS";
 constexpr const char* kOsrtTable = "OSRT_API";
+constexpr const char* kOverheadTable = "PROFILER_OVERHEAD";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
 class StringMap {
@@ -79,6 +80,7 @@ class Reader {
   Result<void> read_syncs(const Database& db, SyncColumns& y, const RowRange& range);
   Result<void> read_nvtx(const Database& db, NvtxColumns& n, const RowRange& range);
   Result<void> read_osrt(const Database& db, OsrtColumns& o, const RowRange& range);
+  Result<void> read_overhead(const Database& db, OverheadColumns& o, const RowRange& range);
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
   Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
@@ -125,7 +127,7 @@ Result<void> Reader::check_columns() {
   // Fill the cache that the parallel scans read, for the tables the reader uses (an export has
   // dozens more).
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kSyncTable, kNvtxTable,
-                            kOsrtTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+                            kOsrtTable, kOverheadTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
                             "TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME",
                             "ThreadNames", "PROCESSES"}) {
     if (!has_table(table)) continue;
@@ -364,7 +366,8 @@ Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const Ro
               {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
                {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
                {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
-               {"copyKind", "0"}, {"srcKind", "-1"}, {"dstKind", "-1"}},
+               {"copyKind", "0"}, {"srcKind", "-1"}, {"dstKind", "-1"}, {"srcDeviceId", "-1"},
+               {"dstDeviceId", "-1"}},
               [&](const Statement& s) {
                 m.start_ns.push_back(s.int64(0));
                 m.end_ns.push_back(s.int64(1));
@@ -379,6 +382,8 @@ Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const Ro
                 m.copy_kind.push_back(static_cast<std::int32_t>(s.int64(10)));
                 m.src_kind.push_back(static_cast<std::int32_t>(s.int64(11)));
                 m.dst_kind.push_back(static_cast<std::int32_t>(s.int64(12)));
+                m.src_device_id.push_back(s.int64(13));
+                m.dst_device_id.push_back(s.int64(14));
               });
 }
 
@@ -486,6 +491,16 @@ Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRang
               });
 }
 
+Result<void> Reader::read_overhead(const Database& db, OverheadColumns& o, const RowRange& range) {
+  return scan(db, kOverheadTable, range, {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr}},
+              [&](const Statement& s) {
+                o.start_ns.push_back(s.int64(0));
+                o.end_ns.push_back(s.int64(1));
+                o.global_tid.push_back(s.int64(2));
+                o.name.push_back(str(s, 3));
+              });
+}
+
 Result<void> Reader::read_osrt(const Database& db, OsrtColumns& o, const RowRange& range) {
   return scan(db, kOsrtTable, range,
               {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr},
@@ -590,7 +605,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
       {EventKind::kKernels, kKernelTable}, {EventKind::kMemcpy, kMemcpyTable},
       {EventKind::kMemset, kMemsetTable},  {EventKind::kApiCalls, kRuntimeTable},
       {EventKind::kSyncs, kSyncTable},     {EventKind::kNvtx, kNvtxTable},
-      {EventKind::kOsrt, kOsrtTable},
+      {EventKind::kOsrt, kOsrtTable},      {EventKind::kOverhead, kOverheadTable},
   };
   for (const auto& k : kinds) {
     if (has_table(k.table)) trace_.present |= bit(k.kind);
@@ -618,6 +633,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   if (wanted(EventKind::kMemset, kMemsetTable)) schedule(kMemsetTable, trace_.memsets, parallel, &Reader::read_memsets, tasks, merges);
   if (wanted(EventKind::kSyncs, kSyncTable)) schedule(kSyncTable, trace_.syncs, parallel, &Reader::read_syncs, tasks, merges);
   if (wanted(EventKind::kOsrt, kOsrtTable)) schedule(kOsrtTable, trace_.osrt, parallel, &Reader::read_osrt, tasks, merges);
+  if (wanted(EventKind::kOverhead, kOverheadTable)) schedule(kOverheadTable, trace_.overhead, parallel, &Reader::read_overhead, tasks, merges);
 
   std::vector<Result<void>> results(tasks.size());
   const std::size_t workers = parallel ? std::min<std::size_t>(tasks.size(), std::max(1u, std::min(16u, std::thread::hardware_concurrency()))) : 1;

@@ -1,0 +1,428 @@
+// Nsight Systems' six CUDA rules, as nsys analyze 2025.3 computes them (its rules/*.py SQL):
+//   cuda_memcpy_async  async memcpy APIs whose copy touches pageable memory (it runs synchronously)
+//   cuda_memcpy_sync   synchronous memcpy APIs (except H2D <= 64 KB and same-device copies)
+//   cuda_memset_sync   synchronous memset APIs on pinned or managed memory
+//   cuda_api_sync      cudaDeviceSynchronize / cudaStreamSynchronize calls
+//   gpu_gaps           per device and process, idle time between GPU operations above a threshold
+//   gpu_time_util      the span of each device and process cut in N chunks; runs of chunks whose
+//                      summed operation time is below a threshold percentage
+// Where nsys refuses an older export (no greenContextId column) kernscope runs the rule anyway and
+// leaves that column empty. Rows are ordered as nsys orders them; equal keys keep table order.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "analyses/report_helpers.hpp"
+#include "analyses/sql_numeric.hpp"
+#include "kernscope/analyze.hpp"
+
+namespace kernscope {
+namespace {
+
+// SQL LIKE: case-insensitive for ASCII, '%' any run, '_' any one character.
+bool sql_like(std::string_view text, std::string_view pattern) {
+  if (pattern.empty()) return text.empty();
+  if (pattern[0] == '%') {
+    for (std::size_t i = 0; i <= text.size(); ++i) {
+      if (sql_like(text.substr(i), pattern.substr(1))) return true;
+    }
+    return false;
+  }
+  if (text.empty()) return false;
+  if (pattern[0] != '_' && std::tolower(static_cast<unsigned char>(pattern[0])) != std::tolower(static_cast<unsigned char>(text[0]))) {
+    return false;
+  }
+  return sql_like(text.substr(1), pattern.substr(1));
+}
+
+Cell label_or_null(const std::map<std::int32_t, std::string>& labels, std::int32_t id) {
+  auto it = labels.find(id);
+  return it == labels.end() ? Cell{} : Cell{it->second};
+}
+
+Cell null_if_zero(std::int64_t v) { return v == 0 ? Cell{} : Cell{v}; }
+
+std::string skip_message(const Trace& trace, std::string_view what) {
+  return trace.source.path + " could not be analyzed because it does not contain the required CUDA data. Does the application use " +
+         std::string(what) + "?";
+}
+
+std::string ms(std::int64_t ns) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(3);
+  s << static_cast<double>(ns) / 1e6 << " ms";
+  return s.str();
+}
+
+// API rows by correlation id (nsys's memop rules join on the id alone).
+std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(const ApiCallColumns& a) {
+  std::unordered_map<std::uint32_t, std::vector<RowIndex>> out;
+  for (RowIndex i = 0; i < a.size(); ++i) out[a.correlation_id[i]].push_back(i);
+  return out;
+}
+
+struct Ranked {
+  std::int64_t key;
+  std::vector<Cell> cells;
+};
+
+void keep_top(Finding& f, std::vector<Ranked> rows, std::size_t limit) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Ranked& a, const Ranked& b) { return a.key > b.key; });
+  f.count = static_cast<std::int64_t>(rows.size());
+  for (std::size_t i = 0; i < rows.size() && i < limit; ++i) f.rows.rows.push_back(std::move(rows[i].cells));
+}
+
+Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
+  Finding f;
+  f.rule = async ? "cuda_memcpy_async" : "cuda_memcpy_sync";
+  f.title = async ? "CUDA Async Memcpy with Pageable Memory" : "CUDA Synchronous Memcpy";
+  f.advice = async ? "The following APIs use PAGEABLE memory which causes asynchronous CUDA memcpy operations to block and be "
+                     "executed synchronously. This leads to low GPU utilization.\n\nSuggestion: If applicable, use PINNED memory instead."
+                   : "The following are synchronous memory transfers that block the host. This does not include host to device "
+                     "transfers of a memory block of 64 KB or less.\n\nSuggestion: Use cudaMemcpy*Async() APIs instead.";
+  f.no_result = async ? "There were no problems detected related to memcpy operations using pageable memory."
+                      : "There were no problems detected related to synchronous memcpy operations.";
+  f.action = async ? "allocate the host buffers as pinned memory (cudaHostAlloc / torch pin_memory) so async copies stay async"
+                   : "use cudaMemcpyAsync on a stream (with pinned host memory) instead of blocking copies";
+  f.rows.report = f.rule;
+  f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"Src Kind"}, {"Dst Kind"},
+                    {"Bytes", Unit::kBytes}, {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"},
+                    {"Stream ID"}, {"API Name"}};
+  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
+    f.skipped = true;
+    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
+    return f;
+  }
+  if (!trace.has(EventKind::kMemcpy)) {
+    f.skipped = true;
+    f.skip_reason = skip_message(trace, "CUDA memcpy APIs");
+    return f;
+  }
+  const auto& m = trace.memcpys;
+  const auto& a = trace.api_calls;
+  const auto calls = api_by_correlation(a);
+  std::unordered_map<StringId, bool> name_matches;
+  std::vector<Ranked> rows;
+  std::int64_t total = 0;
+  for (RowIndex i = 0; i < m.size(); ++i) {
+    if (async && !(m.src_kind[i] == 0 || m.dst_kind[i] == 0)) continue;  // 0: pageable
+    if (!async && ((m.bytes[i] <= 64000 && m.copy_kind[i] == 1) ||
+                   (m.src_device_id[i] >= 0 && m.src_device_id[i] == m.dst_device_id[i]))) {
+      continue;
+    }
+    auto it = calls.find(m.correlation_id[i]);
+    if (it == calls.end()) continue;
+    for (RowIndex r : it->second) {
+      auto nm = name_matches.find(a.name[r]);
+      if (nm == name_matches.end()) {
+        const auto name = trace.strings.get(a.name[r]);
+        const bool ok = async ? sql_like(name, "cudaMemcpy%Async%") : sql_like(name, "cudaMemcpy%") && !sql_like(name, "%Async%");
+        nm = name_matches.emplace(a.name[r], ok).first;
+      }
+      if (!nm->second) continue;
+      const std::int64_t d = m.end_ns[i] - m.start_ns[i];
+      total += d;
+      rows.push_back({d,
+                      {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.src_kind[i]),
+                       label_or_null(trace.memory_kind_labels, m.dst_kind[i]), m.bytes[i], pid_of(m.global_pid[i]),
+                       std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]}, null_if_zero(m.green_context_id[i]),
+                       std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[r]))}});
+    }
+  }
+  keep_top(f, std::move(rows), o.rows);
+  f.severity = f.count ? "warning" : "none";
+  f.evidence = std::to_string(f.count) + (async ? " async copies touching pageable memory, " : " synchronous copies, ") + ms(total) + " of copy time";
+  return f;
+}
+
+Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
+  Finding f;
+  f.rule = "cuda_memset_sync";
+  f.title = "CUDA Synchronous Memset";
+  f.advice = "The following are synchronization APIs that block the host until all issued CUDA calls are complete.\n\n"
+             "Suggestions:\n   1. Avoid excessive use of synchronization.\n   2. Use asynchronous CUDA event calls, such as "
+             "cudaStreamWaitEvent() and cudaEventSynchronize(), to prevent host synchronization.";
+  f.no_result = "There were no problems detected related to synchronization APIs.";
+  f.action = "use cudaMemsetAsync on a stream instead of the blocking cudaMemset";
+  f.rows.report = f.rule;
+  f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"Memory Kind"}, {"Bytes", Unit::kBytes},
+                    {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"}, {"Stream ID"}, {"API Name"}};
+  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
+    f.skipped = true;
+    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
+    return f;
+  }
+  if (!trace.has(EventKind::kMemset)) {
+    f.skipped = true;
+    f.skip_reason = skip_message(trace, "CUDA memset APIs");
+    return f;
+  }
+  const auto& m = trace.memsets;
+  const auto& a = trace.api_calls;
+  const auto calls = api_by_correlation(a);
+  std::vector<Ranked> rows;
+  for (RowIndex i = 0; i < m.size(); ++i) {
+    if (m.mem_kind[i] != 1 && m.mem_kind[i] != 4) continue;  // pinned or managed
+    auto it = calls.find(m.correlation_id[i]);
+    if (it == calls.end()) continue;
+    for (RowIndex r : it->second) {
+      const auto name = trace.strings.get(a.name[r]);
+      if (!sql_like(name, "cudaMemset%") || sql_like(name, "%async%")) continue;
+      const std::int64_t d = m.end_ns[i] - m.start_ns[i];
+      rows.push_back({d,
+                      {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.mem_kind[i]), m.bytes[i],
+                       pid_of(m.global_pid[i]), std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]},
+                       null_if_zero(m.green_context_id[i]), std::int64_t{m.stream_id[i]}, std::string(name)}});
+    }
+  }
+  keep_top(f, std::move(rows), o.rows);
+  f.severity = f.count ? "warning" : "none";
+  f.evidence = std::to_string(f.count) + " synchronous memsets";
+  return f;
+}
+
+Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
+  Finding f;
+  f.rule = "cuda_api_sync";
+  f.title = "CUDA Synchronization APIs";
+  f.advice = "The following are synchronization APIs that block the host until all issued CUDA calls are complete.\n\n"
+             "Suggestions:\n   1. Avoid excessive use of synchronization.\n   2. Use asynchronous CUDA event calls, such as "
+             "cudaStreamWaitEvent() and cudaEventSynchronize(), to prevent host synchronization.";
+  f.no_result = "There were no problems detected related to synchronization APIs.";
+  f.action = "remove device/stream synchronizations from the hot loop; wait on events (cudaStreamWaitEvent) where ordering is needed";
+  f.rows.report = f.rule;
+  f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"PID"}, {"TID"}, {"API Name"}};
+  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
+    f.skipped = true;
+    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
+    return f;
+  }
+  const auto& a = trace.api_calls;
+  std::unordered_map<StringId, bool> name_matches;
+  std::vector<Ranked> rows;
+  std::int64_t total = 0;
+  for (RowIndex i = 0; i < a.size(); ++i) {
+    auto nm = name_matches.find(a.name[i]);
+    if (nm == name_matches.end()) {
+      const auto name = trace.strings.get(a.name[i]);
+      nm = name_matches.emplace(a.name[i], sql_like(name, "cudaDeviceSynchronize%") || sql_like(name, "cudaStreamSynchronize%")).first;
+    }
+    if (!nm->second) continue;
+    const std::int64_t d = a.end_ns[i] - a.start_ns[i];
+    total += d;
+    rows.push_back({d, {d, a.start_ns[i], pid_of(a.global_tid[i]), tid_of(a.global_tid[i]), std::string(trace.strings.get(a.name[i]))}});
+  }
+  keep_top(f, std::move(rows), o.rows);
+  f.severity = f.count ? "warning" : "none";
+  f.evidence = std::to_string(f.count) + " device/stream synchronize calls, " + ms(total) + " blocked in them";
+  return f;
+}
+
+// GPU operations as nsys's gpustats.GPUOperation sees them: kernels, memcpy and memset with a
+// positive start, plus CUDA profiling overhead spans inside each device's busy range.
+struct GpuOp {
+  TimeNs start, end;
+  std::int64_t pid, device, context;
+};
+
+std::vector<GpuOp> gpu_ops(const Trace& trace) {
+  std::vector<GpuOp> ops;
+  auto add = [&](const auto& c) {
+    for (RowIndex i = 0; i < c.size(); ++i) {
+      if (c.start_ns[i] > 0) ops.push_back({c.start_ns[i], c.end_ns[i], pid_of(c.global_pid[i]), c.device_id[i], c.context_id[i]});
+    }
+  };
+  add(trace.kernels);
+  add(trace.memcpys);
+  add(trace.memsets);
+  const auto& po = trace.overhead;
+  if (po.size() == 0) return ops;
+  struct Range {
+    TimeNs start = INT64_MAX, end = INT64_MIN;
+    std::int64_t context = 0;
+  };
+  std::map<std::pair<std::int64_t, std::int64_t>, Range> ranges;  // (pid, device)
+  for (const auto& op : ops) {
+    auto& r = ranges[{op.pid, op.device}];
+    r.start = std::min(r.start, op.start);
+    r.end = std::max(r.end, op.end);
+    r.context = op.context;
+  }
+  for (RowIndex i = 0; i < po.size(); ++i) {
+    const auto name = trace.strings.get(po.name[i]);
+    if (name != "CUDA profiling data flush overhead" && name != "CUDA profiling stop overhead" && name != "CUDA profiling overhead") continue;
+    for (const auto& [key, r] : ranges) {
+      if (key.first == pid_of(po.global_tid[i]) && po.start_ns[i] > r.start && po.end_ns[i] < r.end) {
+        ops.push_back({po.start_ns[i], po.end_ns[i], key.first, key.second, r.context});
+      }
+    }
+  }
+  return ops;
+}
+
+std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>> by_process_device(const std::vector<GpuOp>& ops) {
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>> groups;
+  for (const auto& op : ops) groups[{op.pid, op.device}].push_back(&op);
+  return groups;
+}
+
+Finding gaps_rule(const Trace& trace, const AnalyzeOptions& o) {
+  Finding f;
+  f.rule = "gpu_gaps";
+  f.title = "GPU Gaps";
+  f.advice = "The following are ranges where a GPU is idle for more than " + std::to_string(o.gap_ms) +
+             "ms. Addressing these gaps might improve application performance.\n\nSuggestions:\n   1. Use CPU sampling data, OS "
+             "Runtime blocked state backtraces, and/or OS Runtime APIs related to thread synchronization to understand if a "
+             "sluggish or blocked CPU is causing the gaps.\n   2. Add NVTX annotations to CPU code to understand the reason behind the gaps.";
+  f.no_result = "There were no problems detected with GPU utilization. GPU was not found to be idle for more than " +
+                std::to_string(o.gap_ms) + "ms.";
+  f.action = "find what the host does in these gaps (NVTX ranges, CPU sampling) and overlap it with GPU work";
+  f.rows.report = f.rule;
+  f.rows.columns = {{"Row#"}, {"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"PID"}, {"Device ID"}, {"Context ID"}};
+  const auto ops = gpu_ops(trace);
+  struct Gap {
+    std::int64_t duration;
+    TimeNs start;
+    std::int64_t pid, device, context;
+  };
+  std::vector<Gap> gaps;
+  const std::int64_t threshold = o.gap_ms * 1'000'000;
+  for (auto& [key, group] : by_process_device(ops)) {
+    std::vector<TimeNs> starts;
+    std::vector<std::pair<TimeNs, std::int64_t>> ends;  // (end, context)
+    for (const GpuOp* op : group) {
+      starts.push_back(op->start);
+      ends.push_back({op->end, op->context});
+    }
+    std::sort(starts.begin(), starts.end());
+    std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // The j-th end paired with the (j+1)-th start: a gap when no operation covers the time between.
+    for (std::size_t j = 0; j + 1 < starts.size(); ++j) {
+      const std::int64_t d = starts[j + 1] - ends[j].first;
+      if (d > threshold && ends[j].first < starts[j + 1]) gaps.push_back({d, ends[j].first, key.first, key.second, ends[j].second});
+    }
+  }
+  std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
+    return a.duration != b.duration ? a.duration > b.duration : a.start < b.start;
+  });
+  f.count = static_cast<std::int64_t>(gaps.size());
+  for (std::size_t i = 0; i < gaps.size() && i < o.rows; ++i) {
+    const auto& g = gaps[i];
+    f.rows.rows.push_back({static_cast<std::int64_t>(i + 1), g.duration, g.start, g.pid, g.device, g.context});
+  }
+  f.severity = f.count ? "warning" : "none";
+  f.evidence = std::to_string(f.count) + " GPU idle gaps longer than " + std::to_string(o.gap_ms) + " ms" +
+               (gaps.empty() ? "" : ", longest " + ms(gaps.front().duration));
+  return f;
+}
+
+Finding utilization_rule(const Trace& trace, const AnalyzeOptions& o) {
+  Finding f;
+  f.rule = "gpu_time_util";
+  f.title = "GPU Time Utilization";
+  // "%%" is in nsys's own output (an escaped percent sign printed as is); kept for equal text.
+  f.advice = "The following are time regions with an average GPU utilization below " + std::to_string(o.utilization_threshold) +
+             "%%. Addressing the gaps might improve application performance.\n\nSuggestions:\n   1. Use CPU sampling data, OS "
+             "Runtime blocked state backtraces, and/or OS Runtime APIs related to thread synchronization to understand if a "
+             "sluggish or blocked CPU is causing the gaps.\n   2. Add NVTX annotations to CPU code to understand the reason behind the gaps.";
+  f.no_result = "There were no problems detected with GPU utilization. No time regions have an average GPU utilization below " +
+                std::to_string(o.utilization_threshold) + "%%.";
+  f.action = "keep the GPU fed in these regions: overlap host work, batch launches, or capture them in CUDA graphs";
+  f.rows.report = f.rule;
+  f.rows.columns = {{"Row#"}, {"In-Use", Unit::kPercent}, {"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp},
+                    {"PID"}, {"Device ID"}, {"Context ID"}};
+  const auto ops = gpu_ops(trace);
+  struct Region {
+    double average;
+    double duration;
+    double start;
+    std::int64_t pid, device, context;
+  };
+  std::vector<Region> regions;
+  const int n = o.utilization_chunks;
+  for (auto& [key, group] : by_process_device(ops)) {
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (const GpuOp* op : group) {
+      lo = std::min(lo, op->start);
+      hi = std::max(hi, op->end);
+    }
+    const std::int64_t context = group.back()->context;
+    const double size = std::ceil(static_cast<double>(hi - lo) / n);
+    std::vector<double> busy(static_cast<std::size_t>(n), 0.0);
+    auto cstart = [&](int i) { return i * size + static_cast<double>(lo); };
+    auto cend = [&](int i) { return std::min(cstart(i) + size, static_cast<double>(hi)); };
+    for (const GpuOp* op : group) {
+      if (size <= 0) break;
+      const int first = std::max(0, static_cast<int>(std::floor((op->start - lo) / size)) - 1);
+      const int last = std::min(n - 1, static_cast<int>(std::floor((op->end - lo) / size)) + 1);
+      for (int i = first; i <= last; ++i) {
+        const double cs = cstart(i), ce = cend(i);
+        if (!(cs < ce) || !(op->start < ce && op->end > cs)) continue;
+        busy[static_cast<std::size_t>(i)] += std::min(static_cast<double>(op->end), ce) - std::max(static_cast<double>(op->start), cs);
+      }
+    }
+    // Runs of consecutive chunks below the threshold become one region (size-weighted average).
+    int i = 0;
+    while (i < n) {
+      double weighted = 0, total_size = 0, first_start = 0, last_end = 0;
+      int run = 0;
+      for (; i < n; ++i) {
+        const double cs = cstart(i), ce = cend(i);
+        if (!(cs < ce)) break;
+        const double pct = busy[static_cast<std::size_t>(i)] / (ce - cs) * 100.0;
+        if (!(pct < o.utilization_threshold)) break;
+        if (run++ == 0) first_start = cs;
+        last_end = ce;
+        weighted += (ce - cs) * pct;
+        total_size += ce - cs;
+      }
+      if (run > 0) regions.push_back({sqlite_round(weighted / total_size, 1), last_end - first_start, first_start, key.first, key.second, context});
+      else ++i;
+    }
+  }
+  std::stable_sort(regions.begin(), regions.end(), [](const Region& a, const Region& b) {
+    return a.average != b.average ? a.average < b.average : a.duration < b.duration;
+  });
+  f.count = static_cast<std::int64_t>(regions.size());
+  for (std::size_t r = 0; r < regions.size() && r < o.rows; ++r) {
+    const auto& g = regions[r];
+    f.rows.rows.push_back({static_cast<std::int64_t>(r + 1), g.average, static_cast<std::int64_t>(std::llround(g.duration)),
+                           static_cast<std::int64_t>(std::llround(g.start)), g.pid, g.device, g.context});
+  }
+  f.severity = f.count ? "warning" : "none";
+  std::ostringstream ev;
+  ev << f.count << " regions with the GPU in use under " << o.utilization_threshold << " % (" << n << " chunks per device)";
+  if (!regions.empty()) ev << ", lowest " << regions.front().average << " % over " << ms(static_cast<std::int64_t>(regions.front().duration));
+  f.evidence = ev.str();
+  return f;
+}
+
+}  // namespace
+
+Result<AnalyzeOptions> validate(const AnalyzeOptions& options) {
+  if (options.utilization_chunks < 1 || options.utilization_chunks > 1000) {
+    return make_error(ErrorCode::kInvalidArgument, "--chunks must be between 1 and 1000");
+  }
+  if (options.gap_ms < 0) return make_error(ErrorCode::kInvalidArgument, "--gap must not be negative");
+  if (options.utilization_threshold < 0 || options.utilization_threshold > 100) {
+    return make_error(ErrorCode::kInvalidArgument, "--threshold must be a percentage (0..100)");
+  }
+  return options;
+}
+
+std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& options) {
+  std::vector<Finding> findings = {memcpy_rule(trace, options, true), memcpy_rule(trace, options, false),
+                                   memset_rule(trace, options), api_sync_rule(trace, options),
+                                   gaps_rule(trace, options), utilization_rule(trace, options)};
+  for (auto& f : findings) {
+    f.rows.title = f.title;
+    if (f.skipped) f.severity = "none";
+  }
+  return findings;
+}
+
+}  // namespace kernscope
