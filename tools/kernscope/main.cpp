@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   add(add_tail);
   add(add_ops);
   add(add_analyze);
+  add(add_steps);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,75 @@
+// Prefill/decode phases and per-step decomposition (kernscope steps, report, LLM rules).
+// Steps come from NVTX ranges when the trace has them: by default ranges whose name contains
+// "prefill", "decode", "step" or "forward" (innermost ones when they nest), or the ranges named
+// by --step-range NAME[@DOMAIN]. The phase is read from the name (prefill / decode) and otherwise
+// from the kernel mix (more time in GEMM than in GEMV: prefill). Without NVTX, steps are the
+// stretches of GPU work separated by long idle gaps (a heuristic, said so in `method`).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernscope/error.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+enum class Phase { kPrefill, kDecode, kUnknown };
+std::string_view phase_name(Phase phase);
+
+struct Step {
+  std::string name;
+  Phase phase = Phase::kUnknown;
+  TimeNs start_ns = 0, end_ns = 0;
+  std::int64_t wall_ns = 0;
+  std::int64_t gpu_busy_ns = 0;   // union of GPU operations of the process inside the step window
+  std::int64_t gpu_idle_ns = 0;   // wall - busy
+  std::int64_t kernels = 0;       // kernels launched in the step
+  std::int64_t kernel_ns = 0;     // their summed durations
+  std::int64_t launches = 0;      // launch API calls in the step
+  std::int64_t launch_api_ns = 0;
+  std::int64_t syncs = 0;         // stream/device/event synchronisations in the step
+  std::int64_t sync_ns = 0;
+  std::int64_t allocations = 0;   // cudaMalloc/cudaFree/cuMemAlloc... in the step
+  std::int64_t h2d_copies = 0, d2h_copies = 0;
+  std::int64_t graph_launches = 0;
+  std::map<std::string, std::int64_t> class_ns;  // kernel time by operation class
+};
+
+struct Distribution {
+  std::int64_t count = 0;
+  double p50 = 0, p95 = 0, p99 = 0, mean = 0;
+  std::int64_t max = 0;
+};
+Distribution distribution(std::vector<std::int64_t> values);
+
+struct StepOptions {
+  std::optional<std::string> step_range;  // NAME[@DOMAIN]: exact range name
+};
+
+// Steps of one name and phase (e.g. "warmup:decode_step" apart from "measure:decode_step").
+struct StepGroup {
+  std::string name;
+  Phase phase = Phase::kUnknown;
+  TimeNs first_start_ns = 0;
+  Distribution wall, kernel_ns, idle_share_permille, launches;
+};
+
+struct StepAnalysis {
+  std::string method;  // how steps and phases were found
+  std::vector<Step> steps;
+  std::vector<StepGroup> groups;  // by first start
+  // Headline figures from the last group of each phase (earlier groups such as warm-up are in
+  // `groups`): TPOT as seen in the trace, TTFT (the prefill forward), kernel time per decode step.
+  Distribution decode_wall;
+  Distribution prefill_wall;
+  Distribution decode_kernel_ns;
+  std::vector<std::string> notes;  // e.g. profiler inflation
+};
+
+Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options);
+
+}  // namespace kernscope

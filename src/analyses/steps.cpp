@@ -1,0 +1,326 @@
+// Steps and phases. A kernel belongs to the step whose range encloses its launching API call on
+// the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
+// window (work launched earlier but still running counts as busy: the GPU is not idle).
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <map>
+#include <unordered_map>
+
+#include "analyses/api_lookup.hpp"
+#include "analyses/nvtx_ranges.hpp"
+#include "analyses/report_helpers.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/tail.hpp"
+
+namespace kernscope {
+namespace {
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
+  for (auto p : prefixes) {
+    if (name.starts_with(p)) return true;
+  }
+  return false;
+}
+
+bool is_launch(std::string_view n) {
+  return starts_with_any(n, {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+                             "cudaGraphLaunch", "cuGraphLaunch", "cudaLaunchKernelExC", "cuLaunchKernelEx"});
+}
+bool is_graph_launch(std::string_view n) { return starts_with_any(n, {"cudaGraphLaunch", "cuGraphLaunch"}); }
+bool is_sync(std::string_view n) {
+  return starts_with_any(n, {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cuCtxSynchronize",
+                             "cuStreamSynchronize", "cuEventSynchronize"});
+}
+bool is_alloc(std::string_view n) {
+  return starts_with_any(n, {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemCreate", "cuMemMap",
+                             "cuMemRelease", "cudaMallocAsync", "cudaFreeAsync"});
+}
+
+// Union length of intervals clipped to [lo, hi].
+std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, TimeNs hi) {
+  std::sort(spans.begin(), spans.end());
+  std::int64_t total = 0;
+  TimeNs cur_start = 0, cur_end = 0;
+  bool open = false;
+  for (auto [s, e] : spans) {
+    s = std::max(s, lo);
+    e = std::min(e, hi);
+    if (s >= e) continue;
+    if (open && s <= cur_end) {
+      cur_end = std::max(cur_end, e);
+    } else {
+      if (open) total += cur_end - cur_start;
+      cur_start = s;
+      cur_end = e;
+      open = true;
+    }
+  }
+  if (open) total += cur_end - cur_start;
+  return total;
+}
+
+Phase phase_from_name(std::string_view name) {
+  const std::string n = lower(name);
+  if (n.find("prefill") != std::string::npos || n.find("prompt") != std::string::npos) return Phase::kPrefill;
+  if (n.find("decode") != std::string::npos || n.find("generate") != std::string::npos) return Phase::kDecode;
+  return Phase::kUnknown;
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::kPrefill: return "prefill";
+    case Phase::kDecode: return "decode";
+    case Phase::kUnknown: break;
+  }
+  return "unknown";
+}
+
+Distribution distribution(std::vector<std::int64_t> values) {
+  Distribution d;
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  d.count = static_cast<std::int64_t>(values.size());
+  d.p50 = percentile_linear(values, 50);
+  d.p95 = percentile_linear(values, 95);
+  d.p99 = percentile_linear(values, 99);
+  d.max = values.back();
+  double sum = 0;
+  for (auto v : values) sum += static_cast<double>(v);
+  d.mean = sum / static_cast<double>(values.size());
+  return d;
+}
+
+Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
+  if (!trace.has(EventKind::kKernels)) return std::unexpected(report::no_data(trace, "CUDA kernel data"));
+  StepAnalysis result;
+  const auto& k = trace.kernels;
+  const auto& a = trace.api_calls;
+
+  // 1. Step windows.
+  struct Window {
+    std::string name;
+    TimeNs start, end;
+    std::int64_t global_tid;  // 0: heuristic step (no thread)
+    Phase phase;
+  };
+  std::vector<Window> windows;
+  const auto ranges = report::index_ranges(trace);
+  if (!ranges.empty()) {
+    std::vector<std::size_t> chosen;
+    for (std::size_t r = 0; r < ranges.size(); ++r) {
+      const std::string text = ranges[r].name.substr(ranges[r].name.find(':') + 1);
+      const std::string domain = ranges[r].name.substr(0, ranges[r].name.find(':'));
+      if (options.step_range) {
+        const std::string label = domain.empty() ? text : text + "@" + domain;
+        if (label == *options.step_range || text == *options.step_range) chosen.push_back(r);
+        continue;
+      }
+      const std::string n = lower(text);
+      for (const char* word : {"prefill", "decode", "step", "forward"}) {
+        if (n.find(word) != std::string::npos) {
+          chosen.push_back(r);
+          break;
+        }
+      }
+    }
+    // Keep the innermost: drop a chosen range that encloses another chosen range of its thread.
+    std::vector<bool> outer(chosen.size(), false);
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      for (std::size_t j = 0; j < chosen.size(); ++j) {
+        const auto& a_ = ranges[chosen[i]];
+        const auto& b_ = ranges[chosen[j]];
+        if (i != j && a_.global_tid == b_.global_tid && a_.start_ns <= b_.start_ns && a_.end_ns >= b_.end_ns &&
+            (a_.start_ns != b_.start_ns || a_.end_ns != b_.end_ns)) {
+          outer[i] = true;
+          break;
+        }
+      }
+    }
+    for (std::size_t i = 0; i < chosen.size(); ++i) {
+      if (outer[i]) continue;
+      const auto& r = ranges[chosen[i]];
+      windows.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(r.name)});
+    }
+    if (options.step_range && windows.empty()) {
+      return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
+    }
+    if (!windows.empty()) {
+      result.method = options.step_range ? "NVTX ranges named '" + *options.step_range + "'"
+                                         : "NVTX ranges named *prefill* / *decode* / *step* / *forward*";
+    }
+  } else if (options.step_range) {
+    return make_error(ErrorCode::kNoData, trace.source.path + " has no NVTX ranges, so --step-range cannot be used");
+  }
+  if (windows.empty() && k.size() > 0) {
+    // Heuristic: stretches of GPU work separated by idle gaps far longer than usual.
+    std::vector<std::pair<TimeNs, TimeNs>> spans;
+    for (RowIndex i = 0; i < k.size(); ++i) spans.push_back({k.start_ns[i], k.end_ns[i]});
+    std::sort(spans.begin(), spans.end());
+    std::vector<std::int64_t> gaps;
+    TimeNs reach = spans[0].second;
+    for (std::size_t i = 1; i < spans.size(); ++i) {
+      gaps.push_back(std::max<std::int64_t>(0, spans[i].first - reach));
+      reach = std::max(reach, spans[i].second);
+    }
+    std::vector<std::int64_t> sorted_gaps = gaps;
+    std::sort(sorted_gaps.begin(), sorted_gaps.end());
+    const double p90 = sorted_gaps.empty() ? 0 : percentile_linear(sorted_gaps, 90);
+    const std::int64_t threshold = std::max<std::int64_t>(1'000'000, static_cast<std::int64_t>(20 * p90));
+    TimeNs begin = spans[0].first;
+    reach = spans[0].second;
+    for (std::size_t i = 1; i <= spans.size(); ++i) {
+      if (i == spans.size() || spans[i].first - reach > threshold) {
+        windows.push_back({"gpu-segment", begin, reach, 0, Phase::kUnknown});
+        if (i < spans.size()) begin = spans[i].first;
+      }
+      if (i < spans.size()) reach = std::max(reach, spans[i].second);
+    }
+    result.method = "heuristic: GPU work split at idle gaps > " + std::to_string(threshold / 1000) +
+                    " us (no NVTX step ranges); phases from the kernel mix";
+  }
+
+  // 2. Attribute launches, API calls and GPU time to windows.
+  std::vector<Step> steps(windows.size());
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    steps[w].name = windows[w].name;
+    steps[w].phase = windows[w].phase;
+    steps[w].start_ns = windows[w].start;
+    steps[w].end_ns = windows[w].end;
+    steps[w].wall_ns = windows[w].end - windows[w].start;
+  }
+  std::unordered_map<StringId, std::string> class_of;
+  auto kernel_class = [&](RowIndex i) -> const std::string& {
+    auto it = class_of.find(k.demangled_name[i]);
+    if (it == class_of.end()) it = class_of.emplace(k.demangled_name[i], rules.classify(trace.strings.get(k.demangled_name[i])).first).first;
+    return it->second;
+  };
+  const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
+  if (thread_steps) {
+    std::vector<report::IndexedRange> as_ranges;
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      as_ranges.push_back({static_cast<RowIndex>(w), windows[w].start, windows[w].end, windows[w].global_tid, windows[w].name, true});
+    }
+    // API calls inside steps.
+    std::vector<report::Interval> calls;
+    for (RowIndex i = 0; i < a.size(); ++i) calls.push_back({a.global_tid[i], a.start_ns[i], a.end_ns[i]});
+    std::vector<int> step_of_call(a.size(), -1);
+    report::find_enclosing(as_ranges, calls, [&](std::size_t q, std::size_t r) { step_of_call[q] = static_cast<int>(r); });
+    std::unordered_map<StringId, int> api_kind;  // bit 1 launch, 2 sync, 4 alloc, 8 graph
+    for (RowIndex i = 0; i < a.size(); ++i) {
+      if (step_of_call[i] < 0) continue;
+      auto it = api_kind.find(a.name[i]);
+      if (it == api_kind.end()) {
+        const auto n = trace.strings.get(a.name[i]);
+        it = api_kind.emplace(a.name[i], (is_launch(n) ? 1 : 0) | (is_sync(n) ? 2 : 0) | (is_alloc(n) ? 4 : 0) | (is_graph_launch(n) ? 8 : 0)).first;
+      }
+      auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
+      const std::int64_t d = a.end_ns[i] - a.start_ns[i];
+      if (it->second & 1) { ++s.launches; s.launch_api_ns += d; }
+      if (it->second & 2) { ++s.syncs; s.sync_ns += d; }
+      if (it->second & 4) ++s.allocations;
+      if (it->second & 8) ++s.graph_launches;
+    }
+    const report::ApiLookup lookup(a);
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      auto r = lookup.find(k.global_pid[i], k.correlation_id[i]);
+      if (!r || step_of_call[*r] < 0) continue;
+      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
+      const std::int64_t d = k.end_ns[i] - k.start_ns[i];
+      ++s.kernels;
+      s.kernel_ns += d;
+      s.class_ns[kernel_class(i)] += d;
+    }
+    const auto& m = trace.memcpys;
+    for (RowIndex i = 0; i < m.size(); ++i) {
+      auto r = lookup.find(m.global_pid[i], m.correlation_id[i]);
+      if (!r || step_of_call[*r] < 0) continue;
+      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
+      if (m.copy_kind[i] == 1) ++s.h2d_copies;
+      if (m.copy_kind[i] == 2) ++s.d2h_copies;
+    }
+  } else {
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      for (auto& s : steps) {
+        if (k.start_ns[i] >= s.start_ns && k.start_ns[i] < s.end_ns) {
+          ++s.kernels;
+          s.kernel_ns += k.end_ns[i] - k.start_ns[i];
+          s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+          break;
+        }
+      }
+    }
+  }
+  // GPU busy inside each window: all GPU operations (kernels, copies, sets).
+  std::vector<std::pair<TimeNs, TimeNs>> ops;
+  for (RowIndex i = 0; i < k.size(); ++i) ops.push_back({k.start_ns[i], k.end_ns[i]});
+  for (RowIndex i = 0; i < trace.memcpys.size(); ++i) ops.push_back({trace.memcpys.start_ns[i], trace.memcpys.end_ns[i]});
+  for (RowIndex i = 0; i < trace.memsets.size(); ++i) ops.push_back({trace.memsets.start_ns[i], trace.memsets.end_ns[i]});
+  std::sort(ops.begin(), ops.end());
+  for (auto& s : steps) {
+    std::vector<std::pair<TimeNs, TimeNs>> inside;
+    // Operations starting before the window may still run into it; ops are sorted by start.
+    auto last = std::lower_bound(ops.begin(), ops.end(), std::make_pair(s.end_ns, INT64_MIN));
+    for (auto it = ops.begin(); it != last; ++it) {
+      if (it->second > s.start_ns) inside.push_back(*it);
+    }
+    s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
+    s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
+  }
+  // 3. Phases the names did not give: GEMM-heavy steps are prefill, GEMV-heavy ones decode.
+  for (auto& s : steps) {
+    if (s.phase != Phase::kUnknown) continue;
+    const auto gemm = s.class_ns["gemm"] + s.class_ns["quantized_gemm"] + s.class_ns["attention_prefill"];
+    const auto gemv = s.class_ns["gemv"] + s.class_ns["attention_decode"];
+    if (gemm + gemv > 0) s.phase = gemm > gemv ? Phase::kPrefill : Phase::kDecode;
+  }
+  std::map<std::pair<std::string, Phase>, std::vector<const Step*>> by_group;
+  for (const auto& s : steps) by_group[{s.name, s.phase}].push_back(&s);
+  for (const auto& [key, members] : by_group) {
+    StepGroup g;
+    g.name = key.first;
+    g.phase = key.second;
+    g.first_start_ns = members.front()->start_ns;
+    std::vector<std::int64_t> wall, kernel, idle, launches;
+    for (const Step* m : members) {
+      g.first_start_ns = std::min(g.first_start_ns, m->start_ns);
+      wall.push_back(m->wall_ns);
+      kernel.push_back(m->kernel_ns);
+      idle.push_back(m->wall_ns ? m->gpu_idle_ns * 1000 / m->wall_ns : 0);
+      launches.push_back(m->launches);
+    }
+    g.wall = distribution(wall);
+    g.kernel_ns = distribution(kernel);
+    g.idle_share_permille = distribution(idle);
+    g.launches = distribution(launches);
+    result.groups.push_back(std::move(g));
+  }
+  std::sort(result.groups.begin(), result.groups.end(),
+            [](const StepGroup& a, const StepGroup& b) { return a.first_start_ns < b.first_start_ns; });
+  for (const auto& g : result.groups) {
+    if (g.phase == Phase::kDecode) {
+      result.decode_wall = g.wall;
+      result.decode_kernel_ns = g.kernel_ns;
+    }
+    if (g.phase == Phase::kPrefill) result.prefill_wall = g.wall;
+  }
+  result.steps = std::move(steps);
+
+  std::int64_t node_kernels = 0;
+  for (auto id : k.graph_node_id) node_kernels += id != 0;
+  if (node_kernels > 0) {
+    result.notes.push_back("CUDA graphs were traced node by node (" + std::to_string(node_kernels) +
+                           " kernels): that tracing inflates graph replay times, so step times read high");
+  }
+  return result;
+}
+
+}  // namespace kernscope

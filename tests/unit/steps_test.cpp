@@ -1,0 +1,94 @@
+// Steps and phases. On the llama fixture the right answers come from nsys's own outputs for the
+// same file (gold/nvtx_pushpop_sum.csv and gold/nvtx_gpu_proj_sum.csv) and from the workload (one
+// prefill and 64 decode steps per phase); on synthetic traces they hold by construction.
+#include <gtest/gtest.h>
+
+#include "kernscope/open.hpp"
+#include "kernscope/steps.hpp"
+#include "support/synthetic_trace.hpp"
+#include "support/test_files.hpp"
+
+namespace kernscope {
+namespace {
+
+TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(s.steps.size(), 130u);
+  ASSERT_EQ(s.groups.size(), 4u);
+  EXPECT_EQ(s.groups[0].name, ":warmup:prefill");
+  EXPECT_EQ(s.groups[3].name, ":measure:decode_step");
+  EXPECT_EQ(s.groups[3].phase, Phase::kDecode);
+  // nvtx_pushpop_sum gold: :measure:decode_step Instances 64, Med 13032846.5, Max 17372791.
+  EXPECT_EQ(s.decode_wall.count, 64);
+  EXPECT_DOUBLE_EQ(s.decode_wall.p50, 13032846.5);
+  EXPECT_EQ(s.decode_wall.max, 17372791);
+  // :measure:prefill: 12973771 ns.
+  EXPECT_EQ(s.prefill_wall.max, 12973771);
+  // nvtx_gpu_proj_sum gold: decode steps launch 695 GPU operations each (all kernels: no copies).
+  for (const auto& step : s.steps) {
+    if (step.phase == Phase::kDecode) EXPECT_EQ(step.kernels, 695) << step.name << " at " << step.start_ns;
+    EXPECT_LE(step.gpu_busy_ns, step.wall_ns);
+    EXPECT_EQ(step.gpu_busy_ns + step.gpu_idle_ns, step.wall_ns);
+  }
+}
+
+TEST(Steps, NvtxStepsDecomposedByConstruction) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
+  s.api("cudaLaunchKernel_v7000", 10, 20, 1);
+  s.api("cudaLaunchKernel_v7000", 30, 40, 2);
+  s.api("cudaStreamSynchronize_v3020", 50, 900, 3);
+  s.api("cudaMalloc_v3020", 910, 920, 4);
+  s.kernel("gemv2T_kernel_val", 100, 300, 1);
+  s.kernel("gemv2T_kernel_val", 250, 400, 2);  // overlaps: busy is the union 100..400
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.steps.size(), 1u);
+  const auto& st = r.steps[0];
+  EXPECT_EQ(st.phase, Phase::kDecode);
+  EXPECT_EQ(st.wall_ns, 1000);
+  EXPECT_EQ(st.gpu_busy_ns, 300);
+  EXPECT_EQ(st.gpu_idle_ns, 700);
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.kernel_ns, 350);
+  EXPECT_EQ(st.launches, 2);
+  EXPECT_EQ(st.launch_api_ns, 20);
+  EXPECT_EQ(st.syncs, 1);
+  EXPECT_EQ(st.sync_ns, 850);
+  EXPECT_EQ(st.allocations, 1);
+  EXPECT_EQ(st.class_ns.at("gemv"), 350);
+}
+
+TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
+  testing::SyntheticTrace s;
+  const TimeNs ms = 1'000'000;
+  // A GEMM-heavy burst, a 50 ms gap, then three GEMV-heavy bursts 20 ms apart.
+  for (int i = 0; i < 10; ++i) s.kernel("sm90_xmma_gemm_bf16", i * 10'000, i * 10'000 + 9'000);
+  for (int step = 0; step < 3; ++step) {
+    const TimeNs base = 50 * ms + step * 20 * ms;
+    for (int i = 0; i < 10; ++i) s.kernel("gemvx::kernel", base + i * 2'000, base + i * 2'000 + 1'500);
+  }
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  EXPECT_NE(r.method.find("heuristic"), std::string::npos);
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.steps[0].phase, Phase::kPrefill);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(r.steps[static_cast<std::size_t>(i)].phase, Phase::kDecode);
+  EXPECT_EQ(r.decode_wall.count, 3);
+}
+
+TEST(Steps, StepRangeMustExist) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "iteration", 0, 100);
+  s.kernel("k", 10, 20);
+  StepOptions o;
+  o.step_range = "nope";
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), o);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
+  o.step_range = "iteration";
+  EXPECT_EQ(analyze_steps(s.trace, OpRuleSet::builtin(), o).value().steps.size(), 1u);
+}
+
+}  // namespace
+}  // namespace kernscope
