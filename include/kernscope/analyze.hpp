@@ -37,3 +37,20 @@ Result<AnalyzeOptions> validate(const AnalyzeOptions& options);
 std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& options);
 
 }  // namespace kernscope
+
+namespace kernscope {
+
+struct StepAnalysis;
+
+// kernscope's rules for LLM inference, over the steps (kernscope steps):
+//   llm_launch_bound    decode steps where the GPU idles most of the step, with many launches and
+//                       no CUDA graphs: launch/host overhead sets the time per token
+//   llm_sync_in_loop    stream/device synchronisations or device-to-host copies inside decode steps
+//   llm_alloc_in_loop   allocations or frees inside decode steps
+//   llm_graphs_hidden   graph launches traced as whole graphs: their kernels are invisible
+//   llm_tiny_kernels    the median decode kernel runs for under 3 us
+//   llm_h2d_in_loop     host-to-device copies inside decode steps
+//   llm_tail_anomalies  kernels whose slowest invocations are far slower than usual (kernscope tail)
+std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options);
+
+}  // namespace kernscope

@@ -282,6 +282,13 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     const auto gemv = s.class_ns["gemv"] + s.class_ns["attention_decode"];
     if (gemm + gemv > 0) s.phase = gemm > gemv ? Phase::kPrefill : Phase::kDecode;
   }
+  // Attention kernels whose name does not say the phase take their step's.
+  for (auto& s : steps) {
+    auto it = s.class_ns.find("attention");
+    if (it == s.class_ns.end() || s.phase == Phase::kUnknown) continue;
+    s.class_ns[s.phase == Phase::kPrefill ? "attention_prefill" : "attention_decode"] += it->second;
+    s.class_ns.erase("attention");
+  }
   std::map<std::pair<std::string, Phase>, std::vector<const Step*>> by_group;
   for (const auto& s : steps) by_group[{s.name, s.phase}].push_back(&s);
   for (const auto& [key, members] : by_group) {

@@ -68,11 +68,24 @@ echo "ops checks passed"
 import json, sys
 d = json.load(sys.stdin)
 rules = {f['rule']: f for f in d['findings']}
-assert set(rules) == {'cuda_memcpy_async', 'cuda_memcpy_sync', 'cuda_memset_sync', 'cuda_api_sync', 'gpu_gaps', 'gpu_time_util'}, rules.keys()
+nsys_rules = {'cuda_memcpy_async', 'cuda_memcpy_sync', 'cuda_memset_sync', 'cuda_api_sync', 'gpu_gaps', 'gpu_time_util'}
+assert nsys_rules <= set(rules) and all(r in nsys_rules or r.startswith('llm_') for r in rules), rules.keys()
+assert rules['llm_launch_bound']['count'] == 64     # the 64 measured decode steps
 assert rules['cuda_memcpy_async']['count'] == 149   # every H2D copy of the export is pageable (149 in cuda_gpu_mem_time_sum's gold)
 assert rules['cuda_memcpy_sync']['count'] == 0 and rules['gpu_gaps']['count'] == 0
 for f in d['findings']: assert {'severity', 'evidence', 'action'} <= set(f)
 "
 if "$K" analyze --chunks 0 "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: --chunks 0 accepted"; exit 1; fi
 echo "analyze checks passed"
+# report: text with Diagnosis and Next actions; JSON with its schema tag.
+"$K" report "$LLAMA/trace.sqlite.gz" >"$T/report.txt"
+grep -q "^Diagnosis" "$T/report.txt" && grep -q "^Next actions" "$T/report.txt"
+"$K" report --format json "$LLAMA/trace.sqlite.gz" | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d['schema'] == 'kernscope.report/1' and d['steps']['decode_wall']['count'] == 64 and d['next_actions']
+"
+"$K" steps --format csv "$LLAMA/trace.sqlite.gz" | head -1 | grep -q "^Step,Phase,Start (ns),Wall (ns)"
+if "$K" steps --step-range nosuch "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: unknown step range accepted"; exit 1; fi
+echo "report/steps checks passed"
 echo "all command checks passed"

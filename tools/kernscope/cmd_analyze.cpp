@@ -6,6 +6,7 @@
 #include "kernscope/analyze.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render_findings.hpp"
+#include "kernscope/steps.hpp"
 
 namespace kernscope::cli {
 namespace {
@@ -24,7 +25,10 @@ int run_analyze(const AnalyzeCliOptions& o) {
   if (!options) return fail(options.error());
   auto trace = open_trace(o.trace);
   if (!trace) return fail(trace.error());
-  const auto findings = run_nsys_rules(*trace, *options);
+  auto findings = run_nsys_rules(*trace, *options);
+  if (auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {})) {
+    for (auto& f : run_llm_rules(*trace, *steps, *options)) findings.push_back(std::move(f));
+  }
   if (o.format == "json") {
     std::cout << render_findings_json(findings);
   } else {

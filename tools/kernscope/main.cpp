@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   add(add_ops);
   add(add_analyze);
   add(add_steps);
+  add(add_report);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,44 @@
+// The one-screen diagnosis (kernscope report): what ran, where GPU time goes, how steps
+// decompose, what the rules found, and the next actions in plain words with their numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernscope/analyze.hpp"
+#include "kernscope/error.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/tail.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+struct ClassShare {
+  std::string op_class;
+  std::int64_t ns = 0;
+  double share = 0;  // of the phase's kernel time
+};
+
+struct Diagnosis {
+  std::string trace;
+  std::vector<std::string> devices;
+  std::int64_t kernels = 0, api_calls = 0;
+  std::int64_t gpu_kernel_ns = 0;
+  std::vector<std::pair<std::string, double>> top_kernels;  // name, share of kernel time
+  OpsResult ops;
+  StepAnalysis steps;
+  std::vector<ClassShare> decode_classes, prefill_classes;
+  std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
+  std::vector<Finding> findings;               // nsys rules + LLM rules
+  std::vector<std::string> diagnosis;          // sentences
+  std::vector<std::string> next_actions;       // sentences, most valuable first
+};
+
+Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,
+                           const AnalyzeOptions& analyze_options);
+
+std::string render_diagnosis_text(const Diagnosis& d);
+std::string render_diagnosis_json(const Diagnosis& d);
+
+}  // namespace kernscope

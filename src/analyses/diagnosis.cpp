@@ -1,0 +1,249 @@
+// Builds the diagnosis from the other analyses; the sentences cite the numbers behind them.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "kernscope/diagnosis.hpp"
+
+namespace kernscope {
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+std::string pct(double share) { return fixed(share * 100, 1) + " %"; }
+
+std::vector<ClassShare> classes_of(const StepAnalysis& s, Phase phase) {
+  // The last group of the phase, as for the headline figures.
+  std::string group;
+  for (const auto& g : s.groups) {
+    if (g.phase == phase) group = g.name;
+  }
+  std::map<std::string, std::int64_t> ns;
+  std::int64_t total = 0;
+  for (const auto& st : s.steps) {
+    if (st.phase != phase || st.name != group) continue;
+    for (const auto& [c, v] : st.class_ns) {
+      ns[c] += v;
+      total += v;
+    }
+  }
+  std::vector<ClassShare> out;
+  for (const auto& [c, v] : ns) out.push_back({c, v, total ? static_cast<double>(v) / static_cast<double>(total) : 0});
+  std::sort(out.begin(), out.end(), [](const ClassShare& a, const ClassShare& b) { return a.ns > b.ns; });
+  return out;
+}
+
+const Finding* find(const std::vector<Finding>& all, const std::string& rule) {
+  for (const auto& f : all) {
+    if (f.rule == rule) return &f;
+  }
+  return nullptr;
+}
+
+std::string short_name(std::string name) {
+  if (name.size() > 70) name = name.substr(0, 69) + "\xE2\x80\xA6";
+  return name;
+}
+
+}  // namespace
+
+Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,
+                           const AnalyzeOptions& analyze_options) {
+  Diagnosis d;
+  d.trace = trace.source.path;
+  for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
+  d.kernels = static_cast<std::int64_t>(trace.kernels.size());
+  d.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
+  auto ops = classify_operations(trace, rules);
+  if (!ops) return std::unexpected(ops.error());
+  d.ops = std::move(*ops);
+  auto steps = analyze_steps(trace, rules, step_options);
+  if (!steps) return std::unexpected(steps.error());
+  d.steps = std::move(*steps);
+  d.decode_classes = classes_of(d.steps, Phase::kDecode);
+  d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
+  for (const auto& k : d.ops.kernels) d.gpu_kernel_ns += k.total_ns;
+  for (std::size_t i = 0; i < d.ops.kernels.size() && i < 5; ++i) {
+    const auto& k = d.ops.kernels[i];
+    d.top_kernels.push_back({k.name, d.gpu_kernel_ns ? static_cast<double>(k.total_ns) / static_cast<double>(d.gpu_kernel_ns) : 0});
+  }
+  if (auto t = tail_statistics(trace, TailSubject::kKernel)) {
+    for (std::size_t i = 0; i < t->by_tail_score.size() && i < 3; ++i) d.kernel_tail.push_back(t->by_tail_score[i]);
+  }
+  if (trace.has(EventKind::kApiCalls)) {
+    if (auto t = tail_statistics(trace, TailSubject::kApi)) {
+      for (std::size_t i = 0; i < t->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(t->by_tail_score[i]);
+    }
+  }
+  d.findings = run_nsys_rules(trace, analyze_options);
+  for (auto& f : run_llm_rules(trace, d.steps, analyze_options)) d.findings.push_back(std::move(f));
+
+  // Diagnosis and next actions, most valuable first.
+  const auto& dw = d.steps.decode_wall;
+  if (const Finding* lb = find(d.findings, "llm_launch_bound"); lb && lb->count > 0) {
+    d.diagnosis.push_back("Decode is launch/host-bound: " + lb->evidence + ".");
+    d.next_actions.push_back("Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
+                             "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
+                             "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
+                             "the time per token.");
+  }
+  if (!d.decode_classes.empty()) {
+    const auto& top = d.decode_classes.front();
+    std::string line = "In decode, " + top.op_class + " takes " + pct(top.share) + " of kernel time";
+    if (d.decode_classes.size() > 1) line += ", then " + d.decode_classes[1].op_class + " " + pct(d.decode_classes[1].share);
+    if (d.decode_classes.size() > 2) line += " and " + d.decode_classes[2].op_class + " " + pct(d.decode_classes[2].share);
+    d.diagnosis.push_back(line + ".");
+    if (top.op_class == "gemv" || top.op_class == "gemm" || top.op_class == "quantized_gemm") {
+      d.next_actions.push_back("Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
+                               " of decode kernel time): bytes of weights read per step / kernel time against the device's "
+                               "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling.");
+    } else if (top.op_class == "elementwise" || top.op_class == "copy_cast" || top.op_class == "norm") {
+      d.next_actions.push_back("Fuse the " + top.op_class + " kernels (" + pct(top.share) +
+                               " of decode kernel time) with their neighbours (torch.compile or fused kernels).");
+    }
+  }
+  if (const Finding* tiny = find(d.findings, "llm_tiny_kernels"); tiny && tiny->count > 0) {
+    d.diagnosis.push_back("Kernels are tiny: " + tiny->evidence + ".");
+    d.next_actions.push_back("Fuse small elementwise kernels (norm, RoPE, activation, residual adds): " + tiny->evidence + ".");
+  }
+  for (const char* rule : {"llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden"}) {
+    if (const Finding* f = find(d.findings, rule); f && f->count > 0) {
+      d.diagnosis.push_back(f->title + ": " + f->evidence + ".");
+      d.next_actions.push_back(f->action + " (" + f->evidence + ").");
+    }
+  }
+  if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
+    d.diagnosis.push_back("Async copies from pageable memory run synchronously: " + f->evidence + ".");
+    d.next_actions.push_back("Pin the host buffers of those copies (" + f->evidence + "), or move them out of the serving path.");
+  }
+  if (dw.count > 0 && dw.p50 > 0 && static_cast<double>(dw.max) > 2 * dw.p50) {
+    d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
+                          " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
+  }
+  if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
+  return d;
+}
+
+std::string render_diagnosis_text(const Diagnosis& d) {
+  std::ostringstream o;
+  o << "kernscope report: " << d.trace << "\n\n";
+  o << "What ran\n";
+  std::string devices;
+  for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
+  o << "  devices: " << (devices.empty() ? "unknown" : devices) << "; " << d.kernels << " kernels (" << fixed(d.gpu_kernel_ns / 1e6, 3)
+    << " ms), " << d.api_calls << " CUDA API calls\n";
+  o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
+  for (const auto& g : d.steps.groups) {
+    o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
+      << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
+      << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
+  }
+  if (d.steps.decode_wall.count) {
+    const auto& w = d.steps.decode_wall;
+    o << "  TPOT (decode step, as traced): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 " << fixed(w.p95 / 1e6, 3) << " ms, p99 "
+      << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3) << " ms\n";
+  }
+  if (d.steps.prefill_wall.count) o << "  TTFT (prefill forward, as traced): " << fixed(d.steps.prefill_wall.p50 / 1e6, 3) << " ms\n";
+  for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
+  o << "\nTop kernels (share of GPU kernel time)\n";
+  for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
+  o << "\nOperation classes (all GPU time, incl. copies)\n ";
+  for (std::size_t i = 0; i < d.ops.classes.size() && i < 8; ++i) {
+    const auto& c = d.ops.classes[i];
+    o << " " << c.op_class << " " << fixed(d.ops.total_ns ? 100.0 * static_cast<double>(c.total_ns) / static_cast<double>(d.ops.total_ns) : 0, 1) << " %;";
+  }
+  o << "\n";
+  auto phase_line = [&](const char* label, const std::vector<ClassShare>& classes) {
+    if (classes.empty()) return;
+    o << "  " << label << ":";
+    for (std::size_t i = 0; i < classes.size() && i < 6; ++i) o << " " << classes[i].op_class << " " << pct(classes[i].share) << ";";
+    o << "\n";
+  };
+  phase_line("decode kernels", d.decode_classes);
+  phase_line("prefill kernels", d.prefill_classes);
+  o << "\nTail anomalies (highest tail scores)\n";
+  for (const auto& r : d.kernel_tail) {
+    o << "  kernel  p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
+      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << short_name(r.name) << "\n";
+  }
+  for (const auto& r : d.api_tail) {
+    o << "  api     p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
+      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << r.name << "\n";
+  }
+  o << "\nRule findings\n";
+  for (const auto& f : d.findings) {
+    if (f.skipped || f.count == 0) continue;
+    o << "  [" << f.severity << "] " << f.rule << ": " << f.evidence << "\n";
+  }
+  o << "\nDiagnosis\n";
+  for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
+  o << "\nNext actions\n";
+  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i] << "\n";
+  return o.str();
+}
+
+std::string render_diagnosis_json(const Diagnosis& d) {
+  auto q = [](const std::string& s) {
+    std::string out = "\"";
+    for (unsigned char c : s) {
+      if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
+      else if (c < 0x20) { char buf[8]; std::snprintf(buf, sizeof buf, "\\u%04x", c); out += buf; }
+      else out += static_cast<char>(c);
+    }
+    return out + "\"";
+  };
+  auto dist = [](const Distribution& x) {
+    std::ostringstream o;
+    o << "{\"count\": " << x.count << ", \"p50_ns\": " << x.p50 << ", \"p95_ns\": " << x.p95 << ", \"p99_ns\": " << x.p99
+      << ", \"max_ns\": " << x.max << ", \"mean_ns\": " << x.mean << "}";
+    return o.str();
+  };
+  std::ostringstream o;
+  o << "{\n  \"schema\": \"kernscope.report/1\",\n  \"trace\": " << q(d.trace) << ",\n  \"devices\": [";
+  for (std::size_t i = 0; i < d.devices.size(); ++i) o << (i ? ", " : "") << q(d.devices[i]);
+  o << "],\n  \"kernels\": " << d.kernels << ",\n  \"api_calls\": " << d.api_calls << ",\n  \"gpu_kernel_ns\": " << d.gpu_kernel_ns
+    << ",\n  \"steps\": {\"method\": " << q(d.steps.method) << ", \"count\": " << d.steps.steps.size()
+    << ", \"decode_wall\": " << dist(d.steps.decode_wall) << ", \"prefill_wall\": " << dist(d.steps.prefill_wall)
+    << ", \"decode_kernel\": " << dist(d.steps.decode_kernel_ns) << ", \"groups\": [";
+  for (std::size_t i = 0; i < d.steps.groups.size(); ++i) {
+    const auto& g = d.steps.groups[i];
+    o << (i ? ", " : "") << "{\"name\": " << q(g.name) << ", \"phase\": " << q(std::string(phase_name(g.phase))) << ", \"wall\": "
+      << dist(g.wall) << ", \"kernel\": " << dist(g.kernel_ns) << ", \"gpu_idle_permille\": " << dist(g.idle_share_permille)
+      << ", \"launches\": " << dist(g.launches) << "}";
+  }
+  o << "]},\n  \"classes\": [";
+  for (std::size_t i = 0; i < d.ops.classes.size(); ++i) {
+    const auto& c = d.ops.classes[i];
+    o << (i ? ", " : "") << "{\"class\": " << q(c.op_class) << ", \"total_ns\": " << c.total_ns << ", \"instances\": " << c.instances << "}";
+  }
+  auto shares = [&](const std::vector<ClassShare>& v) {
+    std::ostringstream s;
+    s << "[";
+    for (std::size_t i = 0; i < v.size(); ++i) s << (i ? ", " : "") << "{\"class\": " << q(v[i].op_class) << ", \"ns\": " << v[i].ns << ", \"share\": " << v[i].share << "}";
+    s << "]";
+    return s.str();
+  };
+  o << "],\n  \"decode_classes\": " << shares(d.decode_classes) << ",\n  \"prefill_classes\": " << shares(d.prefill_classes)
+    << ",\n  \"findings\": [";
+  bool first = true;
+  for (const auto& f : d.findings) {
+    o << (first ? "" : ", ") << "{\"rule\": " << q(f.rule) << ", \"severity\": " << q(f.severity) << ", \"count\": " << f.count
+      << ", \"evidence\": " << q(f.skipped ? f.skip_reason : f.evidence) << ", \"action\": " << q(f.action) << "}";
+    first = false;
+  }
+  o << "],\n  \"diagnosis\": [";
+  for (std::size_t i = 0; i < d.diagnosis.size(); ++i) o << (i ? ", " : "") << q(d.diagnosis[i]);
+  o << "],\n  \"next_actions\": [";
+  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << (i ? ", " : "") << q(d.next_actions[i]);
+  o << "]\n}\n";
+  return o.str();
+}
+
+}  // namespace kernscope

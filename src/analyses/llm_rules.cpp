@@ -1,0 +1,239 @@
+// kernscope's LLM-inference rules (see analyze.hpp). Thresholds, chosen to flag what costs time
+// per token rather than every imperfection:
+//   launch-bound: median GPU idle > 30 % of a decode step, > 100 launches per step, no graphs
+//   tiny kernels: median decode-kernel duration < 3 us
+//   tail: max / p50 > 5 for a kernel with at least 10 invocations
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "kernscope/analyze.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/tail.hpp"
+
+namespace kernscope {
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
+}
+
+Finding make(const char* rule, const char* title, std::string advice, std::string no_result, std::string action) {
+  Finding f;
+  f.rule = rule;
+  f.title = title;
+  f.advice = std::move(advice);
+  f.no_result = std::move(no_result);
+  f.action = std::move(action);
+  f.rows.report = rule;
+  f.rows.title = title;
+  f.severity = "none";
+  return f;
+}
+
+// The last group of decode steps (the measured phase when a warm-up came first).
+std::vector<const Step*> decode_steps(const StepAnalysis& s) {
+  std::string name;
+  for (const auto& g : s.groups) {
+    if (g.phase == Phase::kDecode) name = g.name;
+  }
+  std::vector<const Step*> out;
+  for (const auto& st : s.steps) {
+    if (st.phase == Phase::kDecode && st.name == name) out.push_back(&st);
+  }
+  return out;
+}
+
+void step_columns(Finding& f) {
+  f.rows.columns = {{"Start", Unit::kTimestamp}, {"Wall", Unit::kDuration}, {"GPU Idle", Unit::kDuration},
+                    {"Launches"}, {"Syncs"}, {"Allocs"}, {"H2D"}, {"D2H"}, {"Step"}};
+}
+
+void add_step_row(Finding& f, const Step& s, std::size_t limit) {
+  if (f.rows.rows.size() >= limit) return;
+  f.rows.rows.push_back({s.start_ns, s.wall_ns, s.gpu_idle_ns, s.launches, s.syncs, s.allocations, s.h2d_copies,
+                         s.d2h_copies, s.name});
+}
+
+}  // namespace
+
+std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options) {
+  std::vector<Finding> out;
+  const auto decode = decode_steps(steps);
+  const std::string no_steps = decode.empty() ? " (no decode steps were identified: " + steps.method + ")" : "";
+
+  {  // launch-bound decode
+    Finding f = make("llm_launch_bound", "Launch-Bound Decode",
+                     "The GPU is idle for most of each decode step while the host issues many small launches: "
+                     "host and launch overhead, not GPU work, set the time per token.\n\nSuggestion: capture the decode "
+                     "step in a CUDA graph (torch.compile mode=\"reduce-overhead\", vLLM/SGLang CUDA graphs), or fuse kernels.",
+                     "Decode steps are not launch-bound" + no_steps + ".",
+                     "capture the decode step in a CUDA graph so one launch replaces hundreds");
+    step_columns(f);
+    std::vector<std::int64_t> idle, launches, api;
+    std::int64_t graphs = 0;
+    for (const Step* s : decode) {
+      idle.push_back(s->wall_ns ? s->gpu_idle_ns * 1000 / s->wall_ns : 0);
+      launches.push_back(s->launches);
+      api.push_back(s->launch_api_ns);
+      graphs += s->graph_launches;
+    }
+    const auto idle_d = distribution(idle), launch_d = distribution(launches), api_d = distribution(api);
+    if (!decode.empty() && idle_d.p50 > 300 && launch_d.p50 > 100 && graphs == 0) {
+      for (const Step* s : decode) {
+        if (s->wall_ns && s->gpu_idle_ns * 1000 / s->wall_ns > 300) {
+          ++f.count;
+          add_step_row(f, *s, options.rows);
+        }
+      }
+      f.severity = idle_d.p50 > 600 ? "critical" : "warning";
+      f.evidence = "GPU idle " + fixed(idle_d.p50 / 10, 1) + " % of each decode step (median of " + std::to_string(decode.size()) +
+                   " steps, TPOT p50 " + fixed(steps.decode_wall.p50 / 1e6, 3) + " ms, GPU busy " +
+                   fixed((steps.decode_wall.p50 * (1 - idle_d.p50 / 1000)) / 1e6, 3) + " ms); " +
+                   std::to_string(static_cast<std::int64_t>(launch_d.p50)) + " launches per step taking " +
+                   fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches";
+    } else {
+      f.evidence = decode.empty() ? "no decode steps" : "median GPU idle " + fixed(idle_d.p50 / 10, 1) + " %, " +
+                                                              std::to_string(static_cast<std::int64_t>(launch_d.p50)) +
+                                                              " launches per decode step, " + std::to_string(graphs) + " graph launches";
+    }
+    out.push_back(std::move(f));
+  }
+  {  // synchronisation / D2H in the loop
+    Finding f = make("llm_sync_in_loop", "Host Synchronization in the Decode Loop",
+                     "These decode steps block the host on the GPU (stream/device synchronize, device-to-host copies), "
+                     "which serialises launches with execution.\n\nSuggestion: keep results on the GPU between steps, "
+                     "or read them back asynchronously (pinned buffer + event) a step later.",
+                     "No synchronization inside decode steps" + no_steps + ".",
+                     "remove per-step .item()/.cpu()/synchronize calls; read results back asynchronously");
+    step_columns(f);
+    std::int64_t sync_ns = 0;
+    for (const Step* s : decode) {
+      if (s->syncs + s->d2h_copies == 0) continue;
+      ++f.count;
+      sync_ns += s->sync_ns;
+      add_step_row(f, *s, options.rows);
+    }
+    if (f.count) f.severity = "warning";
+    f.evidence = std::to_string(f.count) + " of " + std::to_string(decode.size()) + " decode steps synchronize, " +
+                 fixed(static_cast<double>(sync_ns) / 1e6, 3) + " ms blocked in synchronize calls";
+    out.push_back(std::move(f));
+  }
+  {  // allocation churn
+    Finding f = make("llm_alloc_in_loop", "Allocation Churn in the Decode Loop",
+                     "These decode steps allocate or free device memory; cudaMalloc and cudaFree synchronise and are slow."
+                     "\n\nSuggestion: preallocate (KV cache, workspaces) or use a caching allocator / memory pool.",
+                     "No allocations inside decode steps" + no_steps + ".",
+                     "preallocate buffers or use a caching allocator so steps do not call cudaMalloc/cudaFree");
+    step_columns(f);
+    for (const Step* s : decode) {
+      if (s->allocations == 0) continue;
+      ++f.count;
+      add_step_row(f, *s, options.rows);
+    }
+    if (f.count) f.severity = "warning";
+    f.evidence = std::to_string(f.count) + " of " + std::to_string(decode.size()) + " decode steps allocate or free memory";
+    out.push_back(std::move(f));
+  }
+  {  // graphs traced whole
+    Finding f = make("llm_graphs_hidden", "CUDA Graphs Traced as Whole Graphs",
+                     "CUDA graphs were launched but no kernel carries a graph node id: the profiler traced each graph as one "
+                     "unit and the kernels inside are hidden.\n\nSuggestion: trace with nsys --cuda-graph-trace=node (or "
+                     "kernscope record) to see them.",
+                     "Graph launches, if any, were traced node by node.",
+                     "re-trace with --cuda-graph-trace=node to see the kernels inside the graphs");
+    f.rows.columns = {{"Graph Launches"}, {"Kernels From Graph Nodes"}};
+    std::int64_t launches = 0, node_kernels = 0;
+    for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
+      const auto n = trace.strings.get(trace.api_calls.name[i]);
+      launches += n.starts_with("cudaGraphLaunch") || n.starts_with("cuGraphLaunch");
+    }
+    for (auto id : trace.kernels.graph_node_id) node_kernels += id != 0;
+    if (launches > 0 && node_kernels == 0 && !trace.kernels.graph_node_id.empty()) {
+      f.count = launches;
+      f.severity = "warning";
+      f.rows.rows.push_back({launches, node_kernels});
+    }
+    f.evidence = std::to_string(launches) + " graph launches, " + std::to_string(node_kernels) + " kernels from graph nodes";
+    out.push_back(std::move(f));
+  }
+  {  // tiny kernels
+    Finding f = make("llm_tiny_kernels", "Tiny Kernels Dominate Decode",
+                     "Most decode kernels run for a few microseconds, less than it takes to launch them: the step is a long "
+                     "chain of launches.\n\nSuggestion: fuse elementwise work (torch.compile, fused norm/RoPE/activation "
+                     "kernels) and capture the step in a CUDA graph.",
+                     "Decode kernels are not dominated by tiny ones.",
+                     "fuse the small elementwise kernels (torch.compile or fused kernels) and use CUDA graphs");
+    f.rows.columns = {{"Median Kernel", Unit::kDuration}, {"Kernels < 3 us"}, {"Kernels"}};
+    std::vector<std::int64_t> durations;
+    const auto& k = trace.kernels;
+    // Kernels that start inside decode steps (or all kernels without steps).
+    std::vector<std::pair<TimeNs, TimeNs>> windows;
+    for (const Step* s : decode) windows.push_back({s->start_ns, s->end_ns});
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      bool inside = windows.empty();
+      for (const auto& [lo, hi] : windows) {
+        if (k.start_ns[i] >= lo && k.start_ns[i] < hi) { inside = true; break; }
+      }
+      if (inside) durations.push_back(k.end_ns[i] - k.start_ns[i]);
+    }
+    if (!durations.empty()) {
+      const auto d = distribution(durations);
+      const auto tiny = std::count_if(durations.begin(), durations.end(), [](std::int64_t x) { return x < 3000; });
+      if (d.p50 < 3000) {
+        f.count = tiny;
+        f.severity = "warning";
+        f.rows.rows.push_back({static_cast<std::int64_t>(d.p50), static_cast<std::int64_t>(tiny), static_cast<std::int64_t>(durations.size())});
+      }
+      f.evidence = "median " + std::string(windows.empty() ? "" : "decode ") + "kernel " + fixed(d.p50 / 1000, 2) + " us; " +
+                   fixed(100.0 * static_cast<double>(tiny) / static_cast<double>(durations.size()), 1) + " % of " +
+                   std::to_string(durations.size()) + " kernels under 3 us";
+    }
+    out.push_back(std::move(f));
+  }
+  {  // H2D copies in the loop
+    Finding f = make("llm_h2d_in_loop", "Host-to-Device Copies in the Decode Loop",
+                     "These decode steps copy data from the host every step (inputs, positions, sampling parameters).\n\n"
+                     "Suggestion: keep per-step inputs on the GPU, or stage them in pinned memory with async copies "
+                     "overlapped with the previous step.",
+                     "No host-to-device copies inside decode steps" + no_steps + ".",
+                     "keep per-step inputs on the GPU or prefetch them asynchronously from pinned memory");
+    step_columns(f);
+    for (const Step* s : decode) {
+      if (s->h2d_copies == 0) continue;
+      ++f.count;
+      add_step_row(f, *s, options.rows);
+    }
+    if (f.count) f.severity = "info";
+    f.evidence = std::to_string(f.count) + " of " + std::to_string(decode.size()) + " decode steps copy host to device";
+    out.push_back(std::move(f));
+  }
+  {  // tail anomalies
+    Finding f = make("llm_tail_anomalies", "Kernel Tail Anomalies",
+                     "These kernels usually run fast but some invocations take far longer (max / p50 > 5): look for "
+                     "contention, clock drops, or data-dependent work (kernscope tail).",
+                     "No kernel has invocations far slower than its median.",
+                     "inspect the slow invocations' time ranges (kernscope tail, timeline) for contention or clock drops");
+    f.rows.columns = {{"Count"}, {"P50", Unit::kDuration}, {"Max", Unit::kDuration}, {"Max/P50"}, {"Tail Score"}, {"Name"}};
+    if (auto tail = tail_statistics(trace, TailSubject::kKernel)) {
+      for (const auto& r : tail->by_tail_score) {
+        if (r.count < 10 || r.max_over_p50 <= 5) continue;
+        ++f.count;
+        if (f.rows.rows.size() < options.rows) {
+          f.rows.rows.push_back({r.count, r.p50_ns, r.max_ns, std::round(r.max_over_p50 * 100) / 100,
+                                 static_cast<std::int64_t>(std::llround(r.tail_score)), r.name});
+        }
+      }
+    }
+    if (f.count) f.severity = "info";
+    f.evidence = std::to_string(f.count) + " kernels with max / p50 > 5";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,110 @@
+// kernscope's LLM rules and report on traces whose answers hold by construction, and on the llama
+// fixture, whose decode steps (695 launches each per nsys's nvtx_gpu_proj_sum, no CUDA graphs,
+// ~13 ms wall for ~1.7 ms of kernels) are launch-bound by any reading.
+#include <gtest/gtest.h>
+
+#include "kernscope/diagnosis.hpp"
+#include "kernscope/open.hpp"
+#include "support/synthetic_trace.hpp"
+#include "support/test_files.hpp"
+
+namespace kernscope {
+namespace {
+
+const Finding& rule(const std::vector<Finding>& all, const std::string& name) {
+  for (const auto& f : all) {
+    if (f.rule == name) return f;
+  }
+  throw std::runtime_error("no rule " + name);
+}
+
+// Decode steps of 1 ms each with `launches` tiny kernels, optional sync/alloc/H2D per step.
+testing::SyntheticTrace decode_loop(int steps, int launches, bool sync, bool alloc, bool h2d) {
+  testing::SyntheticTrace s;
+  std::uint32_t corr = 1;
+  for (int st = 0; st < steps; ++st) {
+    const TimeNs base = st * 1'000'000;
+    s.nvtx(kNvtxPushPopRange, "decode_step", base, base + 1'000'000);
+    for (int i = 0; i < launches; ++i) {
+      const TimeNs t = base + 1000 + i * 4000;
+      s.api("cudaLaunchKernel_v7000", t, t + 2000, corr);
+      s.kernel("gemvx::kernel", t + 2500, t + 3500, corr);  // 1 us kernels
+      ++corr;
+    }
+    if (sync) s.api("cudaStreamSynchronize_v3020", base + 900'000, base + 950'000, corr++);
+    if (alloc) s.api("cudaMalloc_v3020", base + 960'000, base + 970'000, corr++);
+    if (h2d) {
+      s.api("cudaMemcpyAsync_v3020", base + 980'000, base + 985'000, corr);
+      auto& m = s.trace.memcpys;
+      m.start_ns.push_back(base + 986'000); m.end_ns.push_back(base + 987'000); m.global_pid.push_back(testing::global_pid());
+      m.bytes.push_back(64); m.graph_node_id.push_back(0); m.device_id.push_back(0); m.context_id.push_back(1);
+      m.green_context_id.push_back(0); m.stream_id.push_back(7); m.correlation_id.push_back(corr++); m.copy_kind.push_back(1);
+      m.src_kind.push_back(0); m.dst_kind.push_back(2); m.src_device_id.push_back(-1); m.dst_device_id.push_back(0);
+    }
+  }
+  return s;
+}
+
+std::vector<Finding> llm_findings(const Trace& t) {
+  auto steps = analyze_steps(t, OpRuleSet::builtin(), {}).value();
+  return run_llm_rules(t, steps, AnalyzeOptions{});
+}
+
+TEST(LlmRules, LaunchBoundLoopWithSyncAllocAndCopies) {
+  auto s = decode_loop(10, 200, true, true, true);  // 200 x 1 us of kernels in a 1 ms step: 80 % idle
+  const auto f = llm_findings(s.trace);
+  EXPECT_EQ(rule(f, "llm_launch_bound").count, 10);
+  EXPECT_EQ(rule(f, "llm_launch_bound").severity, "critical");
+  EXPECT_EQ(rule(f, "llm_sync_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_alloc_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_h2d_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_tiny_kernels").count, 2000);
+}
+
+TEST(LlmRules, QuietLoopRaisesNothing) {
+  auto s = decode_loop(10, 50, false, false, false);  // 50 launches per step: below the launch threshold
+  const auto f = llm_findings(s.trace);
+  for (const char* r : {"llm_launch_bound", "llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden", "llm_tail_anomalies"}) {
+    EXPECT_EQ(rule(f, r).count, 0) << r;
+    EXPECT_EQ(rule(f, r).severity, "none") << r;
+  }
+}
+
+TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
+  testing::SyntheticTrace s;
+  s.api("cudaGraphLaunch_v10000", 0, 10, 1);
+  s.kernel("whole_graph_kernel", 20, 30, 1);
+  EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 1);
+  s.trace.kernels.graph_node_id[0] = 42;  // traced node by node: nothing hidden
+  EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 0);
+}
+
+TEST(Report, OddTracesGiveSensibleOutput) {
+  // No kernels at all, one step, overlapping ranges: a report, never a crash.
+  testing::SyntheticTrace empty;
+  EXPECT_FALSE(diagnose(empty.trace, OpRuleSet::builtin(), {}, {}).has_value() &&
+               diagnose(empty.trace, OpRuleSet::builtin(), {}, {})->kernels != 0);
+  auto one = decode_loop(1, 5, false, false, false);
+  one.nvtx(kNvtxPushPopRange, "forward", 500, 2'000'000);  // overlaps the step, not nested
+  auto d = diagnose(one.trace, OpRuleSet::builtin(), {}, {});
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_FALSE(render_diagnosis_text(*d).empty());
+  EXPECT_NE(render_diagnosis_json(*d).find("\"schema\": \"kernscope.report/1\""), std::string::npos);
+}
+
+TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  auto d = diagnose(*trace, OpRuleSet::builtin(), {}, {}).value();
+  EXPECT_EQ(rule(d.findings, "llm_launch_bound").count, 64);
+  ASSERT_FALSE(d.decode_classes.empty());
+  EXPECT_EQ(d.decode_classes.front().op_class, "gemv");
+  ASSERT_FALSE(d.next_actions.empty());
+  EXPECT_NE(d.next_actions.front().find("CUDA graph"), std::string::npos);
+  bool attention_decode = false;
+  for (const auto& c : d.decode_classes) attention_decode |= c.op_class == "attention_decode";
+  EXPECT_TRUE(attention_decode);
+}
+
+}  // namespace
+}  // namespace kernscope
