@@ -1,8 +1,10 @@
-// libFuzzer target: arbitrary bytes as an SQLite image through the nsys reader and every report.
+// libFuzzer target: arbitrary bytes as an SQLite image through the nsys reader, every report and
+// the diagnosis (which runs every other analysis).
 // Nothing may crash, hang or trip a sanitizer; errors must come back as values.
 #include <cstdint>
 #include <vector>
 
+#include "kernscope/diagnosis.hpp"
 #include "kernscope/reports.hpp"
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
@@ -17,6 +19,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (const auto& name : report_names()) {
     auto request = parse_report(name);
     if (request) (void)run_report(*trace, *request);
+  }
+  // The diagnosis runs every other analysis: ops, steps, tail, nsys's rules and the LLM rules.
+  if (auto d = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{})) {
+    (void)render_diagnosis_text(*d);
+    (void)render_diagnosis_json(*d);
   }
   return 0;
 }
