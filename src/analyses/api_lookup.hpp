@@ -1,9 +1,11 @@
 // Finds the API call that launched a GPU operation: same correlation id, same process (nsys joins
-// op.globalPid == api.globalTid & 0xFFFFFFFFFF000000).
+// op.globalPid == api.globalTid & 0xFFFFFFFFFF000000). CUPTI numbers correlation ids densely per
+// process, so each process gets a table indexed by id; a hash map covers sparse ids.
 #pragma once
 
 #include <optional>
 #include <unordered_map>
+#include <vector>
 
 #include "kernscope/trace.hpp"
 
@@ -15,17 +17,15 @@ class ApiLookup {
   std::optional<RowIndex> find(std::int64_t global_pid, std::uint32_t correlation_id) const;
 
  private:
-  struct Key {
-    std::int64_t process;
-    std::uint32_t correlation;
-    bool operator==(const Key&) const = default;
+  static constexpr RowIndex kNone = UINT32_MAX;
+  struct Process {
+    std::vector<RowIndex> dense;                       // by correlation id
+    std::unordered_map<std::uint32_t, RowIndex> sparse;  // when ids are too sparse for `dense`
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      return std::hash<std::int64_t>()(k.process ^ (static_cast<std::int64_t>(k.correlation) << 1));
-    }
-  };
-  std::unordered_map<Key, RowIndex, KeyHash> rows_;
+  std::unordered_map<std::int64_t, Process> processes_;
+  // The last process looked up: GPU operations come in long runs from one process.
+  mutable std::int64_t last_key_ = -1;
+  mutable const Process* last_ = nullptr;
 };
 
 }  // namespace kernscope::report

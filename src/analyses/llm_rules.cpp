@@ -174,11 +174,13 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
     // Kernels that start inside decode steps (or all kernels without steps).
     std::vector<std::pair<TimeNs, TimeNs>> windows;
     for (const Step* s : decode) windows.push_back({s->start_ns, s->end_ns});
+    std::sort(windows.begin(), windows.end());
+    // Decode steps of one thread do not overlap: the window a kernel may start in is the last one
+    // starting at or before it.
     for (RowIndex i = 0; i < k.size(); ++i) {
       bool inside = windows.empty();
-      for (const auto& [lo, hi] : windows) {
-        if (k.start_ns[i] >= lo && k.start_ns[i] < hi) { inside = true; break; }
-      }
+      auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(k.start_ns[i], INT64_MAX));
+      if (it != windows.begin() && k.start_ns[i] < std::prev(it)->second) inside = true;
       if (inside) durations.push_back(k.end_ns[i] - k.start_ns[i]);
     }
     if (!durations.empty()) {

@@ -58,10 +58,15 @@ std::string ms(std::int64_t ns) {
   return s.str();
 }
 
-// API rows by correlation id (nsys's memop rules join on the id alone).
-std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(const ApiCallColumns& a) {
+// API rows by correlation id (nsys's memop rules join on the id alone), for the ids `wanted`
+// holds: memory operations are few, API calls many.
+template <class Columns>
+std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(const ApiCallColumns& a, const Columns& wanted) {
   std::unordered_map<std::uint32_t, std::vector<RowIndex>> out;
-  for (RowIndex i = 0; i < a.size(); ++i) out[a.correlation_id[i]].push_back(i);
+  for (RowIndex i = 0; i < wanted.size(); ++i) out.try_emplace(wanted.correlation_id[i]);
+  for (RowIndex i = 0; i < a.size(); ++i) {
+    if (auto it = out.find(a.correlation_id[i]); it != out.end()) it->second.push_back(i);
+  }
   return out;
 }
 
@@ -104,7 +109,7 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
   }
   const auto& m = trace.memcpys;
   const auto& a = trace.api_calls;
-  const auto calls = api_by_correlation(a);
+  const auto calls = api_by_correlation(a, m);
   std::unordered_map<StringId, bool> name_matches;
   std::vector<Ranked> rows;
   std::int64_t total = 0;
@@ -163,7 +168,7 @@ Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
   }
   const auto& m = trace.memsets;
   const auto& a = trace.api_calls;
-  const auto calls = api_by_correlation(a);
+  const auto calls = api_by_correlation(a, m);
   std::vector<Ranked> rows;
   for (RowIndex i = 0; i < m.size(); ++i) {
     if (m.mem_kind[i] != 1 && m.mem_kind[i] != 4) continue;  // pinned or managed

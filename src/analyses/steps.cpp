@@ -248,15 +248,16 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       if (m.copy_kind[i] == 2) ++s.d2h_copies;
     }
   } else {
+    // Heuristic windows are disjoint and in time order: find each kernel's by binary search.
     for (RowIndex i = 0; i < k.size(); ++i) {
-      for (auto& s : steps) {
-        if (k.start_ns[i] >= s.start_ns && k.start_ns[i] < s.end_ns) {
-          ++s.kernels;
-          s.kernel_ns += k.end_ns[i] - k.start_ns[i];
-          s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
-          break;
-        }
-      }
+      auto it = std::upper_bound(steps.begin(), steps.end(), k.start_ns[i],
+                                 [](TimeNs t, const Step& s) { return t < s.start_ns; });
+      if (it == steps.begin()) continue;
+      auto& s = *std::prev(it);
+      if (k.start_ns[i] >= s.end_ns) continue;
+      ++s.kernels;
+      s.kernel_ns += k.end_ns[i] - k.start_ns[i];
+      s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
     }
   }
   // GPU busy inside each window: all GPU operations (kernels, copies, sets).
@@ -265,11 +266,15 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   for (RowIndex i = 0; i < trace.memcpys.size(); ++i) ops.push_back({trace.memcpys.start_ns[i], trace.memcpys.end_ns[i]});
   for (RowIndex i = 0; i < trace.memsets.size(); ++i) ops.push_back({trace.memsets.start_ns[i], trace.memsets.end_ns[i]});
   std::sort(ops.begin(), ops.end());
+  std::int64_t longest = 0;
+  for (const auto& [b, e] : ops) longest = std::max(longest, e - b);
   for (auto& s : steps) {
     std::vector<std::pair<TimeNs, TimeNs>> inside;
-    // Operations starting before the window may still run into it; ops are sorted by start.
-    auto last = std::lower_bound(ops.begin(), ops.end(), std::make_pair(s.end_ns, INT64_MIN));
-    for (auto it = ops.begin(); it != last; ++it) {
+    // Operations sorted by start; one that overlaps the window starts no earlier than
+    // window start - longest operation, and before the window's end.
+    auto first = std::lower_bound(ops.begin(), ops.end(), std::make_pair(s.start_ns - longest, INT64_MIN));
+    auto last = std::lower_bound(first, ops.end(), std::make_pair(s.end_ns, INT64_MIN));
+    for (auto it = first; it != last; ++it) {
       if (it->second > s.start_ns) inside.push_back(*it);
     }
     s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);

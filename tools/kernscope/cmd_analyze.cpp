@@ -23,7 +23,10 @@ int run_analyze(const AnalyzeCliOptions& o) {
   }
   auto options = validate(o.rules);
   if (!options) return fail(options.error());
-  auto trace = open_trace(o.trace);
+  // Summary columns suffice for every rule (launch geometry and return values are not used).
+  OpenOptions open_options;
+  open_options.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
   auto findings = run_nsys_rules(*trace, *options);
   if (auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {})) {

@@ -19,7 +19,10 @@ int run_report_command(const ReportCliOptions& o) {
   if (o.format != "text" && o.format != "json") {
     return fail(Error{ErrorCode::kInvalidArgument, "unknown format '" + o.format + "' (expected text or json)"});
   }
-  auto trace = open_trace(o.trace);
+  // Summary columns suffice for every rule (launch geometry and return values are not used).
+  OpenOptions open_options;
+  open_options.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
   StepOptions steps;
   if (!o.step_range.empty()) steps.step_range = o.step_range;

@@ -315,20 +315,20 @@ Result<void> Reader::read_processes_and_threads() {
 }
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
-  // Summaries need only the first eight columns; launch geometry, contexts, streams and graph
-  // nodes are read only when asked for, and otherwise stay empty (Trace::detailed says so).
+  // Summaries need only the first nine columns; launch geometry, contexts and streams are read
+  // only when asked for, and otherwise stay empty (Trace::detailed says so).
   const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
   std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
                                    {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
-                                   {"shortName", nullptr}, {"mangledName", nullptr}};
+                                   {"shortName", nullptr}, {"mangledName", nullptr}, {"graphNodeId", "0"}};
   if (details) {
     specs.insert(specs.end(), {{"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
                                {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
                                {"registersPerThread", "0"}, {"staticSharedMemory", "0"},
-                               {"dynamicSharedMemory", "0"}, {"launchType", "0"}, {"graphNodeId", "0"}});
+                               {"dynamicSharedMemory", "0"}, {"launchType", "0"}});
     KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
   } else {
-    for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid}) column->reserve(range.expected_rows);
+    for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid, &k.graph_node_id}) column->reserve(range.expected_rows);
     for (auto* column : {&k.device_id, &k.correlation_id}) column->reserve(range.expected_rows);
     for (auto* column : {&k.demangled_name, &k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
   }
@@ -343,21 +343,21 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
     k.demangled_name.push_back(str(s, 5));
     k.short_name.push_back(str(s, 6));
     k.mangled_name.push_back(str(s, 7));
+    k.graph_node_id.push_back(s.int64(8));
     if (!details) return;
-    k.context_id.push_back(u32(s, 8));
-    k.green_context_id.push_back(u32(s, 9));
-    k.stream_id.push_back(u32(s, 10));
-    k.grid_x.push_back(i32(s, 11));
-    k.grid_y.push_back(i32(s, 12));
-    k.grid_z.push_back(i32(s, 13));
-    k.block_x.push_back(i32(s, 14));
-    k.block_y.push_back(i32(s, 15));
-    k.block_z.push_back(i32(s, 16));
-    k.registers_per_thread.push_back(i32(s, 17));
-    k.static_smem_bytes.push_back(i32(s, 18));
-    k.dynamic_smem_bytes.push_back(i32(s, 19));
-    k.launch_type.push_back(i32(s, 20));
-    k.graph_node_id.push_back(s.int64(21));
+    k.context_id.push_back(u32(s, 9));
+    k.green_context_id.push_back(u32(s, 10));
+    k.stream_id.push_back(u32(s, 11));
+    k.grid_x.push_back(i32(s, 12));
+    k.grid_y.push_back(i32(s, 13));
+    k.grid_z.push_back(i32(s, 14));
+    k.block_x.push_back(i32(s, 15));
+    k.block_y.push_back(i32(s, 16));
+    k.block_z.push_back(i32(s, 17));
+    k.registers_per_thread.push_back(i32(s, 18));
+    k.static_smem_bytes.push_back(i32(s, 19));
+    k.dynamic_smem_bytes.push_back(i32(s, 20));
+    k.launch_type.push_back(i32(s, 21));
   });
 }
 
