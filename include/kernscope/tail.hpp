@@ -3,6 +3,7 @@
 //   StdDev: population; tail score = max * log2(count + 1) * max(1, max / p50).
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -33,8 +34,11 @@ struct TailResult {
   std::vector<TailRow> by_tail_score;  // all names, tail score descending
 };
 
-// numpy.percentile(values, q) with the default linear method; `sorted` ascending, non-empty.
+// numpy.percentile(values, q) with the default linear method. `sorted` is ascending and
+// non-empty, or prepared by select_percentile_ranks for the same q (only the ranks q reads are
+// then in place).
 double percentile_linear(const std::vector<std::int64_t>& sorted, double q);
+void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer_list<double> qs);
 
 Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject);
 // As a report table (nsys-style headers with units); at most `limit` rows (0: all).

@@ -1,6 +1,7 @@
 // Builds the diagnosis from the other analyses; the sentences cite the numbers behind them.
 #include <algorithm>
 #include <cmath>
+#include <future>
 #include <map>
 #include <sstream>
 
@@ -61,10 +62,21 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
   d.kernels = static_cast<std::int64_t>(trace.kernels.size());
   d.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
-  auto ops = classify_operations(trace, rules);
+  // The analyses only read the trace (and the compiled rules), so they run concurrently.
+  auto ops_job = std::async(std::launch::async, [&] { return classify_operations(trace, rules); });
+  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(trace, rules, step_options); });
+  auto kernel_tail_job = std::async(std::launch::async, [&] { return tail_statistics(trace, TailSubject::kKernel); });
+  auto api_tail_job = std::async(std::launch::async, [&] {
+    return trace.has(EventKind::kApiCalls) ? tail_statistics(trace, TailSubject::kApi) : Result<TailResult>(TailResult{});
+  });
+  auto rules_job = std::async(std::launch::async, [&] { return run_nsys_rules(trace, analyze_options); });
+  auto ops = ops_job.get();
+  auto steps = steps_job.get();
+  auto kernel_tail = kernel_tail_job.get();
+  auto api_tail = api_tail_job.get();
+  d.findings = rules_job.get();
   if (!ops) return std::unexpected(ops.error());
   d.ops = std::move(*ops);
-  auto steps = analyze_steps(trace, rules, step_options);
   if (!steps) return std::unexpected(steps.error());
   d.steps = std::move(*steps);
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
@@ -74,15 +86,12 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     const auto& k = d.ops.kernels[i];
     d.top_kernels.push_back({k.name, d.gpu_kernel_ns ? static_cast<double>(k.total_ns) / static_cast<double>(d.gpu_kernel_ns) : 0});
   }
-  if (auto t = tail_statistics(trace, TailSubject::kKernel)) {
-    for (std::size_t i = 0; i < t->by_tail_score.size() && i < 3; ++i) d.kernel_tail.push_back(t->by_tail_score[i]);
+  if (kernel_tail) {
+    for (std::size_t i = 0; i < kernel_tail->by_tail_score.size() && i < 3; ++i) d.kernel_tail.push_back(kernel_tail->by_tail_score[i]);
   }
-  if (trace.has(EventKind::kApiCalls)) {
-    if (auto t = tail_statistics(trace, TailSubject::kApi)) {
-      for (std::size_t i = 0; i < t->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(t->by_tail_score[i]);
-    }
+  if (api_tail) {
+    for (std::size_t i = 0; i < api_tail->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(api_tail->by_tail_score[i]);
   }
-  d.findings = run_nsys_rules(trace, analyze_options);
   for (auto& f : run_llm_rules(trace, d.steps, analyze_options)) d.findings.push_back(std::move(f));
 
   // Diagnosis and next actions, most valuable first.

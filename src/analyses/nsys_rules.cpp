@@ -59,13 +59,21 @@ std::string ms(std::int64_t ns) {
 }
 
 // API rows by correlation id (nsys's memop rules join on the id alone), for the ids `wanted`
-// holds: memory operations are few, API calls many.
+// holds: memory operations are few, API calls many, so a bitmap of wanted ids screens the calls.
 template <class Columns>
 std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(const ApiCallColumns& a, const Columns& wanted) {
   std::unordered_map<std::uint32_t, std::vector<RowIndex>> out;
-  for (RowIndex i = 0; i < wanted.size(); ++i) out.try_emplace(wanted.correlation_id[i]);
+  std::uint32_t max_id = 0;
+  for (RowIndex i = 0; i < wanted.size(); ++i) {
+    out.try_emplace(wanted.correlation_id[i]);
+    max_id = std::max(max_id, wanted.correlation_id[i]);
+  }
+  if (out.empty()) return out;
+  std::vector<bool> is_wanted(static_cast<std::size_t>(max_id) + 1, false);
+  for (const auto& [id, rows] : out) is_wanted[id] = true;
   for (RowIndex i = 0; i < a.size(); ++i) {
-    if (auto it = out.find(a.correlation_id[i]); it != out.end()) it->second.push_back(i);
+    const auto id = a.correlation_id[i];
+    if (id <= max_id && is_wanted[id]) out[id].push_back(i);
   }
   return out;
 }
@@ -207,16 +215,17 @@ Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
     return f;
   }
   const auto& a = trace.api_calls;
-  std::unordered_map<StringId, bool> name_matches;
+  // Whether each name matches, by StringId (0 unknown, 1 no, 2 yes): no hashing per call.
+  std::vector<std::uint8_t> matches(trace.strings.size() + 1, 0);
   std::vector<Ranked> rows;
   std::int64_t total = 0;
   for (RowIndex i = 0; i < a.size(); ++i) {
-    auto nm = name_matches.find(a.name[i]);
-    if (nm == name_matches.end()) {
+    std::uint8_t& m = matches[a.name[i] == kNoString ? trace.strings.size() : a.name[i]];
+    if (m == 0) {
       const auto name = trace.strings.get(a.name[i]);
-      nm = name_matches.emplace(a.name[i], sql_like(name, "cudaDeviceSynchronize%") || sql_like(name, "cudaStreamSynchronize%")).first;
+      m = sql_like(name, "cudaDeviceSynchronize%") || sql_like(name, "cudaStreamSynchronize%") ? 2 : 1;
     }
-    if (!nm->second) continue;
+    if (m != 2) continue;
     const std::int64_t d = a.end_ns[i] - a.start_ns[i];
     total += d;
     rows.push_back({d, {d, a.start_ns[i], pid_of(a.global_tid[i]), tid_of(a.global_tid[i]), std::string(trace.strings.get(a.name[i]))}});
@@ -303,8 +312,9 @@ Finding gaps_rule(const Trace& trace, const AnalyzeOptions& o) {
       starts.push_back(op->start);
       ends.push_back({op->end, op->context});
     }
-    std::sort(starts.begin(), starts.end());
-    std::stable_sort(ends.begin(), ends.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+    auto by_end = [](const auto& a, const auto& b) { return a.first < b.first; };
+    if (!std::is_sorted(ends.begin(), ends.end(), by_end)) std::stable_sort(ends.begin(), ends.end(), by_end);
     // The j-th end paired with the (j+1)-th start: a gap when no operation covers the time between.
     for (std::size_t j = 0; j + 1 < starts.size(); ++j) {
       const std::int64_t d = starts[j + 1] - ends[j].first;

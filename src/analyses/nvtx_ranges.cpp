@@ -36,8 +36,11 @@ void find_enclosing(const std::vector<IndexedRange>& ranges, const std::vector<I
     auto it = ranges_by_tid.find(tid);
     if (it == ranges_by_tid.end()) continue;
     auto& rs = it->second;
-    std::stable_sort(rs.begin(), rs.end(), [&](std::size_t a, std::size_t b) { return ranges[a].start_ns < ranges[b].start_ns; });
-    std::stable_sort(qs.begin(), qs.end(), [&](std::size_t a, std::size_t b) { return queries[a].start_ns < queries[b].start_ns; });
+    // Traces list events nearly in time order: check before sorting millions of indices.
+    auto by_range_start = [&](std::size_t a, std::size_t b) { return ranges[a].start_ns < ranges[b].start_ns; };
+    auto by_query_start = [&](std::size_t a, std::size_t b) { return queries[a].start_ns < queries[b].start_ns; };
+    if (!std::is_sorted(rs.begin(), rs.end(), by_range_start)) std::stable_sort(rs.begin(), rs.end(), by_range_start);
+    if (!std::is_sorted(qs.begin(), qs.end(), by_query_start)) std::stable_sort(qs.begin(), qs.end(), by_query_start);
     std::vector<std::size_t> active;
     std::size_t next = 0;
     for (std::size_t q : qs) {

@@ -2,6 +2,7 @@
 // once. Ambiguous attention kernels (cuDNN SDPA, FlashAttention's flash_fwd) are told apart per
 // instance by the NVTX ranges enclosing their launch: a range named *prefill* or *decode*.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <sstream>
@@ -175,37 +176,44 @@ Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules
   const auto phases = kernel_phases(trace, phases_found);
   result.phase_source = phases_found ? "NVTX ranges named *prefill* / *decode*" : "none (no NVTX prefill/decode ranges)";
 
+  // Per distinct name: its rule class, and instances/time by resolved phase (for "attention").
   struct NameInfo {
     std::string op_class;
     std::string rule;
-    std::int64_t instances = 0, total_ns = 0;
-    std::map<std::string, std::int64_t> resolved;  // class after phase resolution -> instances
+    std::int64_t instances[3] = {0, 0, 0};  // unresolved, prefill, decode
+    std::int64_t ns[3] = {0, 0, 0};
   };
-  std::unordered_map<StringId, NameInfo> by_name;
-  std::map<std::string, OpClassTotal> totals;
-  std::map<std::string, std::set<StringId>> names_per_class;
+  std::vector<NameInfo*> info_of(trace.strings.size(), nullptr);  // by StringId: no hashing per kernel
+  std::deque<NameInfo> infos;
+  std::vector<StringId> ids;
   const auto& k = trace.kernels;
   for (RowIndex i = 0; i < k.size(); ++i) {
     const StringId id = k.demangled_name[i];
-    auto it = by_name.find(id);
-    if (it == by_name.end()) {
+    const std::size_t slot = id == kNoString ? info_of.size() - 1 : id;
+    if (info_of.empty()) break;
+    NameInfo*& info = info_of[slot];
+    if (!info) {
       auto [op_class, rule] = rules.classify(trace.strings.get(id));
-      it = by_name.emplace(id, NameInfo{op_class, rule ? rule->origin : "", 0, 0, {}}).first;
+      info = &infos.emplace_back(NameInfo{op_class, rule ? rule->origin : "", {0, 0, 0}, {0, 0, 0}});
+      ids.push_back(id);
     }
-    auto& info = it->second;
-    std::string op_class = info.op_class;
-    if (op_class == "attention" && phases[i] != Phase::kUnknown) {
-      op_class = phases[i] == Phase::kPrefill ? "attention_prefill" : "attention_decode";
+    const int p = info->op_class == "attention" && phases[i] != Phase::kUnknown ? (phases[i] == Phase::kPrefill ? 1 : 2) : 0;
+    ++info->instances[p];
+    info->ns[p] += k.end_ns[i] - k.start_ns[i];
+  }
+  std::map<std::string, OpClassTotal> totals;
+  std::map<std::string, std::set<StringId>> names_per_class;
+  for (std::size_t n = 0; n < infos.size(); ++n) {
+    const auto& info = infos[n];
+    for (int p = 0; p < 3; ++p) {
+      if (info.instances[p] == 0) continue;
+      const std::string c = p == 0 ? info.op_class : p == 1 ? "attention_prefill" : "attention_decode";
+      auto& t = totals[c];
+      t.op_class = c;
+      t.total_ns += info.ns[p];
+      t.instances += info.instances[p];
+      names_per_class[c].insert(ids[n]);
     }
-    const std::int64_t d = k.end_ns[i] - k.start_ns[i];
-    ++info.instances;
-    info.total_ns += d;
-    ++info.resolved[op_class];
-    auto& t = totals[op_class];
-    t.op_class = op_class;
-    t.total_ns += d;
-    ++t.instances;
-    names_per_class[op_class].insert(id);
   }
   auto add_memops = [&](const std::string& op_class, const auto& columns) {
     if (columns.size() == 0) return;
@@ -234,17 +242,22 @@ Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules
   if (result.total_ns > 0 && totals.contains("other")) {
     result.other_share = static_cast<double>(totals["other"].total_ns) / static_cast<double>(result.total_ns);
   }
-  for (auto& [id, info] : by_name) {
+  for (std::size_t n = 0; n < infos.size(); ++n) {
+    const auto& info = infos[n];
     KernelClassification kc;
-    kc.name = std::string(trace.strings.get(id));
-    kc.op_class = info.resolved.size() == 1 ? info.resolved.begin()->first : info.op_class;
-    if (info.resolved.size() > 1) {
-      for (const auto& [c, n] : info.resolved) kc.op_class += (c == info.resolved.begin()->first ? " (" : ", ") + c + " " + std::to_string(n);
+    kc.name = std::string(trace.strings.get(ids[n]));
+    std::vector<std::pair<std::string, std::int64_t>> resolved;
+    for (int p = 0; p < 3; ++p) {
+      if (info.instances[p]) resolved.push_back({p == 0 ? info.op_class : p == 1 ? "attention_prefill" : "attention_decode", info.instances[p]});
+    }
+    kc.op_class = resolved.size() == 1 ? resolved[0].first : info.op_class;
+    if (resolved.size() > 1) {
+      for (std::size_t r = 0; r < resolved.size(); ++r) kc.op_class += (r == 0 ? " (" : ", ") + resolved[r].first + " " + std::to_string(resolved[r].second);
       kc.op_class += ")";
     }
     kc.rule = info.rule;
-    kc.instances = info.instances;
-    kc.total_ns = info.total_ns;
+    kc.instances = info.instances[0] + info.instances[1] + info.instances[2];
+    kc.total_ns = info.ns[0] + info.ns[1] + info.ns[2];
     if (info.op_class == "communication") kc.nccl = parse_nccl_kernel(kc.name);
     result.kernels.push_back(std::move(kc));
   }

@@ -214,20 +214,22 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     for (RowIndex i = 0; i < a.size(); ++i) calls.push_back({a.global_tid[i], a.start_ns[i], a.end_ns[i]});
     std::vector<int> step_of_call(a.size(), -1);
     report::find_enclosing(as_ranges, calls, [&](std::size_t q, std::size_t r) { step_of_call[q] = static_cast<int>(r); });
-    std::unordered_map<StringId, int> api_kind;  // bit 1 launch, 2 sync, 4 alloc, 8 graph
+    // What each API name is, by StringId: bit 1 launch, 2 sync, 4 alloc, 8 graph; 16 known.
+    std::vector<std::uint8_t> api_kind(trace.strings.size() + 1, 0);
     for (RowIndex i = 0; i < a.size(); ++i) {
       if (step_of_call[i] < 0) continue;
-      auto it = api_kind.find(a.name[i]);
-      if (it == api_kind.end()) {
+      const std::size_t slot = a.name[i] == kNoString ? trace.strings.size() : a.name[i];
+      std::uint8_t& kind = api_kind[slot];
+      if (!(kind & 16)) {
         const auto n = trace.strings.get(a.name[i]);
-        it = api_kind.emplace(a.name[i], (is_launch(n) ? 1 : 0) | (is_sync(n) ? 2 : 0) | (is_alloc(n) ? 4 : 0) | (is_graph_launch(n) ? 8 : 0)).first;
+        kind = static_cast<std::uint8_t>(16 | (is_launch(n) ? 1 : 0) | (is_sync(n) ? 2 : 0) | (is_alloc(n) ? 4 : 0) | (is_graph_launch(n) ? 8 : 0));
       }
       auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
       const std::int64_t d = a.end_ns[i] - a.start_ns[i];
-      if (it->second & 1) { ++s.launches; s.launch_api_ns += d; }
-      if (it->second & 2) { ++s.syncs; s.sync_ns += d; }
-      if (it->second & 4) ++s.allocations;
-      if (it->second & 8) ++s.graph_launches;
+      if (kind & 1) { ++s.launches; s.launch_api_ns += d; }
+      if (kind & 2) { ++s.syncs; s.sync_ns += d; }
+      if (kind & 4) ++s.allocations;
+      if (kind & 8) ++s.graph_launches;
     }
     const report::ApiLookup lookup(a);
     for (RowIndex i = 0; i < k.size(); ++i) {
@@ -265,7 +267,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   for (RowIndex i = 0; i < k.size(); ++i) ops.push_back({k.start_ns[i], k.end_ns[i]});
   for (RowIndex i = 0; i < trace.memcpys.size(); ++i) ops.push_back({trace.memcpys.start_ns[i], trace.memcpys.end_ns[i]});
   for (RowIndex i = 0; i < trace.memsets.size(); ++i) ops.push_back({trace.memsets.start_ns[i], trace.memsets.end_ns[i]});
-  std::sort(ops.begin(), ops.end());
+  if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
   std::int64_t longest = 0;
   for (const auto& [b, e] : ops) longest = std::max(longest, e - b);
   for (auto& s : steps) {
