@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <future>
 #include <map>
 #include <sstream>
 #include <unordered_map>
@@ -284,7 +285,7 @@ std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>> by_pr
   return groups;
 }
 
-Finding gaps_rule(const Trace& trace, const AnalyzeOptions& o) {
+Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_gaps";
   f.title = "GPU Gaps";
@@ -297,7 +298,6 @@ Finding gaps_rule(const Trace& trace, const AnalyzeOptions& o) {
   f.action = "find what the host does in these gaps (NVTX ranges, CPU sampling) and overlap it with GPU work";
   f.rows.report = f.rule;
   f.rows.columns = {{"Row#"}, {"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"PID"}, {"Device ID"}, {"Context ID"}};
-  const auto ops = gpu_ops(trace);
   struct Gap {
     std::int64_t duration;
     TimeNs start;
@@ -335,7 +335,7 @@ Finding gaps_rule(const Trace& trace, const AnalyzeOptions& o) {
   return f;
 }
 
-Finding utilization_rule(const Trace& trace, const AnalyzeOptions& o) {
+Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_time_util";
   f.title = "GPU Time Utilization";
@@ -350,7 +350,6 @@ Finding utilization_rule(const Trace& trace, const AnalyzeOptions& o) {
   f.rows.report = f.rule;
   f.rows.columns = {{"Row#"}, {"In-Use", Unit::kPercent}, {"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp},
                     {"PID"}, {"Device ID"}, {"Context ID"}};
-  const auto ops = gpu_ops(trace);
   struct Region {
     double average;
     double duration;
@@ -430,9 +429,20 @@ Result<AnalyzeOptions> validate(const AnalyzeOptions& options) {
 }
 
 std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& options) {
+  // The rules only read the trace; the two timeline rules share one list of GPU operations.
+  auto timeline = std::async(std::launch::async, [&] {
+    const auto ops = gpu_ops(trace);
+    auto util = std::async(std::launch::async, [&] { return utilization_rule(ops, options); });
+    auto gaps = gaps_rule(ops, options);
+    return std::make_pair(std::move(gaps), util.get());
+  });
+  auto api_sync = std::async(std::launch::async, [&] { return api_sync_rule(trace, options); });
   std::vector<Finding> findings = {memcpy_rule(trace, options, true), memcpy_rule(trace, options, false),
-                                   memset_rule(trace, options), api_sync_rule(trace, options),
-                                   gaps_rule(trace, options), utilization_rule(trace, options)};
+                                   memset_rule(trace, options)};
+  findings.push_back(api_sync.get());
+  auto [gaps, util] = timeline.get();
+  findings.push_back(std::move(gaps));
+  findings.push_back(std::move(util));
   for (auto& f : findings) {
     f.rows.title = f.title;
     if (f.skipped) f.severity = "none";

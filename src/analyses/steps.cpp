@@ -205,15 +205,30 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   };
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
   if (thread_steps) {
-    std::vector<report::IndexedRange> as_ranges;
-    for (std::size_t w = 0; w < windows.size(); ++w) {
-      as_ranges.push_back({static_cast<RowIndex>(w), windows[w].start, windows[w].end, windows[w].global_tid, windows[w].name, true});
+    // API calls inside steps. The chosen windows are the innermost ranges, so on one thread they
+    // do not nest: a call belongs to the last window of its thread starting at or before it, if
+    // that window also ends after it. A binary search per call, no copies of the calls.
+    std::unordered_map<std::int64_t, std::vector<std::size_t>> windows_of_thread;
+    for (std::size_t w = 0; w < windows.size(); ++w) windows_of_thread[windows[w].global_tid].push_back(w);
+    for (auto& [tid, ws] : windows_of_thread) {
+      std::sort(ws.begin(), ws.end(), [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; });
     }
-    // API calls inside steps.
-    std::vector<report::Interval> calls;
-    for (RowIndex i = 0; i < a.size(); ++i) calls.push_back({a.global_tid[i], a.start_ns[i], a.end_ns[i]});
     std::vector<int> step_of_call(a.size(), -1);
-    report::find_enclosing(as_ranges, calls, [&](std::size_t q, std::size_t r) { step_of_call[q] = static_cast<int>(r); });
+    std::int64_t cached_tid = -1;
+    const std::vector<std::size_t>* ws = nullptr;
+    for (RowIndex i = 0; i < a.size(); ++i) {
+      if (a.global_tid[i] != cached_tid) {
+        cached_tid = a.global_tid[i];
+        auto it = windows_of_thread.find(cached_tid);
+        ws = it == windows_of_thread.end() ? nullptr : &it->second;
+      }
+      if (!ws) continue;
+      auto it = std::upper_bound(ws->begin(), ws->end(), a.start_ns[i],
+                                 [&](TimeNs t, std::size_t w) { return t < windows[w].start; });
+      if (it == ws->begin()) continue;
+      const std::size_t w = *std::prev(it);
+      if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
+    }
     // What each API name is, by StringId: bit 1 launch, 2 sync, 4 alloc, 8 graph; 16 known.
     std::vector<std::uint8_t> api_kind(trace.strings.size() + 1, 0);
     for (RowIndex i = 0; i < a.size(); ++i) {

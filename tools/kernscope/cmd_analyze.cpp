@@ -1,4 +1,5 @@
 // kernscope analyze: rule findings (nsys's six CUDA rules) with evidence and suggested actions.
+#include <future>
 #include <iostream>
 #include <memory>
 
@@ -28,8 +29,10 @@ int run_analyze(const AnalyzeCliOptions& o) {
   open_options.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
+  // nsys's rules and the step analysis only read the trace: run them side by side.
+  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(*trace, OpRuleSet::builtin(), {}); });
   auto findings = run_nsys_rules(*trace, *options);
-  if (auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {})) {
+  if (auto steps = steps_job.get()) {
     for (auto& f : run_llm_rules(*trace, *steps, *options)) findings.push_back(std::move(f));
   }
   if (o.format == "json") {
