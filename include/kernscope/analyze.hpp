@@ -41,6 +41,7 @@ std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& op
 namespace kernscope {
 
 struct StepAnalysis;
+struct TailResult;
 
 // kernscope's rules for LLM inference, over the steps (kernscope steps):
 //   llm_launch_bound    decode steps where the GPU idles most of the step, with many launches and
@@ -51,6 +52,8 @@ struct StepAnalysis;
 //   llm_tiny_kernels    the median decode kernel runs for under 3 us
 //   llm_h2d_in_loop     host-to-device copies inside decode steps
 //   llm_tail_anomalies  kernels whose slowest invocations are far slower than usual (kernscope tail)
-std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options);
+// `kernel_tail`: the kernel tail statistics when the caller has them already (else computed).
+std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
+                                   const TailResult* kernel_tail = nullptr);
 
 }  // namespace kernscope

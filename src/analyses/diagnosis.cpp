@@ -92,7 +92,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   if (api_tail) {
     for (std::size_t i = 0; i < api_tail->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(api_tail->by_tail_score[i]);
   }
-  for (auto& f : run_llm_rules(trace, d.steps, analyze_options)) d.findings.push_back(std::move(f));
+  for (auto& f : run_llm_rules(trace, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
+    d.findings.push_back(std::move(f));
+  }
 
   // Diagnosis and next actions, most valuable first.
   const auto& dw = d.steps.decode_wall;

@@ -61,7 +61,8 @@ void add_step_row(Finding& f, const Step& s, std::size_t limit) {
 
 }  // namespace
 
-std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options) {
+std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
+                                   const TailResult* kernel_tail) {
   std::vector<Finding> out;
   const auto decode = decode_steps(steps);
   const std::string no_steps = decode.empty() ? " (no decode steps were identified: " + steps.method + ")" : "";
@@ -221,7 +222,9 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                      "No kernel has invocations far slower than its median.",
                      "inspect the slow invocations' time ranges (kernscope tail, timeline) for contention or clock drops");
     f.rows.columns = {{"Count"}, {"P50", Unit::kDuration}, {"Max", Unit::kDuration}, {"Max/P50"}, {"Tail Score"}, {"Name"}};
-    if (auto tail = tail_statistics(trace, TailSubject::kKernel)) {
+    Result<TailResult> computed = kernel_tail ? Result<TailResult>(TailResult{}) : tail_statistics(trace, TailSubject::kKernel);
+    const TailResult* tail = kernel_tail ? kernel_tail : (computed ? &*computed : nullptr);
+    if (tail) {
       for (const auto& r : tail->by_tail_score) {
         if (r.count < 10 || r.max_over_p50 <= 5) continue;
         ++f.count;

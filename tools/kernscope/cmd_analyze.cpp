@@ -29,11 +29,12 @@ int run_analyze(const AnalyzeCliOptions& o) {
   open_options.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
+  Trace& loaded = keep_until_exit(std::move(*trace));
   // nsys's rules and the step analysis only read the trace: run them side by side.
-  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(*trace, OpRuleSet::builtin(), {}); });
-  auto findings = run_nsys_rules(*trace, *options);
+  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(loaded, OpRuleSet::builtin(), {}); });
+  auto findings = run_nsys_rules(loaded, *options);
   if (auto steps = steps_job.get()) {
-    for (auto& f : run_llm_rules(*trace, *steps, *options)) findings.push_back(std::move(f));
+    for (auto& f : run_llm_rules(loaded, *steps, *options)) findings.push_back(std::move(f));
   }
   if (o.format == "json") {
     std::cout << render_findings_json(findings);

@@ -41,7 +41,8 @@ int run_ops(const OpsOptions& o) {
   open_options.detail_kinds = 0;
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
-  auto result = classify_operations(*trace, rules);
+  Trace& loaded = keep_until_exit(std::move(*trace));
+  auto result = classify_operations(loaded, rules);
   if (!result) return fail(result.error());
   const RenderOptions render_options{*format, *unit};
   render(std::cout, ops_table(*result), render_options);

@@ -24,9 +24,10 @@ int run_report_command(const ReportCliOptions& o) {
   open_options.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
+  Trace& loaded = keep_until_exit(std::move(*trace));
   StepOptions steps;
   if (!o.step_range.empty()) steps.step_range = o.step_range;
-  auto d = diagnose(*trace, OpRuleSet::builtin(), steps, AnalyzeOptions{});
+  auto d = diagnose(loaded, OpRuleSet::builtin(), steps, AnalyzeOptions{});
   if (!d) return fail(d.error());
   std::cout << (o.format == "json" ? render_diagnosis_json(*d) : render_diagnosis_text(*d));
   return 0;

@@ -64,22 +64,23 @@ int run_stats(const StatsOptions& o) {
   open_options.detail_kinds = details;
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
+  Trace& loaded = keep_until_exit(std::move(*trace));
   constexpr EventKinds kCuda = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) |
                                bit(EventKind::kMemset) | bit(EventKind::kApiCalls);
-  if ((trace->present & kCuda) == 0) {
+  if ((loaded.present & kCuda) == 0) {
     return fail(Error{ErrorCode::kNoData, o.trace + ": the export contains no CUDA data (no kernels, memory "
                                                     "operations or CUDA API calls were traced)"});
   }
   if (!spec.empty()) {
-    auto filter = resolve_filter(*trace, spec);
+    auto filter = resolve_filter(loaded, spec);
     if (!filter) return fail(filter.error());
-    apply_filter(*trace, *filter);
+    apply_filter(loaded, *filter);
   }
 
   const RenderOptions render_options{*format, *unit};
   bool first = true;
   for (const auto& request : requests) {
-    auto table = run_report(*trace, request);
+    auto table = run_report(loaded, request);
     if (!table) {
       if (table.error().code != ErrorCode::kNoData) return fail(table.error());
       std::cerr << "kernscope: SKIPPED " << request.spelled << ": " << table.error().message << '\n';

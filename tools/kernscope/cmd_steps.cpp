@@ -43,9 +43,10 @@ int run_steps(const StepsCliOptions& o) {
   open_options.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
+  Trace& loaded = keep_until_exit(std::move(*trace));
   StepOptions options;
   if (!o.step_range.empty()) options.step_range = o.step_range;
-  auto steps = analyze_steps(*trace, OpRuleSet::builtin(), options);
+  auto steps = analyze_steps(loaded, OpRuleSet::builtin(), options);
   if (!steps) return fail(steps.error());
   render(std::cout, steps_table(*steps), RenderOptions{*format, TimeUnit::kNs});
   if (*format == Format::kTable) {

@@ -33,7 +33,8 @@ int run_tail(const TailOptions& o) {
   open_options.detail_kinds = 0;
   auto trace = open_trace(o.trace, open_options);
   if (!trace) return fail(trace.error());
-  auto result = tail_statistics(*trace, *subject);
+  Trace& loaded = keep_until_exit(std::move(*trace));
+  auto result = tail_statistics(loaded, *subject);
   if (!result) return fail(result.error());
   if (result->by_total.empty()) {
     std::cerr << "kernscope: tail: no events of that kind in the trace\n";
