@@ -75,10 +75,21 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   auto kernel_tail = kernel_tail_job.get();
   auto api_tail = api_tail_job.get();
   d.findings = rules_job.get();
-  if (!ops) return std::unexpected(ops.error());
-  d.ops = std::move(*ops);
-  if (!steps) return std::unexpected(steps.error());
-  d.steps = std::move(*steps);
+  // A trace without GPU work still gets a report: what it lacks is said, the rest is shown.
+  if (ops) {
+    d.ops = std::move(*ops);
+  } else if (ops.error().code == ErrorCode::kNoData) {
+    d.diagnosis.push_back("No GPU kernels or memory operations in this trace: " + ops.error().message);
+  } else {
+    return std::unexpected(ops.error());
+  }
+  if (steps) {
+    d.steps = std::move(*steps);
+  } else if (steps.error().code == ErrorCode::kNoData) {
+    d.steps.method = "none (" + steps.error().message + ")";
+  } else {
+    return std::unexpected(steps.error());
+  }
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
   d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
   for (const auto& k : d.ops.kernels) d.gpu_kernel_ns += k.total_ns;

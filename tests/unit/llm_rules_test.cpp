@@ -81,9 +81,14 @@ TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
 
 TEST(Report, OddTracesGiveSensibleOutput) {
   // No kernels at all, one step, overlapping ranges: a report, never a crash.
-  testing::SyntheticTrace empty;
-  EXPECT_FALSE(diagnose(empty.trace, OpRuleSet::builtin(), {}, {}).has_value() &&
-               diagnose(empty.trace, OpRuleSet::builtin(), {}, {})->kernels != 0);
+  testing::SyntheticTrace api_only;
+  api_only.trace.present = bit(EventKind::kApiCalls);
+  api_only.api("cudaMalloc_v3020", 0, 10, 1);
+  auto no_kernels = diagnose(api_only.trace, OpRuleSet::builtin(), {}, {});
+  ASSERT_TRUE(no_kernels) << no_kernels.error().message;
+  EXPECT_EQ(no_kernels->kernels, 0);
+  EXPECT_NE(no_kernels->diagnosis.front().find("No GPU kernels"), std::string::npos);
+  EXPECT_FALSE(render_diagnosis_text(*no_kernels).empty());
   auto one = decode_loop(1, 5, false, false, false);
   one.nvtx(kNvtxPushPopRange, "forward", 500, 2'000'000);  // overlaps the step, not nested
   auto d = diagnose(one.trace, OpRuleSet::builtin(), {}, {});
