@@ -5,18 +5,13 @@
 #include <map>
 #include <sstream>
 
+#include "analyses/text_util.hpp"
 #include "kernscope/diagnosis.hpp"
 
 namespace kernscope {
 namespace {
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
+using text::fixed;
 
 std::string pct(double share) { return fixed(share * 100, 1) + " %"; }
 

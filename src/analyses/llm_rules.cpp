@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analyses/text_util.hpp"
 #include "kernscope/analyze.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
@@ -14,13 +15,7 @@
 namespace kernscope {
 namespace {
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
+using text::fixed;
 
 Finding make(const char* rule, const char* title, std::string advice, std::string no_result, std::string action) {
   Finding f;

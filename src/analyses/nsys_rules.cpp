@@ -18,6 +18,7 @@
 
 #include "analyses/report_helpers.hpp"
 #include "analyses/sql_numeric.hpp"
+#include "analyses/text_util.hpp"
 #include "kernscope/analyze.hpp"
 
 namespace kernscope {
@@ -51,13 +52,7 @@ std::string skip_message(const Trace& trace, std::string_view what) {
          std::string(what) + "?";
 }
 
-std::string ms(std::int64_t ns) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(3);
-  s << static_cast<double>(ns) / 1e6 << " ms";
-  return s.str();
-}
+std::string ms(std::int64_t ns) { return text::fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
 
 // API rows by correlation id (nsys's memop rules join on the id alone), for the ids `wanted`
 // holds: memory operations are few, API calls many, so a bitmap of wanted ids screens the calls.

@@ -11,18 +11,13 @@
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
+#include "analyses/text_util.hpp"
 #include "kernscope/op_classes.hpp"
 
 extern const char* const kernscope_builtin_op_rules;  // data/op_rules.tsv, generated at build time
 
 namespace kernscope {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 enum class Phase { kUnknown, kPrefill, kDecode };
 
@@ -35,7 +30,7 @@ std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
   std::vector<Phase> range_phase(ranges.size(), Phase::kUnknown);
   bool any_named = false;
   for (std::size_t r = 0; r < ranges.size(); ++r) {
-    const std::string n = lower(ranges[r].name);
+    const std::string n = text::lowercase(ranges[r].name);
     if (n.find("prefill") != std::string::npos) range_phase[r] = Phase::kPrefill;
     else if (n.find("decode") != std::string::npos) range_phase[r] = Phase::kDecode;
     any_named |= range_phase[r] != Phase::kUnknown;

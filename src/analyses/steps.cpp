@@ -10,17 +10,12 @@
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
+#include "analyses/text_util.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 
 namespace kernscope {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
   for (auto p : prefixes) {
@@ -67,7 +62,7 @@ std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, T
 }
 
 Phase phase_from_name(std::string_view name) {
-  const std::string n = lower(name);
+  const std::string n = text::lowercase(name);
   if (n.find("prefill") != std::string::npos || n.find("prompt") != std::string::npos) return Phase::kPrefill;
   if (n.find("decode") != std::string::npos || n.find("generate") != std::string::npos) return Phase::kDecode;
   return Phase::kUnknown;
@@ -124,7 +119,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
         if (label == *options.step_range || text == *options.step_range) chosen.push_back(r);
         continue;
       }
-      const std::string n = lower(text);
+      const std::string n = text::lowercase(text);
       for (const char* word : {"prefill", "decode", "step", "forward"}) {
         if (n.find(word) != std::string::npos) {
           chosen.push_back(r);

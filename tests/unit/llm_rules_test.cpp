@@ -5,18 +5,14 @@
 
 #include "kernscope/diagnosis.hpp"
 #include "kernscope/open.hpp"
+#include "support/findings.hpp"
 #include "support/synthetic_trace.hpp"
 #include "support/test_files.hpp"
 
 namespace kernscope {
 namespace {
 
-const Finding& rule(const std::vector<Finding>& all, const std::string& name) {
-  for (const auto& f : all) {
-    if (f.rule == name) return f;
-  }
-  throw std::runtime_error("no rule " + name);
-}
+using testing::rule;
 
 // Decode steps of 1 ms each with `launches` tiny kernels, optional sync/alloc/H2D per step.
 testing::SyntheticTrace decode_loop(int steps, int launches, bool sync, bool alloc, bool h2d) {

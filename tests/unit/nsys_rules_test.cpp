@@ -2,17 +2,13 @@
 #include <gtest/gtest.h>
 
 #include "kernscope/analyze.hpp"
+#include "support/findings.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope {
 namespace {
 
-const Finding& rule(const std::vector<Finding>& all, const std::string& name) {
-  for (const auto& f : all) {
-    if (f.rule == name) return f;
-  }
-  throw std::runtime_error("no rule " + name);
-}
+using testing::rule;
 
 TEST(GpuGaps, OverlappingKernelsHideGapsAndThresholdIsStrict) {
   testing::SyntheticTrace s;
