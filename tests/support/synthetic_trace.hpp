@@ -15,7 +15,9 @@ class SyntheticTrace {
     trace.source.path = "synthetic";
     trace.present = kAllEventKinds;
     trace.loaded = kAllEventKinds;
-    trace.devices.push_back(Device{.id = 0, .name = "Test GPU"});
+    Device gpu;
+    gpu.name = "Test GPU";
+    trace.devices.push_back(gpu);
     trace.memcpy_kind_labels = {{1, "Host-to-Device"}, {2, "Device-to-Host"}};
     trace.memory_kind_labels = {{0, "Pageable"}, {2, "Device"}};
   }
