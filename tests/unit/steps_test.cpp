@@ -28,7 +28,9 @@ TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
   EXPECT_EQ(s.prefill_wall.max, 12973771);
   // nvtx_gpu_proj_sum gold: decode steps launch 695 GPU operations each (all kernels: no copies).
   for (const auto& step : s.steps) {
-    if (step.phase == Phase::kDecode) EXPECT_EQ(step.kernels, 695) << step.name << " at " << step.start_ns;
+    if (step.phase == Phase::kDecode) {
+      EXPECT_EQ(step.kernels, 695) << step.name << " at " << step.start_ns;
+    }
     EXPECT_LE(step.gpu_busy_ns, step.wall_ns);
     EXPECT_EQ(step.gpu_busy_ns + step.gpu_idle_ns, step.wall_ns);
   }
