@@ -29,15 +29,15 @@ Error grammar_error(std::string_view text, std::string_view why) {
 Result<TimeNs> parse_duration(std::string_view text) {
   if (text.empty()) return std::unexpected(grammar_error(text, "empty"));
   std::size_t pos = 0;
-  __int128 total = 0;
-  bool any_unit = false;
+  std::int64_t total = 0;
   int terms = 0;
   while (pos < text.size()) {
     const std::size_t digits_begin = pos;
-    __int128 value = 0;
+    std::int64_t value = 0;
     while (pos < text.size() && text[pos] >= '0' && text[pos] <= '9') {
-      value = value * 10 + (text[pos] - '0');
-      if (value > INT64_MAX) return std::unexpected(grammar_error(text, "value too large"));
+      if (__builtin_mul_overflow(value, 10, &value) || __builtin_add_overflow(value, text[pos] - '0', &value)) {
+        return std::unexpected(grammar_error(text, "value too large"));
+      }
       ++pos;
     }
     if (pos == digits_begin) return std::unexpected(grammar_error(text, "expected a number"));
@@ -49,7 +49,6 @@ Result<TimeNs> parse_duration(std::string_view text) {
           scale = unit.ns;
           pos += unit.suffix.size();
           matched = true;
-          any_unit = true;
           break;
         }
       }
@@ -57,11 +56,12 @@ Result<TimeNs> parse_duration(std::string_view text) {
     } else if (terms > 0) {
       return std::unexpected(grammar_error(text, "a number without a unit must stand alone"));
     }
-    total += value * scale;
-    if (total > INT64_MAX) return std::unexpected(grammar_error(text, "value too large"));
+    std::int64_t term = 0;
+    if (__builtin_mul_overflow(value, scale, &term) || __builtin_add_overflow(total, term, &total)) {
+      return std::unexpected(grammar_error(text, "value too large"));
+    }
     ++terms;
   }
-  (void)any_unit;
   return static_cast<TimeNs>(total);
 }
 

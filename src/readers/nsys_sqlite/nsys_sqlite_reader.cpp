@@ -544,8 +544,11 @@ std::vector<RowRange> Reader::plan_ranges(const std::string& table, bool paralle
   for (std::size_t i = 0; i < slices; ++i) {
     RowRange r;
     r.whole = false;
-    r.first = lo + static_cast<std::int64_t>(static_cast<__int128>(span) * i / slices);
-    r.last = lo + static_cast<std::int64_t>(static_cast<__int128>(span) * (i + 1) / slices) - 1;
+    // span * i / slices without overflow: split span into quotient and remainder by slices.
+    const auto n = static_cast<std::int64_t>(slices);
+    auto offset = [&](std::int64_t k) { return span / n * k + span % n * k / n; };
+    r.first = lo + offset(static_cast<std::int64_t>(i));
+    r.last = lo + offset(static_cast<std::int64_t>(i) + 1) - 1;
     r.expected_rows = estimate / slices + 1;
     ranges.push_back(r);
   }
