@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # A short, bounded libFuzzer run of each target, seeded with tests/fuzz/seeds. Any crash, leak,
 # sanitizer report or timeout fails (libFuzzer exits non-zero and leaves the input in $out).
+# A fixed seed and a fixed number of runs make the run the same on every machine (CI included);
+# FUZZ_SECONDS>0 switches to a time-bounded run for longer local sessions.
 set -eu
 build=$1
-seconds=${2:-20}
+seconds=${2:-0}
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 run() {
-  local target=$1 seeds=$2 max_len=$3
+  local target=$1 seeds=$2 max_len=$3 runs=$4
   mkdir -p "$out/$target"
-  echo "fuzzing $target for ${seconds}s"
-  "$build/tests/fuzz/$target" "$out/$target" "$seeds" -max_total_time="$seconds" -max_len="$max_len" \
+  local bound=(-seed=1 -runs="$runs")
+  [ "$seconds" -gt 0 ] && bound=(-max_total_time="$seconds")
+  echo "fuzzing $target (${bound[*]})"
+  "$build/tests/fuzz/$target" "$out/$target" "$seeds" "${bound[@]}" -max_len="$max_len" \
     -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" -print_final_stats=1 2>"$out/$target.log" || {
     tail -40 "$out/$target.log"
     echo "fuzz target $target failed; crashing input kept in ${FUZZ_ARTIFACTS:-$out}"
@@ -20,5 +24,5 @@ run() {
   }
   grep -E "stat::number_of_executed_units|cov:" "$out/$target.log" | tail -2
 }
-run fuzz_filter_grammar "$root/tests/fuzz/seeds/grammar" 256
-run fuzz_nsys_reader "$root/tests/fuzz/seeds/nsys" 300000
+run fuzz_filter_grammar "$root/tests/fuzz/seeds/grammar" 256 200000
+run fuzz_nsys_reader "$root/tests/fuzz/seeds/nsys" 300000 600
