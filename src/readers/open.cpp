@@ -104,6 +104,21 @@ Result<std::string> export_nsys_rep(const std::string& path) {
   return out;
 }
 
+// JSON traces (PyTorch profiler / Kineto, Chrome trace) start with '{' or '[' after whitespace.
+bool looks_like_json(const unsigned char* data, std::size_t size) {
+  for (std::size_t i = 0; i < size; ++i) {
+    if (data[i] == ' ' || data[i] == '\n' || data[i] == '\r' || data[i] == '\t') continue;
+    return data[i] == '{' || data[i] == '[';
+  }
+  return false;
+}
+
+std::unexpected<Error> json_trace_error(const std::string& path) {
+  return make_error(ErrorCode::kBadInput,
+                    path + ": this looks like a JSON (PyTorch profiler / Chrome) trace; this kernscope build reads "
+                           "Nsight Systems exports only (.sqlite, .sqlite.gz, .nsys-rep)");
+}
+
 }  // namespace
 
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
@@ -135,6 +150,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     auto bytes = inflate_gzip(path);
     if (!bytes) return std::unexpected(bytes.error());
     if (!nsys::sniff_sqlite(bytes->data(), bytes->size())) {
+      if (looks_like_json(bytes->data(), bytes->size())) return json_trace_error(path);
       return make_error(ErrorCode::kBadInput,
                         path + ": compressed file does not hold an SQLite database (supported: "
                                "Nsight Systems .sqlite exports, plain or gzip-compressed)");
@@ -143,6 +159,7 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     if (!db) return std::unexpected(db.error());
     return nsys::read_export(*db, path, options);
   }
+  if (looks_like_json(head.data(), head_size)) return json_trace_error(path);
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
     auto exported = export_nsys_rep(path);
     if (!exported) return std::unexpected(exported.error());

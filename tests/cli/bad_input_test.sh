@@ -61,6 +61,8 @@ expect_fail no_subcommand "kernscope --help" --
 expect_fail unwritable_output "cannot write" -- stats -r cuda_api_sum -o /nonexistent/dir/out "$GOOD"
 expect_fail info_missing "no such file" -- info /nonexistent.sqlite
 expect_fail directory "is a directory" -- stats "$T"
+printf '{"traceEvents": []}' | gzip >"$T/kineto.json.gz"
+expect_fail kineto_json "looks like a JSON (PyTorch profiler / Chrome) trace" -- report "$T/kineto.json.gz"
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 
