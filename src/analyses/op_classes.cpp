@@ -178,14 +178,14 @@ Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules
     std::int64_t instances[3] = {0, 0, 0};  // unresolved, prefill, decode
     std::int64_t ns[3] = {0, 0, 0};
   };
-  std::vector<NameInfo*> info_of(trace.strings.size(), nullptr);  // by StringId: no hashing per kernel
+  // By StringId, with one extra slot after the pool's ids for kernels without a name.
+  std::vector<NameInfo*> info_of(trace.strings.size() + 1, nullptr);
   std::deque<NameInfo> infos;
   std::vector<StringId> ids;
   const auto& k = trace.kernels;
   for (RowIndex i = 0; i < k.size(); ++i) {
     const StringId id = k.demangled_name[i];
-    const std::size_t slot = id == kNoString ? info_of.size() - 1 : id;
-    if (info_of.empty()) break;
+    const std::size_t slot = id == kNoString ? trace.strings.size() : id;
     NameInfo*& info = info_of[slot];
     if (!info) {
       auto [op_class, rule] = rules.classify(trace.strings.get(id));

@@ -138,3 +138,26 @@ TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {
 
 }  // namespace
 }  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+TEST(OpsNames, UnnamedKernelsStayApartFromNamedOnes) {
+  testing::SyntheticTrace s;
+  s.kernel("x", 400, 410);
+  s.trace.kernels.demangled_name.back() = kNoString;  // a kernel whose name the export lacks
+  s.kernel("gemvx::kernel", 0, 100);
+  s.kernel("flash_fwd_kernel", 200, 300);  // the last string interned: the slot an unnamed kernel must not share
+  auto ops = classify_operations(s.trace, OpRuleSet::builtin()).value();
+  std::int64_t instances = 0;
+  for (const auto& c : ops.classes) instances += c.instances;
+  EXPECT_EQ(instances, 3);
+  ASSERT_EQ(ops.kernels.size(), 3u);
+  std::map<std::string, std::string> class_of;
+  for (const auto& k : ops.kernels) class_of[k.name] = k.op_class;
+  EXPECT_EQ(class_of["flash_fwd_kernel"], "attention");
+  EXPECT_EQ(class_of[""], "other");
+}
+
+}  // namespace
+}  // namespace kernscope
