@@ -41,13 +41,4 @@ void append_rows(Columns& head, const Columns& tail) {
   });
 }
 
-template <class Columns>
-std::size_t column_bytes(const Columns& columns) {
-  std::size_t bytes = 0;
-  Columns::visit(columns, [&](const auto& column) {
-    bytes += column.capacity() * sizeof(typename std::remove_cvref_t<decltype(column)>::value_type);
-  });
-  return bytes;
-}
-
 }  // namespace kernscope

@@ -24,6 +24,16 @@
 namespace kernscope {
 namespace {
 
+// nsys's advice texts that several of its rules share word for word.
+constexpr const char* kSyncAdvice =
+    "The following are synchronization APIs that block the host until all issued CUDA calls are complete.\n\n"
+    "Suggestions:\n   1. Avoid excessive use of synchronization.\n   2. Use asynchronous CUDA event calls, such as "
+    "cudaStreamWaitEvent() and cudaEventSynchronize(), to prevent host synchronization.";
+constexpr const char* kIdleGpuSuggestions =
+    "Suggestions:\n   1. Use CPU sampling data, OS Runtime blocked state backtraces, and/or OS Runtime APIs related to "
+    "thread synchronization to understand if a sluggish or blocked CPU is causing the gaps.\n   2. Add NVTX annotations "
+    "to CPU code to understand the reason behind the gaps.";
+
 // SQL LIKE: case-insensitive for ASCII, '%' any run, '_' any one character.
 bool sql_like(std::string_view text, std::string_view pattern) {
   if (pattern.empty()) return text.empty();
@@ -152,9 +162,7 @@ Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "cuda_memset_sync";
   f.title = "CUDA Synchronous Memset";
-  f.advice = "The following are synchronization APIs that block the host until all issued CUDA calls are complete.\n\n"
-             "Suggestions:\n   1. Avoid excessive use of synchronization.\n   2. Use asynchronous CUDA event calls, such as "
-             "cudaStreamWaitEvent() and cudaEventSynchronize(), to prevent host synchronization.";
+  f.advice = kSyncAdvice;
   f.no_result = "There were no problems detected related to synchronization APIs.";
   f.action = "use cudaMemsetAsync on a stream instead of the blocking cudaMemset";
   f.rows.report = f.rule;
@@ -198,9 +206,7 @@ Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "cuda_api_sync";
   f.title = "CUDA Synchronization APIs";
-  f.advice = "The following are synchronization APIs that block the host until all issued CUDA calls are complete.\n\n"
-             "Suggestions:\n   1. Avoid excessive use of synchronization.\n   2. Use asynchronous CUDA event calls, such as "
-             "cudaStreamWaitEvent() and cudaEventSynchronize(), to prevent host synchronization.";
+  f.advice = kSyncAdvice;
   f.no_result = "There were no problems detected related to synchronization APIs.";
   f.action = "remove device/stream synchronizations from the hot loop; wait on events (cudaStreamWaitEvent) where ordering is needed";
   f.rows.report = f.rule;
@@ -285,9 +291,7 @@ Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   f.rule = "gpu_gaps";
   f.title = "GPU Gaps";
   f.advice = "The following are ranges where a GPU is idle for more than " + std::to_string(o.gap_ms) +
-             "ms. Addressing these gaps might improve application performance.\n\nSuggestions:\n   1. Use CPU sampling data, OS "
-             "Runtime blocked state backtraces, and/or OS Runtime APIs related to thread synchronization to understand if a "
-             "sluggish or blocked CPU is causing the gaps.\n   2. Add NVTX annotations to CPU code to understand the reason behind the gaps.";
+             "ms. Addressing these gaps might improve application performance.\n\n" + kIdleGpuSuggestions;
   f.no_result = "There were no problems detected with GPU utilization. GPU was not found to be idle for more than " +
                 std::to_string(o.gap_ms) + "ms.";
   f.action = "find what the host does in these gaps (NVTX ranges, CPU sampling) and overlap it with GPU work";
@@ -336,9 +340,7 @@ Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o)
   f.title = "GPU Time Utilization";
   // "%%" is in nsys's own output (an escaped percent sign printed as is); kept for equal text.
   f.advice = "The following are time regions with an average GPU utilization below " + std::to_string(o.utilization_threshold) +
-             "%%. Addressing the gaps might improve application performance.\n\nSuggestions:\n   1. Use CPU sampling data, OS "
-             "Runtime blocked state backtraces, and/or OS Runtime APIs related to thread synchronization to understand if a "
-             "sluggish or blocked CPU is causing the gaps.\n   2. Add NVTX annotations to CPU code to understand the reason behind the gaps.";
+             "%%. Addressing the gaps might improve application performance.\n\n" + kIdleGpuSuggestions;
   f.no_result = "There were no problems detected with GPU utilization. No time regions have an average GPU utilization below " +
                 std::to_string(o.utilization_threshold) + "%%.";
   f.action = "keep the GPU fed in these regions: overlap host work, batch launches, or capture them in CUDA graphs";

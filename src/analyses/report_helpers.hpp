@@ -2,10 +2,8 @@
 // columns, and grouping of samples by name.
 #pragma once
 
-#include <algorithm>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "analyses/sample_stats.hpp"
@@ -35,28 +33,6 @@ Cell percent_of(std::int64_t total, std::int64_t grand_total);
 // *_sum report, followed by the report's own trailing columns.
 std::vector<Column> summary_columns(std::string_view count_label);
 void append_summary_cells(std::vector<Cell>& row, const SampleStats& stats, std::int64_t grand_total);
-
-// Samples grouped by a key, remembering first-seen order is not needed: callers sort groups.
-template <class Key, class Hash = std::hash<Key>>
-class Groups {
- public:
-  std::vector<std::int64_t>& at(const Key& key) {
-    auto [it, inserted] = index_.try_emplace(key, samples_.size());
-    if (inserted) {
-      keys_.push_back(key);
-      samples_.emplace_back();
-    }
-    return samples_[it->second];
-  }
-  std::size_t size() const { return keys_.size(); }
-  const Key& key(std::size_t i) const { return keys_[i]; }
-  std::vector<std::int64_t>& samples(std::size_t i) { return samples_[i]; }
-
- private:
-  std::unordered_map<Key, std::size_t, Hash> index_;
-  std::vector<Key> keys_;
-  std::vector<std::vector<std::int64_t>> samples_;
-};
 
 Error no_data(const Trace& trace, std::string_view what);
 
