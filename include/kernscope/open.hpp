@@ -20,8 +20,9 @@ struct OpenOptions {
   std::size_t rows_per_slice = 10'000;
 };
 
-// Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz) and .nsys-rep files (exported with
-// `nsys export` when nsys is on PATH). Errors: kNotFound, kBadInput (with one clear line).
+// Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz), .nsys-rep files (exported with
+// `nsys export` when nsys is on PATH), and PyTorch profiler (Kineto) / Chrome JSON traces (.json,
+// .json.gz). Errors: kNotFound, kBadInput (with one clear line).
 Result<Trace> open_trace(const std::string& path, const OpenOptions& options = {});
 
 }  // namespace kernscope

@@ -35,6 +35,8 @@ struct KernelColumns {
   std::vector<std::int32_t> launch_type;
   std::vector<std::int64_t> graph_node_id;  // 0 when not launched from a graph node
   std::vector<StringId> demangled_name, short_name, mangled_name;
+  // Detail columns some sources lack (0 there): the CUDA graph, the launching framework op.
+  std::vector<std::int64_t> graph_id, external_id;
 
   template <class Self, class F>
   static void visit(Self& s, F&& f) {
@@ -42,7 +44,7 @@ struct KernelColumns {
     f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.grid_x); f(s.grid_y);
     f(s.grid_z); f(s.block_x); f(s.block_y); f(s.block_z); f(s.registers_per_thread);
     f(s.static_smem_bytes); f(s.dynamic_smem_bytes); f(s.launch_type); f(s.graph_node_id);
-    f(s.demangled_name); f(s.short_name); f(s.mangled_name);
+    f(s.demangled_name); f(s.short_name); f(s.mangled_name); f(s.graph_id); f(s.external_id);
   }
   std::size_t size() const { return start_ns.size(); }
 };
@@ -125,6 +127,18 @@ inline bool is_nvtx_range(std::int32_t type) {
 inline bool is_nvtx_pushpop(std::int32_t type) {
   return type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
 }
+
+// PyTorch-profiler (Kineto) traces carry three kinds of ranges; all live in the NVTX columns,
+// kept apart by domain: record_function / user annotations in the default domain (as NVTX ranges
+// from torch.cuda.nvtx would be), and these two domains, named by domain-creation rows.
+inline constexpr std::int64_t kKinetoCpuOpDomain = 0x4B4E0001;          // "cpu_op": aten operators
+inline constexpr std::int64_t kKinetoGpuAnnotationDomain = 0x4B4E0002;  // "gpu_user_annotation"
+inline bool is_kineto_op_domain(std::int64_t domain) {
+  return domain == kKinetoCpuOpDomain || domain == kKinetoGpuAnnotationDomain;
+}
+// Tracks that belong to a GPU rather than to a CPU thread (Kineto's GPU-side annotations) use
+// this bit above nsys's process bits: pid_of() gives the device, tid_of() the stream.
+inline constexpr std::int64_t kDeviceTrackBit = std::int64_t{1} << 48;
 
 enum class PayloadKind : std::uint8_t { kNone, kUint64, kInt64, kDouble, kUint32, kInt32, kFloat };
 
@@ -222,12 +236,21 @@ using EventKinds = std::uint32_t;
 inline constexpr EventKinds kAllEventKinds = 0xFF;
 inline constexpr EventKinds bit(EventKind kind) { return static_cast<EventKinds>(kind); }
 
+struct DistributedInfo {
+  std::string backend;
+  std::int64_t rank = 0;
+  std::int64_t world_size = 0;
+};
+
 struct SourceInfo {
-  std::string format;          // "nsys-sqlite"
+  std::string format;          // "nsys-sqlite", "kineto-json"
   std::string path;
   std::string product_version;  // e.g. 2025.3.2.0
   std::string schema_version;   // e.g. 3.20.3
   std::int64_t session_start_utc_ns = 0;
+  std::optional<DistributedInfo> distributed;
+  // Scalar metadata the source carries (Kineto: cuda_driver_version, trace_id...), in file order.
+  std::vector<std::pair<std::string, std::string>> metadata;
 };
 
 struct Trace {

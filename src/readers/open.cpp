@@ -1,6 +1,6 @@
 // Sniffs a trace file and hands it to the reader for its format. Compressed exports are inflated
-// into memory and given to SQLite as an image (no temporary file); .nsys-rep files are exported
-// with nsys when it is on PATH.
+// into memory and given to SQLite as an image (no temporary file); JSON (PyTorch profiler, Chrome)
+// is streamed, compressed or not; .nsys-rep files are exported with nsys when it is on PATH.
 #include "kernscope/open.hpp"
 
 #include <sys/stat.h>
@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "readers/kineto/byte_source.hpp"
+#include "readers/kineto/kineto_reader.hpp"
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
 namespace kernscope {
@@ -113,10 +115,21 @@ bool looks_like_json(const unsigned char* data, std::size_t size) {
   return false;
 }
 
-std::unexpected<Error> json_trace_error(const std::string& path) {
-  return make_error(ErrorCode::kBadInput,
-                    path + ": this looks like a JSON (PyTorch profiler / Chrome) trace; this kernscope build reads "
-                           "Nsight Systems exports only (.sqlite, .sqlite.gz, .nsys-rep)");
+// The first bytes of a gzip file's content, to tell a compressed export from compressed JSON.
+std::vector<unsigned char> gzip_head(const std::string& path) {
+  std::vector<unsigned char> head(64);
+  gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) return {};
+  const int n = gzread(file, head.data(), static_cast<unsigned>(head.size()));
+  gzclose_r(file);
+  head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return head;
+}
+
+Result<Trace> open_json(const std::string& path, const OpenOptions& options) {
+  auto source = kineto::open_byte_source(path);
+  if (!source) return std::unexpected(source.error());
+  return kineto::read_kineto(**source, path, options);
 }
 
 }  // namespace
@@ -147,19 +160,20 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     return nsys::read_export(*db, path, options, &path);
   }
   if (head_size >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+    const auto inflated_head = gzip_head(path);
+    if (looks_like_json(inflated_head.data(), inflated_head.size())) return open_json(path, options);
     auto bytes = inflate_gzip(path);
     if (!bytes) return std::unexpected(bytes.error());
     if (!nsys::sniff_sqlite(bytes->data(), bytes->size())) {
-      if (looks_like_json(bytes->data(), bytes->size())) return json_trace_error(path);
       return make_error(ErrorCode::kBadInput,
-                        path + ": compressed file does not hold an SQLite database (supported: "
-                               "Nsight Systems .sqlite exports, plain or gzip-compressed)");
+                        path + ": compressed file holds neither an SQLite database nor JSON (supported: "
+                               "Nsight Systems .sqlite exports and PyTorch profiler / Chrome JSON traces, plain or gzip-compressed)");
     }
     auto db = nsys::Database::open_image(std::move(*bytes), path);
     if (!db) return std::unexpected(db.error());
     return nsys::read_export(*db, path, options);
   }
-  if (looks_like_json(head.data(), head_size)) return json_trace_error(path);
+  if (looks_like_json(head.data(), head_size)) return open_json(path, options);
   if (ends_with(path, ".nsys-rep") || ends_with(path, ".qdrep")) {
     auto exported = export_nsys_rep(path);
     if (!exported) return std::unexpected(exported.error());
@@ -170,8 +184,8 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     return trace;
   }
   return make_error(ErrorCode::kBadInput,
-                    path + ": unrecognized trace format (supported: Nsight Systems .sqlite exports, "
-                           "plain or gzip-compressed, and .nsys-rep with nsys on PATH)");
+                    path + ": unrecognized trace format (supported: Nsight Systems .sqlite exports and PyTorch "
+                           "profiler / Chrome JSON traces, plain or gzip-compressed, and .nsys-rep with nsys on PATH)");
 }
 
 }  // namespace kernscope

@@ -35,6 +35,8 @@ class SyntheticTrace {
     for (auto* col : {&k.grid_x, &k.grid_y, &k.grid_z, &k.block_x, &k.block_y, &k.block_z}) col->push_back(1);
     for (auto* col : {&k.registers_per_thread, &k.static_smem_bytes, &k.dynamic_smem_bytes, &k.launch_type}) col->push_back(0);
     k.graph_node_id.push_back(0);
+    k.graph_id.push_back(0);
+    k.external_id.push_back(0);
     k.demangled_name.push_back(id);
     k.short_name.push_back(id);
     k.mangled_name.push_back(id);

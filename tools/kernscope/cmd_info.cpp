@@ -33,16 +33,29 @@ std::string json_escape(std::string_view s) {
 }
 
 void print_text(const TraceOverview& o) {
-  std::cout << fmt::format("Trace:    {}\nFormat:   {} (Nsight Systems {}, export schema {})\n", o.source.path,
-                           o.source.format, o.source.product_version.empty() ? "?" : o.source.product_version,
-                           o.source.schema_version.empty() ? "?" : o.source.schema_version);
+  if (o.source.format == "nsys-sqlite") {
+    std::cout << fmt::format("Trace:    {}\nFormat:   {} (Nsight Systems {}, export schema {})\n", o.source.path,
+                             o.source.format, o.source.product_version.empty() ? "?" : o.source.product_version,
+                             o.source.schema_version.empty() ? "?" : o.source.schema_version);
+  } else {
+    std::cout << fmt::format("Trace:    {}\nFormat:   {}\n", o.source.path, o.source.format);
+  }
+  if (o.source.distributed) {
+    const auto& d = *o.source.distributed;
+    std::cout << fmt::format("Rank:     {} of {} ({})\n", d.rank, d.world_size, d.backend.empty() ? "?" : d.backend);
+  }
+  for (const auto& [key, value] : o.source.metadata) std::cout << fmt::format("  {}: {}\n", key, value);
   std::cout << fmt::format("Span:     {} ns .. {} ns ({:.3f} s)\n", o.first_ns, o.last_ns,
                            static_cast<double>(o.last_ns - o.first_ns) / 1e9);
   std::cout << "Devices:\n";
   for (const auto& d : o.devices) {
-    std::cout << fmt::format("  [{}] {} ({}), {} SMs, {:.1f} GiB, {:.0f} GB/s, sm_{}{}\n", d.id, d.name, d.chip_name,
-                             d.sm_count, static_cast<double>(d.total_memory_bytes) / (1 << 30),
-                             static_cast<double>(d.memory_bandwidth_bytes_per_s) / 1e9, d.compute_major, d.compute_minor);
+    std::cout << fmt::format("  [{}] {}{}, {} SMs, {:.1f} GiB{}, compute capability {}.{}\n", d.id, d.name,
+                             d.chip_name.empty() ? "" : " (" + d.chip_name + ")", d.sm_count,
+                             static_cast<double>(d.total_memory_bytes) / (1 << 30),
+                             d.memory_bandwidth_bytes_per_s > 0
+                                 ? fmt::format(", {:.0f} GB/s", static_cast<double>(d.memory_bandwidth_bytes_per_s) / 1e9)
+                                 : "",
+                             d.compute_major, d.compute_minor);
   }
   std::cout << "Events:\n";
   for (const auto& c : o.counts) {

@@ -358,6 +358,8 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
     k.static_smem_bytes.push_back(i32(s, 19));
     k.dynamic_smem_bytes.push_back(i32(s, 20));
     k.launch_type.push_back(i32(s, 21));
+    k.graph_id.push_back(0);  // the KERNEL table has no graph id; nor framework op ids
+    k.external_id.push_back(0);
   });
 }
 

@@ -1,0 +1,599 @@
+#include "readers/kineto/kineto_reader.hpp"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "readers/kineto/decimal_time.hpp"
+#include "readers/kineto/json_repair.hpp"
+#include "readers/kineto/json_splitter.hpp"
+#include "readers/kineto/kernel_short_name.hpp"
+#include "readers/kineto/kineto_event.hpp"
+
+namespace kernscope::kineto {
+namespace {
+
+// nsys's enumerations, so reports print the same labels for both sources.
+constexpr std::int32_t kMemKindPageable = 0, kMemKindPinned = 1, kMemKindDevice = 2, kMemKindArray = 3,
+                       kMemKindManaged = 4, kMemKindDeviceStatic = 5, kMemKindManagedStatic = 6,
+                       kMemKindUnknown = 7;
+
+const std::map<std::int32_t, std::string>& memcpy_labels() {
+  static const std::map<std::int32_t, std::string> labels = {
+      {0, "Unknown"},         {1, "Host-to-Device"},          {2, "Device-to-Host"},
+      {3, "Host-to-Array"},   {4, "Array-to-Host"},           {5, "Array-to-Array"},
+      {6, "Array-to-Device"}, {7, "Device-to-Array"},         {8, "Device-to-Device"},
+      {9, "Host-to-Host"},    {10, "Peer-to-Peer"},           {11, "Unified Host-to-Device"},
+      {12, "Unified Device-to-Host"}, {13, "Unified Device-to-Device"}};
+  return labels;
+}
+const std::map<std::int32_t, std::string>& memory_labels() {
+  static const std::map<std::int32_t, std::string> labels = {
+      {0, "Pageable"}, {1, "Pinned"}, {2, "Device"}, {3, "Array"},
+      {4, "Managed"},  {5, "Device Static"}, {6, "Managed Static"}, {7, "Unknown"}};
+  return labels;
+}
+
+std::int32_t memory_kind(std::string_view word) {
+  if (word == "Pageable") return kMemKindPageable;
+  if (word == "Pinned") return kMemKindPinned;
+  if (word == "Device") return kMemKindDevice;
+  if (word == "Array") return kMemKindArray;
+  if (word == "Managed") return kMemKindManaged;
+  if (word == "Device Static") return kMemKindDeviceStatic;
+  if (word == "Managed Static") return kMemKindManagedStatic;
+  return kMemKindUnknown;  // "Host" (ROCm), "Unknown"
+}
+
+// "Memcpy HtoD (Pageable -> Device)" -> copy kind 1, source 0, destination 2.
+void memcpy_kinds(std::string_view name, std::int32_t& copy, std::int32_t& src, std::int32_t& dst) {
+  static const std::pair<std::string_view, std::int32_t> kinds[] = {
+      {"HtoD", 1}, {"DtoH", 2}, {"HtoA", 3}, {"AtoH", 4}, {"AtoA", 5}, {"AtoD", 6},
+      {"DtoA", 7}, {"DtoD", 8}, {"HtoH", 9}, {"PtoP", 10}};
+  copy = 0;
+  for (const auto& [word, kind] : kinds) {
+    if (name.find(word) != std::string_view::npos) {
+      copy = kind;
+      break;
+    }
+  }
+  src = dst = kMemKindUnknown;
+  const std::size_t open = name.find('(');
+  const std::size_t arrow = name.find(" -> ", open == std::string_view::npos ? 0 : open);
+  const std::size_t close = name.rfind(')');
+  if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos && close > arrow) {
+    src = memory_kind(name.substr(open + 1, arrow - open - 1));
+    dst = memory_kind(name.substr(arrow + 4, close - arrow - 4));
+  }
+}
+
+// CUPTI's synchronization types, numbered as nsys's ENUM_CUPTI_SYNC_TYPE.
+std::int32_t sync_type(std::string_view name) {
+  if (name == "Event Sync") return 1;
+  if (name == "Stream Wait Event") return 2;
+  if (name == "Stream Sync") return 3;
+  if (name == "Context Sync") return 4;
+  return 0;
+}
+
+enum class Category {
+  kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCpuOp, kUserAnnotation, kGpuUserAnnotation, kOther
+};
+
+Category category_of(std::string_view cat) {
+  // Lower-case names since PyTorch 1.9; the capitalized ones are from older traces.
+  if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
+  if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
+  if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
+  if (cat == "cuda_runtime" || cat == "Runtime") return Category::kRuntime;
+  if (cat == "cuda_driver") return Category::kDriver;
+  if (cat == "cuda_sync") return Category::kSync;
+  if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
+  if (cat == "user_annotation") return Category::kUserAnnotation;
+  if (cat == "gpu_user_annotation") return Category::kGpuUserAnnotation;
+  return Category::kOther;
+}
+
+class Builder {
+ public:
+  Builder(Trace& trace, const OpenOptions& options) : t_(trace), options_(options) {}
+
+  Result<void> member(std::string_view key, const Span& value);
+  Result<void> element(const Span& span);
+  Result<void> finish(const SplitResult& split, const ByteSource& source);
+
+ private:
+  bool wanted(EventKind kind) const { return (options_.kinds & bit(kind)) != 0; }
+  Result<void> add(const KinetoEvent& e, std::int64_t offset);
+  std::int64_t compact_pid(const IdValue& id);
+  std::int64_t global_tid(const KinetoEvent& e);
+  StringId intern(std::string_view s) { return t_.strings.intern(s); }
+  void count_ignored(std::string_view what) { ++ignored_[std::string(what)]; }
+
+  Trace& t_;
+  const OpenOptions& options_;
+  EventParser parser_;
+  RepairCounts repairs_;
+  std::int64_t repaired_events_ = 0;
+  std::optional<std::int64_t> base_ns_;
+  std::string display_unit_;
+  std::map<std::string, std::int64_t> ignored_;  // what was not mapped, by category
+  std::int64_t flows_ = 0;
+  std::int64_t bad_times_ = 0;
+
+  // Ids: pids/tids that do not fit nsys's 24-bit fields, or are strings, get compact stand-ins.
+  std::unordered_map<std::string, std::int64_t> text_ids_;
+  std::unordered_map<std::int64_t, std::int64_t> wide_ids_;
+  std::int64_t next_synthetic_ = 0xF00000;
+  std::map<std::int64_t, std::string> process_names_;             // by compact pid
+  std::map<std::int64_t, std::string> process_labels_;
+  std::map<std::int64_t, std::string> thread_names_;              // by global tid
+  std::map<std::int64_t, std::int64_t> host_event_count_;         // by compact pid: CPU-side events
+};
+
+std::int64_t Builder::compact_pid(const IdValue& id) {
+  if (!id.present) return 0;
+  if (id.is_text) {
+    auto [it, inserted] = text_ids_.emplace(std::string(id.text), next_synthetic_);
+    if (inserted) ++next_synthetic_;
+    return it->second;
+  }
+  if (id.number >= 0 && id.number < 0xF00000) return id.number;
+  auto [it, inserted] = wide_ids_.emplace(id.number, next_synthetic_);
+  if (inserted) ++next_synthetic_;
+  return it->second;
+}
+
+std::int64_t Builder::global_tid(const KinetoEvent& e) {
+  const std::int64_t pid = compact_pid(e.pid);
+  const std::int64_t tid = compact_pid(e.tid);
+  return (pid << 24) | tid;
+}
+
+Result<void> Builder::member(std::string_view key, const Span& value) {
+  simdjson::padded_string json(value.text);
+  simdjson::ondemand::parser parser;
+  simdjson::ondemand::document doc;
+  if (parser.iterate(json).get(doc)) return {};  // metadata we cannot read is not needed for events
+  if (key == "baseTimeNanoseconds") {
+    std::string_view token;
+    if (doc.raw_json_token().get(token) == simdjson::SUCCESS) {
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\n')) token.remove_suffix(1);
+      std::int64_t base = 0;
+      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), base);
+      if (ec == std::errc() && end == token.data() + token.size()) base_ns_ = base;
+    }
+    return {};
+  }
+  if (key == "displayTimeUnit") {
+    std::string_view unit;
+    if (doc.get_string().get(unit) == simdjson::SUCCESS) display_unit_ = unit;
+    return {};
+  }
+  if (key == "deviceProperties") {
+    simdjson::ondemand::array devices;
+    if (doc.get_array().get(devices)) return {};
+    for (auto entry : devices) {
+      simdjson::ondemand::object o;
+      if (entry.get_object().get(o)) continue;
+      Device d;
+      for (auto field : o) {
+        std::string_view k;
+        if (field.unescaped_key().get(k)) continue;
+        if (k == "id") {
+          std::int64_t n = 0;
+          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.id = n;
+        } else if (k == "name") {
+          std::string_view s;
+          if (field.value().get_string().get(s) == simdjson::SUCCESS) d.name = s;
+        } else if (k == "totalGlobalMem") {
+          std::int64_t n = 0;
+          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.total_memory_bytes = n;
+        } else if (k == "computeMajor") {
+          std::int64_t n = 0;
+          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.compute_major = static_cast<std::int32_t>(n);
+        } else if (k == "computeMinor") {
+          std::int64_t n = 0;
+          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.compute_minor = static_cast<std::int32_t>(n);
+        } else if (k == "numSms") {
+          std::int64_t n = 0;
+          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.sm_count = n;
+        }
+      }
+      d.cuda_id = d.id;
+      t_.devices.push_back(std::move(d));
+    }
+    return {};
+  }
+  if (key == "distributedInfo") {
+    simdjson::ondemand::object o;
+    if (doc.get_object().get(o)) return {};
+    DistributedInfo info;
+    for (auto field : o) {
+      std::string_view k;
+      if (field.unescaped_key().get(k)) continue;
+      if (k == "backend") {
+        std::string_view s;
+        if (field.value().get_string().get(s) == simdjson::SUCCESS) info.backend = s;
+      } else if (k == "rank") {
+        std::int64_t n = 0;
+        if (field.value().get_int64().get(n) == simdjson::SUCCESS) info.rank = n;
+      } else if (k == "world_size") {
+        std::int64_t n = 0;
+        if (field.value().get_int64().get(n) == simdjson::SUCCESS) info.world_size = n;
+      }
+    }
+    t_.source.distributed = info;
+    return {};
+  }
+  // Other scalars are kept as metadata (trace_id, cuda_driver_version...); objects are not.
+  simdjson::ondemand::json_type type;
+  if (doc.type().get(type)) return {};
+  if (type == simdjson::ondemand::json_type::string) {
+    std::string_view s;
+    if (doc.get_string().get(s) == simdjson::SUCCESS) t_.source.metadata.emplace_back(key, std::string(s.substr(0, 256)));
+  } else if (type == simdjson::ondemand::json_type::number || type == simdjson::ondemand::json_type::boolean) {
+    std::string_view token;
+    if (doc.raw_json_token().get(token) == simdjson::SUCCESS) {
+      while (!token.empty() && (token.back() == ' ' || token.back() == '\n')) token.remove_suffix(1);
+      t_.source.metadata.emplace_back(key, std::string(token));
+    }
+  }
+  return {};
+}
+
+Result<void> Builder::element(const Span& span) {
+  KinetoEvent e;
+  Result<void> parsed = span.suspicious ? make_error(ErrorCode::kBadInput, "needs repair")
+                                        : parser_.parse(span.text, span.text.size() + kSpanPadding, e);
+  std::string repaired;
+  if (!parsed) {
+    RepairCounts counts;
+    repaired = repair_json(span.text, counts);
+    const std::size_t length = repaired.size();
+    repaired.append(kSpanPadding, '\0');
+    auto again = parser_.parse(std::string_view(repaired.data(), length), repaired.size(), e);
+    if (!again) {
+      return make_error(ErrorCode::kBadInput, "malformed trace event at byte " + std::to_string(span.offset) +
+                                                  ": " + parsed.error().message + " (repair failed: " +
+                                                  again.error().message + ")");
+    }
+    if (counts.total() > 0) ++repaired_events_;
+    repairs_.control_chars += counts.control_chars;
+    repairs_.quotes += counts.quotes;
+    repairs_.escapes += counts.escapes;
+    repairs_.invalid_utf8 += counts.invalid_utf8;
+    repairs_.trailing_commas += counts.trailing_commas;
+  }
+  return add(e, span.offset);
+}
+
+Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
+  (void)offset;
+  if (e.ph == "M") {
+    const std::int64_t pid = compact_pid(e.pid);
+    if (e.name == "process_name") process_names_[pid] = e.arg_name;
+    else if (e.name == "process_labels") process_labels_[pid] = e.arg_labels;
+    else if (e.name == "thread_name") thread_names_[global_tid(e)] = e.arg_name;
+    return {};
+  }
+  if (e.ph == "s" || e.ph == "f" || e.ph == "t") {
+    ++flows_;  // links launch -> kernel; the correlation id in both events' args says the same
+    return {};
+  }
+  if (e.ph != "X") {
+    count_ignored(e.ph.empty() ? std::string("events without \"ph\"") : "\"" + std::string(e.ph) + "\" events");
+    return {};
+  }
+  const Category category = category_of(e.cat);
+  if (category == Category::kOther) {
+    count_ignored(e.cat.empty() ? std::string("events without a category") : std::string(e.cat));
+    return {};
+  }
+  auto start = e.ts.empty() ? std::nullopt : microseconds_text_to_ns(e.ts);
+  auto duration = e.dur.empty() ? std::optional<std::int64_t>(0) : microseconds_text_to_ns(e.dur);
+  if (!start || !duration || *duration < 0) {
+    ++bad_times_;
+    return {};
+  }
+  const TimeNs begin = *start;
+  const TimeNs end = begin + *duration;
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); };
+  const std::int64_t device = e.device >= 0 ? e.device : (e.pid.is_text ? 0 : e.pid.number);
+  const std::int64_t stream = e.stream >= 0 ? e.stream : (e.tid.is_text ? 0 : e.tid.number);
+
+  switch (category) {
+    case Category::kKernel: {
+      if (!wanted(EventKind::kKernels)) return {};
+      auto& k = t_.kernels;
+      k.start_ns.push_back(begin);
+      k.end_ns.push_back(end);
+      k.global_pid.push_back(0);  // the launching process, found from the correlation at the end
+      k.device_id.push_back(u32(device));
+      k.context_id.push_back(u32(e.context));
+      k.green_context_id.push_back(0);
+      k.stream_id.push_back(u32(stream));
+      k.correlation_id.push_back(u32(e.correlation));
+      k.grid_x.push_back(e.grid[0]);
+      k.grid_y.push_back(e.grid[1]);
+      k.grid_z.push_back(e.grid[2]);
+      k.block_x.push_back(e.block[0]);
+      k.block_y.push_back(e.block[1]);
+      k.block_z.push_back(e.block[2]);
+      k.registers_per_thread.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(e.registers, 0)));
+      // Kineto writes static + dynamic shared memory as one figure.
+      k.static_smem_bytes.push_back(0);
+      k.dynamic_smem_bytes.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(e.shared_memory, 0)));
+      k.launch_type.push_back(0);
+      k.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
+      const StringId name = intern(e.name);
+      k.demangled_name.push_back(name);
+      k.short_name.push_back(intern(kernel_short_name(e.name)));
+      k.mangled_name.push_back(kNoString);
+      k.graph_id.push_back(std::max<std::int64_t>(e.graph_id, 0));
+      k.external_id.push_back(std::max<std::int64_t>(e.external_id, 0));
+      return {};
+    }
+    case Category::kMemcpy: {
+      if (!wanted(EventKind::kMemcpy)) return {};
+      auto& m = t_.memcpys;
+      std::int32_t copy = 0, src = 0, dst = 0;
+      memcpy_kinds(e.name, copy, src, dst);
+      m.start_ns.push_back(begin);
+      m.end_ns.push_back(end);
+      m.global_pid.push_back(0);
+      m.bytes.push_back(std::max<std::int64_t>(e.bytes, 0));
+      m.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
+      m.device_id.push_back(u32(device));
+      m.context_id.push_back(u32(e.context));
+      m.green_context_id.push_back(0);
+      m.stream_id.push_back(u32(stream));
+      m.correlation_id.push_back(u32(e.correlation));
+      m.copy_kind.push_back(copy);
+      m.src_kind.push_back(src);
+      m.dst_kind.push_back(dst);
+      m.src_device_id.push_back(-1);
+      m.dst_device_id.push_back(-1);
+      return {};
+    }
+    case Category::kMemset: {
+      if (!wanted(EventKind::kMemset)) return {};
+      auto& m = t_.memsets;
+      const std::size_t open = e.name.find('(');
+      const std::size_t close = e.name.rfind(')');
+      const std::int32_t kind = open != std::string_view::npos && close != std::string_view::npos && close > open
+                                    ? memory_kind(e.name.substr(open + 1, close - open - 1))
+                                    : kMemKindUnknown;
+      m.start_ns.push_back(begin);
+      m.end_ns.push_back(end);
+      m.global_pid.push_back(0);
+      m.bytes.push_back(std::max<std::int64_t>(e.bytes, 0));
+      m.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
+      m.device_id.push_back(u32(device));
+      m.context_id.push_back(u32(e.context));
+      m.green_context_id.push_back(0);
+      m.stream_id.push_back(u32(stream));
+      m.correlation_id.push_back(u32(e.correlation));
+      m.value.push_back(0);  // Kineto does not record the value
+      m.mem_kind.push_back(kind);
+      return {};
+    }
+    case Category::kRuntime:
+    case Category::kDriver: {
+      ++host_event_count_[compact_pid(e.pid)];
+      if (!wanted(EventKind::kApiCalls)) return {};
+      auto& a = t_.api_calls;
+      a.start_ns.push_back(begin);
+      a.end_ns.push_back(end);
+      a.global_tid.push_back(global_tid(e));
+      a.correlation_id.push_back(u32(e.correlation));
+      a.name.push_back(intern(e.name));
+      a.return_value.push_back(0);
+      a.event_class.push_back(category == Category::kRuntime ? 0 : 1);
+      return {};
+    }
+    case Category::kSync: {
+      if (!wanted(EventKind::kSyncs)) return {};
+      auto& y = t_.syncs;
+      y.start_ns.push_back(begin);
+      y.end_ns.push_back(end);
+      y.global_pid.push_back(0);
+      y.event_id.push_back(std::max<std::int64_t>(e.wait_event_id, 0));
+      y.device_id.push_back(u32(device));
+      y.context_id.push_back(u32(e.context));
+      y.stream_id.push_back(u32(stream));
+      y.correlation_id.push_back(u32(e.correlation));
+      y.sync_type.push_back(sync_type(e.name));
+      return {};
+    }
+    case Category::kCpuOp:
+    case Category::kUserAnnotation:
+    case Category::kGpuUserAnnotation: {
+      const bool on_gpu = category == Category::kGpuUserAnnotation;
+      if (!on_gpu) ++host_event_count_[compact_pid(e.pid)];
+      if (!wanted(EventKind::kNvtx)) return {};
+      auto& n = t_.nvtx;
+      n.start_ns.push_back(begin);
+      n.end_ns.push_back(end);
+      n.global_tid.push_back(on_gpu ? (kDeviceTrackBit | (device << 24) | (stream & 0xFFFFFF)) : global_tid(e));
+      n.end_global_tid.push_back(0);
+      n.event_type.push_back(on_gpu ? kNvtxStartEndRange : kNvtxPushPopRange);
+      n.domain_id.push_back(category == Category::kCpuOp ? kKinetoCpuOpDomain
+                            : on_gpu                     ? kKinetoGpuAnnotationDomain
+                                                         : 0);
+      n.text.push_back(intern(e.name));
+      n.category.push_back(0);
+      n.color.push_back(0);
+      n.payload_kind.push_back(PayloadKind::kNone);
+      n.payload_int.push_back(0);
+      n.payload_double.push_back(0);
+      return {};
+    }
+    case Category::kOther:
+      break;
+  }
+  return {};
+}
+
+// Adds `delta` to every time column: relative timestamps become absolute once the base is known
+// (Kineto may write baseTimeNanoseconds after the events).
+void shift_times(Trace& t, TimeNs delta) {
+  if (delta == 0) return;
+  auto shift = [&](std::vector<TimeNs>& column) {
+    for (auto& v : column) {
+      if (v != kNoTime) v += delta;
+    }
+  };
+  for (auto* c : {&t.kernels.start_ns, &t.kernels.end_ns, &t.memcpys.start_ns, &t.memcpys.end_ns,
+                  &t.memsets.start_ns, &t.memsets.end_ns, &t.api_calls.start_ns, &t.api_calls.end_ns,
+                  &t.syncs.start_ns, &t.syncs.end_ns, &t.nvtx.start_ns, &t.nvtx.end_ns}) {
+    shift(*c);
+  }
+}
+
+Result<void> Builder::finish(const SplitResult& split, const ByteSource& source) {
+  Trace& t = t_;
+  if (!split.has_trace_events) {
+    return make_error(ErrorCode::kBadInput, "a JSON document without \"traceEvents\": not a PyTorch profiler or Chrome trace");
+  }
+  if (base_ns_) shift_times(t, *base_ns_);
+
+  // The host process: the one with the most CPU-side events. GPU work is attributed to the
+  // process that launched it (by correlation id), else to that one.
+  std::int64_t main_pid = 0;
+  std::int64_t most = -1;
+  for (const auto& [pid, count] : host_event_count_) {
+    if (count > most) {
+      most = count;
+      main_pid = pid;
+    }
+  }
+  std::unordered_map<std::uint32_t, std::int64_t> process_of_correlation;
+  process_of_correlation.reserve(t.api_calls.size());
+  for (RowIndex i = 0; i < t.api_calls.size(); ++i) {
+    process_of_correlation.emplace(t.api_calls.correlation_id[i], process_key(t.api_calls.global_tid[i]));
+  }
+  const std::int64_t main_key = main_pid << 24;
+  auto attribute = [&](std::vector<std::int64_t>& global_pid, const std::vector<std::uint32_t>& correlation) {
+    for (std::size_t i = 0; i < global_pid.size(); ++i) {
+      auto it = process_of_correlation.find(correlation[i]);
+      global_pid[i] = it == process_of_correlation.end() ? main_key : it->second;
+    }
+  };
+  attribute(t.kernels.global_pid, t.kernels.correlation_id);
+  attribute(t.memcpys.global_pid, t.memcpys.correlation_id);
+  attribute(t.memsets.global_pid, t.memsets.correlation_id);
+  attribute(t.syncs.global_pid, t.syncs.correlation_id);
+
+  // Domain names for the framework ranges, as NVTX domain-creation rows at the first event.
+  if (!t.nvtx.start_ns.empty()) {
+    const TimeNs first = *std::min_element(t.nvtx.start_ns.begin(), t.nvtx.start_ns.end());
+    // Domain names resolve per process (nsys's join ignores bits above the pid), once each.
+    std::set<std::int64_t> processes;
+    for (RowIndex i = 0; i < t.nvtx.size(); ++i) processes.insert(t.nvtx.global_tid[i] & 0x0000FFFFFF000000LL);
+    auto& n = t.nvtx;
+    for (const std::int64_t process : processes) {
+      for (auto [domain, name] : {std::pair{kKinetoCpuOpDomain, "cpu_op"},
+                                  std::pair{kKinetoGpuAnnotationDomain, "gpu_user_annotation"}}) {
+        n.start_ns.push_back(first);
+        n.end_ns.push_back(kNoTime);
+        n.global_tid.push_back(process);
+        n.end_global_tid.push_back(0);
+        n.event_type.push_back(kNvtxDomainCreate);
+        n.domain_id.push_back(domain);
+        n.text.push_back(t.strings.intern(name));
+        n.category.push_back(0);
+        n.color.push_back(0);
+        n.payload_kind.push_back(PayloadKind::kNone);
+        n.payload_int.push_back(0);
+        n.payload_double.push_back(0);
+      }
+    }
+  }
+
+  // Processes: those with CPU-side events; threads: named ones and those seen on CPU events.
+  for (const auto& [pid, count] : host_event_count_) {
+    (void)count;
+    Process p;
+    p.global_pid = pid << 24;
+    p.pid = pid;
+    auto it = process_names_.find(pid);
+    p.name = it == process_names_.end() ? "" : it->second;
+    t.processes.push_back(std::move(p));
+  }
+  for (const auto& [gtid, name] : thread_names_) t.threads.push_back(Thread{gtid, name, 0});
+
+  t.memcpy_kind_labels = memcpy_labels();
+  t.memory_kind_labels = memory_labels();
+  t.present = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) |
+              bit(EventKind::kApiCalls) | bit(EventKind::kSyncs) | bit(EventKind::kNvtx);
+  t.loaded = t.present & options_.kinds;
+  t.detailed = t.loaded;
+  t.has_string_table = true;
+  t.has_gpu_info = !t.devices.empty();
+  t.has_thread_names = !thread_names_.empty();
+  t.has_mangled_names = false;
+  t.has_green_context = false;
+
+  // What the source lacks and what the reader did, said plainly.
+  auto& notes = t.notes;
+  notes.push_back("PyTorch profiler (Kineto) trace: no mangled kernel names, no OS runtime calls, no profiler "
+                  "overhead records; kernel shared memory is static + dynamic together; memset values are not recorded");
+  if (!base_ns_) notes.push_back("timestamps are absolute microseconds (no baseTimeNanoseconds: a trace from before 2024)");
+  if (split.truncated) {
+    notes.push_back("the file is cut short (the profiled process was killed?): read up to the last complete event; " +
+                    std::to_string(split.truncated_bytes) + " bytes of an incomplete event were dropped");
+  } else if (source.cut_short()) {
+    notes.push_back("the gzip stream is cut short after the end of the JSON document");
+  }
+  if (repaired_events_ > 0 || split.trailing_commas > 0) {
+    std::string what = "repaired invalid JSON: " + std::to_string(repaired_events_) + " events (";
+    what += std::to_string(repairs_.control_chars) + " raw control characters, " + std::to_string(repairs_.quotes) +
+            " unescaped quotes, " + std::to_string(repairs_.escapes) + " invalid escapes, " +
+            std::to_string(repairs_.invalid_utf8) + " invalid UTF-8 bytes, " +
+            std::to_string(repairs_.trailing_commas + split.trailing_commas) + " trailing commas)";
+    notes.push_back(what);
+  }
+  if (bad_times_ > 0) {
+    notes.push_back(std::to_string(bad_times_) + " events skipped: missing or unreadable \"ts\" or a negative \"dur\"");
+  }
+  if (!ignored_.empty()) {
+    std::string what = "not mapped to the model (kept out of reports): ";
+    bool first = true;
+    for (const auto& [category, count] : ignored_) {
+      what += (first ? "" : ", ") + std::to_string(count) + " " + category;
+      first = false;
+    }
+    notes.push_back(what);
+  }
+  if (flows_ > 0) {
+    notes.push_back(std::to_string(flows_) + " flow events read as links only (launch -> kernel is joined by correlation id)");
+  }
+  t.source.metadata.emplace_back("events", std::to_string(split.elements));
+  t.source.metadata.emplace_back("json_bytes", std::to_string(split.document_bytes));
+  if (!display_unit_.empty()) t.source.metadata.emplace_back("displayTimeUnit", display_unit_);
+  return {};
+}
+
+}  // namespace
+
+Result<Trace> read_kineto(ByteSource& source, const std::string& label, const OpenOptions& options) {
+  Trace trace;
+  trace.source.format = "kineto-json";
+  trace.source.path = label;
+  Builder builder(trace, options);
+  JsonSplitter splitter;
+  auto split = splitter.run(
+      source, [&](std::string_view key, const Span& value) { return builder.member(key, value); },
+      [&](const Span& element) { return builder.element(element); });
+  if (!split) return make_error(split.error().code, label + ": " + split.error().message);
+  auto finished = builder.finish(*split, source);
+  if (!finished) return make_error(finished.error().code, label + ": " + finished.error().message);
+  return trace;
+}
+
+}  // namespace kernscope::kineto
