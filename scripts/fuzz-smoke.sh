@@ -26,3 +26,4 @@ run() {
 }
 run fuzz_filter_grammar "$root/tests/fuzz/seeds/grammar" 256 200000
 run fuzz_nsys_reader "$root/tests/fuzz/seeds/nsys" 300000 600
+run fuzz_kineto_reader "$root/tests/fuzz/seeds/kineto" 65536 3000

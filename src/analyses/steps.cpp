@@ -112,6 +112,8 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   if (!ranges.empty()) {
     std::vector<std::size_t> chosen;
     for (std::size_t r = 0; r < ranges.size(); ++r) {
+      // PyTorch's operator ranges and their GPU-side copies are not steps.
+      if (is_kineto_op_domain(trace.nvtx.domain_id[ranges[r].row])) continue;
       const std::string text = ranges[r].name.substr(ranges[r].name.find(':') + 1);
       const std::string domain = ranges[r].name.substr(0, ranges[r].name.find(':'));
       if (options.step_range) {

@@ -271,6 +271,10 @@ Result<SplitResult> JsonSplitter::run(ByteSource& source, const MemberFn& on_mem
   auto c = w.peek();
   if (!c) return std::unexpected(c.error());
   // A UTF-8 byte order mark is allowed before the document.
+  while (*c == 0xEF && w.unread().size() < 3 && !w.eof) {
+    auto more = w.refill();
+    if (!more) return std::unexpected(more.error());
+  }
   if (*c == 0xEF && w.unread().starts_with("\xEF\xBB\xBF")) {
     w.begin += 3;
     c = w.peek();
