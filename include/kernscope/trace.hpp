@@ -193,6 +193,25 @@ struct OverheadColumns {
   std::size_t size() const { return start_ns.size(); }
 };
 
+// GPU state sampled on a timer (NVML by kernscope's tracer): one row per device per sample.
+struct GpuSampleColumns {
+  std::vector<TimeNs> time_ns;
+  std::vector<std::uint32_t> device_id;
+  std::vector<std::int32_t> sm_clock_mhz, memory_clock_mhz, temperature_c;
+  std::vector<std::int32_t> gpu_util_percent, memory_util_percent;
+  std::vector<std::int64_t> power_mw, memory_used_bytes;
+  std::vector<std::int64_t> pcie_tx_kbps, pcie_rx_kbps;  // -1 when not sampled
+  std::vector<std::uint64_t> clock_event_reasons;        // NVML's clocks-event (throttle) bit set
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.time_ns); f(s.device_id); f(s.sm_clock_mhz); f(s.memory_clock_mhz); f(s.temperature_c);
+    f(s.gpu_util_percent); f(s.memory_util_percent); f(s.power_mw); f(s.memory_used_bytes);
+    f(s.pcie_tx_kbps); f(s.pcie_rx_kbps); f(s.clock_event_reasons);
+  }
+  std::size_t size() const { return time_ns.size(); }
+};
+
 struct Device {
   std::int64_t id = 0;
   std::string name;
@@ -231,9 +250,10 @@ enum class EventKind : std::uint32_t {
   kNvtx = 1u << 5,
   kOsrt = 1u << 6,
   kOverhead = 1u << 7,
+  kGpuSamples = 1u << 8,
 };
 using EventKinds = std::uint32_t;
-inline constexpr EventKinds kAllEventKinds = 0xFF;
+inline constexpr EventKinds kAllEventKinds = 0x1FF;
 inline constexpr EventKinds bit(EventKind kind) { return static_cast<EventKinds>(kind); }
 
 struct DistributedInfo {
@@ -265,6 +285,7 @@ struct Trace {
   NvtxColumns nvtx;
   OsrtColumns osrt;
   OverheadColumns overhead;
+  GpuSampleColumns gpu_samples;
 
   std::vector<Device> devices;
   std::vector<Process> processes;

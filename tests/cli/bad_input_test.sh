@@ -72,6 +72,8 @@ printf '[1, 2' >"$T/array.json"
 expect_fail kineto_array_of_numbers "malformed trace event" -- info "$T/array.json"
 gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | sed 's/"ph": "X",/"ph": "X",,/' >"$T/badkey.json"
 expect_fail kineto_double_comma "malformed trace event" -- stats "$T/badkey.json"
+expect_fail export_bad_format "unknown export format" -- export --format svg -o "$T/x.json" "$GOOD"
+expect_fail export_unwritable "cannot write" -- export -o /nonexistent/dir/x.json.gz "$GOOD"
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 

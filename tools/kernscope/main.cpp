@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   add(add_analyze);
   add(add_steps);
   add(add_report);
+  add(add_export);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

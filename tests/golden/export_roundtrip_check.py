@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Checks `kernscope export` on real traces (nsys exports and Kineto JSON):
+- the file is strict JSON (Python's json module) in the trace-event format;
+- events on every (pid, tid) track are well nested, as viewers require;
+- every flow start has its end, and each flow ends at the start of a GPU slice;
+- reading the export back gives the same kernel, API, memory and NVTX summaries as the source
+  (kernscope's reports on both; the timestamps are exact, so the numbers are identical).
+
+usage: export_roundtrip_check.py KERNSCOPE FIXTURE_DIR"""
+import collections
+import decimal
+import gzip
+import json
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+REPORTS = ["cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum"]
+
+
+def run(kernscope, *args):
+    return subprocess.run([kernscope, *args], check=True, capture_output=True, text=True).stdout
+
+
+def check_structure(path):
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    events = doc["traceEvents"]
+    tracks = collections.defaultdict(list)
+    starts, ends = {}, {}
+    for e in events:
+        if e["ph"] == "X":
+            start = decimal.Decimal(e["ts"])
+            tracks[(e["pid"], e["tid"])].append((start, start + decimal.Decimal(e["dur"])))
+        elif e["ph"] == "s":
+            starts[e["id"]] = e
+        elif e["ph"] == "f":
+            ends[e["id"]] = e
+    problems = []
+    for track, slices in tracks.items():
+        slices.sort(key=lambda s: (s[0], -s[1]))
+        stack = []
+        for start, end in slices:
+            while stack and stack[-1] <= start:
+                stack.pop()
+            if stack and end > stack[-1]:
+                problems.append(f"track {track}: slice [{start}, {end}] crosses the end of its parent {stack[-1]}")
+                break
+            stack.append(end)
+    if set(starts) != set(ends):
+        problems.append(f"{len(set(starts) ^ set(ends))} flows without both ends")
+    gpu_starts = {(e["pid"], e["tid"], decimal.Decimal(e["ts"])) for e in events
+                  if e["ph"] == "X" and e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")}
+    dangling = [i for i, e in ends.items() if (e["pid"], e["tid"], decimal.Decimal(e["ts"])) not in gpu_starts]
+    if dangling:
+        problems.append(f"{len(dangling)} flows do not end on a GPU slice")
+    return problems, sum(len(s) for s in tracks.values()), len(starts)
+
+
+def main():
+    kernscope, fixtures = sys.argv[1], pathlib.Path(sys.argv[2])
+    sources = sorted((fixtures / "nsys").glob("*/trace.sqlite.gz")) + sorted((fixtures / "kineto").glob("*.json.gz"))
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for source in sources:
+            out = pathlib.Path(tmp) / "export.json.gz"
+            run(kernscope, "export", "-o", str(out), str(source))
+            problems, slices, flows = check_structure(out)
+            for report in REPORTS:
+                want = run(kernscope, "stats", "--report", report, "--format", "csv", str(source))
+                got = run(kernscope, "stats", "--report", report, "--format", "csv", str(out))
+                # Rows with equal totals may come in another order: names are interned in the
+                # export's event order, and ties keep name order, as nsys's SQL does.
+                if sorted(got.splitlines()) != sorted(want.splitlines()):
+                    problems.append(f"{report} differs after the round trip")
+            name = source.parent.name if source.name == "trace.sqlite.gz" else source.name
+            if problems:
+                failures += 1
+                print(f"FAIL {name}: " + "; ".join(problems[:5]))
+            else:
+                print(f"ok   {name}: {slices} slices, {flows} flows, {len(REPORTS)} reports equal")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
