@@ -7,14 +7,16 @@ FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 TRACE      ?= tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz
 KERNSCOPE  := $(BUILD)/tools/kernscope/kernscope
+VENV       := $(BUILD)/venv
+PY         := $(VENV)/bin/python
 FUZZ_SECONDS ?= 0  # 0: the fixed, seeded run of `make test`; N: fuzz N seconds per target
 
 APT_PACKAGES := cmake make g++ pkg-config python3 gzip libsqlite3-dev libcli11-dev libfmt-dev \
-                zlib1g-dev libgtest-dev libbenchmark-dev libsimdjson-dev
+                zlib1g-dev libgtest-dev libbenchmark-dev libsimdjson-dev python3-venv python3-dev
 # libFuzzer needs a clang whose C++ front end takes libstdc++'s <expected> (clang >= 16).
 FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
 
-.PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean
+.PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean python python-test
 
 all: build
 
@@ -32,8 +34,22 @@ run: build
 	$(KERNSCOPE) info $(TRACE)
 	$(KERNSCOPE) stats --report cuda_gpu_kern_sum $(TRACE)
 
-test: build fuzz-smoke
+test: build fuzz-smoke python
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(PY) -m pytest -q python/tests
+
+# The Python package, built from this tree (scikit-build-core + nanobind) into a virtualenv.
+$(PY): python/requirements-dev.txt
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r python/requirements-dev.txt
+	touch $(PY)
+
+python: deps $(PY)
+	$(PY) -m pip install -q --no-build-isolation .
+
+python-test: python
+	$(PY) -m pytest -q python/tests
 
 fuzz-build: fuzz-deps
 	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \

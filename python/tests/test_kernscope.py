@@ -1,0 +1,193 @@
+"""The Python package against Nsight Systems' own outputs and independent readings of the fixtures."""
+import csv
+import decimal
+import gzip
+import io
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import kernscope
+from kernscope import annotate
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+LLAMA = FIXTURES / "nsys" / "llama_decode_h200"
+KINETO = FIXTURES / "kineto" / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+
+
+@pytest.fixture(scope="module")
+def llama():
+    return kernscope.open(str(LLAMA / "trace.sqlite.gz"))
+
+
+def gold_csv(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_stats_json_equals_nsys_json(llama):
+    # nsys's own `--format json` output for this export.
+    for report in ("cuda_gpu_kern_sum", "cuda_api_sum"):
+        want = json.loads((LLAMA / "gold" / "variants" / f"json_{report}.json").read_text())
+        assert llama.stats(report) == want
+
+
+def test_stats_with_filters_equal_nsys(llama):
+    for case in sorted((LLAMA / "gold" / "filters").iterdir()):
+        args = (case / "args.txt").read_text().split()
+        kwargs = {"filter_time" if args[0] == "--filter-time" else "filter_nvtx": args[1]}
+        want = (case / "cuda_gpu_kern_sum.csv").read_text()
+        if not want.strip():
+            with pytest.raises(kernscope.Error):
+                llama.stats("cuda_gpu_kern_sum", **kwargs)
+            continue
+        rows = llama.stats("cuda_gpu_kern_sum", **kwargs)
+        gold = list(csv.DictReader(io.StringIO(want)))
+        assert [r["Name"] for r in rows] == [g["Name"] for g in gold], case.name
+        assert [r["Total Time (ns)"] for r in rows] == [int(g["Total Time (ns)"]) for g in gold], case.name
+
+
+def test_kernel_frame_matches_nsys_summary(llama):
+    k = llama.kernels()
+    gold = gold_csv(LLAMA / "gold" / "cuda_gpu_kern_sum.csv")
+    by_name = k.groupby("name", observed=True)["duration_ns"].agg(["count", "sum"])
+    for row in gold:
+        assert by_name.loc[row["Name"], "count"] == int(row["Instances"])
+        assert by_name.loc[row["Name"], "sum"] == int(row["Total Time (ns)"])
+    assert len(k) == sum(int(r["Instances"]) for r in gold)
+
+
+def test_columns_are_zero_copy_read_only_views(llama):
+    columns = llama._core.kernel_columns()
+    start = columns["start_ns"]
+    assert start.dtype == np.int64 and not start.flags.writeable
+    frame = llama.kernels()
+    assert np.shares_memory(frame["start_ns"].to_numpy(), start)
+    # The view outlives the Python objects that made it: the C++ trace is shared with it.
+    del frame, columns
+    assert int(start[0]) > 0
+
+
+def test_api_nvtx_memops_and_samples(llama):
+    api = llama.api_calls()
+    gold = gold_csv(LLAMA / "gold" / "cuda_api_sum.csv")
+    assert len(api) == sum(int(r["Num Calls"]) for r in gold)
+    nvtx = llama.nvtx()
+    assert (nvtx["text"] == "measure:decode_step").sum() == 64
+    mem = llama.memops()
+    gold_mem = gold_csv(LLAMA / "gold" / "cuda_gpu_mem_time_sum.csv")
+    assert len(mem) == sum(int(r["Count"]) for r in gold_mem)
+    assert set(mem["op"]) <= {"memcpy", "memset"}
+    samples = llama.samples()
+    assert len(samples) == 0 and "sm_clock_mhz" in samples.columns
+
+
+def test_kineto_kernels_equal_python_json():
+    with gzip.open(KINETO, "rt") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    durations = {}
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            durations.setdefault(e["name"], []).append(int(decimal.Decimal(e["dur"]) * 1000))
+    t = kernscope.open(str(KINETO))
+    assert t.info["format"] == "kineto-json"
+    k = t.kernels()
+    got = k.groupby("name", observed=True)["duration_ns"].agg(["count", "sum"])
+    assert len(got) == len(durations)
+    for name, values in durations.items():
+        assert got.loc[name, "count"] == len(values)
+        assert got.loc[name, "sum"] == sum(values)
+
+
+def test_analyses_return_the_cli_json(llama):
+    report = llama.report()
+    assert report["schema"] == "kernscope.report/1"
+    findings = llama.analyze()["findings"]
+    assert any(f["rule"] == "llm_launch_bound" for f in findings)
+    tail = llama.tail("kernel", limit=5)
+    assert len(tail["by_total"]) == 5 and "tail_candidates" in tail
+
+
+def test_export_reads_back(llama, tmp_path):
+    out = tmp_path / "timeline.json.gz"
+    summary = llama.export(str(out))
+    assert summary["flows"] > 0
+    again = kernscope.open(str(out))
+    assert again.stats("cuda_gpu_kern_sum") == llama.stats("cuda_gpu_kern_sum")
+
+
+def test_errors_carry_the_cli_message(tmp_path, llama):
+    with pytest.raises(kernscope.Error, match="no such file"):
+        kernscope.open(str(tmp_path / "missing.sqlite"))
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"traceEvents": 7}')
+    with pytest.raises(kernscope.Error, match='"traceEvents" is not an array'):
+        kernscope.open(str(bad))
+    with pytest.raises(kernscope.Error, match="unknown report"):
+        llama.stats("no_such_report")
+    with pytest.raises(kernscope.Error):
+        llama.stats("cuda_gpu_kern_sum", filter_time="bogus")
+
+
+def test_without_pandas_frames_are_dicts_of_arrays():
+    code = (
+        "import sys; sys.modules['pandas'] = None\n"
+        "import kernscope\n"
+        f"t = kernscope.open({str(LLAMA / 'trace.sqlite.gz')!r})\n"
+        "k = t.kernels()\n"
+        "assert isinstance(k, dict) and k['start_ns'].dtype.name == 'int64'\n"
+        "assert k['name'][0].startswith('void')\n"
+        "print(len(k['start_ns']))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert int(out) == 90287
+
+
+class FakeProfiler:
+    def __init__(self):
+        self.calls = []
+
+    def start(self):
+        self.calls.append("start")
+
+    def stop(self):
+        self.calls.append("stop")
+
+
+def test_steps_start_and_stop_around_the_chosen_iterations(monkeypatch):
+    monkeypatch.delenv("KERNSCOPE_PROFILE_START_STOP", raising=False)
+    profiler = FakeProfiler()
+    seen = []
+    s = annotate.steps(2, 4, profiler=profiler)
+    for i in s(range(8)):
+        seen.append((i, s.active))
+    assert profiler.calls == ["start", "stop"]
+    assert [i for i, active in seen if active] == [2, 3, 4]
+    # The environment chooses several spans; a span open at the end is closed.
+    monkeypatch.setenv("KERNSCOPE_PROFILE_START_STOP", "1-1,5-9")
+    profiler = FakeProfiler()
+    s = annotate.steps(0, 0, profiler=profiler)
+    active = [i for i in s(range(7)) if s.active]
+    assert active == [1, 5, 6]
+    assert profiler.calls == ["start", "stop", "start", "stop"]
+    with pytest.raises(ValueError):
+        annotate.parse_iterations("5-2")
+
+
+def test_nvtx_range_as_context_manager_and_decorator():
+    calls = []
+
+    @annotate.range("decorated", domain="kernscope-test")
+    def work(x):
+        calls.append(x)
+        return x * 2
+
+    with annotate.range("outer"):
+        assert work(21) == 42
+    assert calls == [21]
+    assert isinstance(kernscope._core.nvtx_available, bool)
