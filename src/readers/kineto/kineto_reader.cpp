@@ -154,19 +154,27 @@ std::int64_t Builder::global_tid(const KinetoEvent& e) {
   return (pid << 24) | tid;
 }
 
+// Top-level members are small: simdjson's DOM parser (validating, runtime-dispatched) reads them.
 Result<void> Builder::member(std::string_view key, const Span& value) {
-  simdjson::padded_string json(value.text);
-  simdjson::ondemand::parser parser;
-  simdjson::ondemand::document doc;
-  if (parser.iterate(json).get(doc)) return {};  // metadata we cannot read is not needed for events
+  namespace dom = simdjson::dom;
+  dom::parser parser;
+  dom::element doc;
+  if (parser.parse(value.text.data(), value.text.size(), true).get(doc)) {
+    t_.notes.push_back("top-level member \"" + std::string(key) + "\" is not valid JSON; ignored");
+    return {};
+  }
+  auto integer = [](dom::element e, std::int64_t fallback) {
+    std::int64_t n = 0;
+    if (e.get_int64().get(n) == simdjson::SUCCESS) return n;
+    std::uint64_t u = 0;
+    if (e.get_uint64().get(u) == simdjson::SUCCESS && u <= static_cast<std::uint64_t>(INT64_MAX)) return static_cast<std::int64_t>(u);
+    double d = 0;
+    if (e.get_double().get(d) == simdjson::SUCCESS && d > -9e18 && d < 9e18) return static_cast<std::int64_t>(d);
+    return fallback;
+  };
   if (key == "baseTimeNanoseconds") {
-    std::string_view token;
-    if (doc.raw_json_token().get(token) == simdjson::SUCCESS) {
-      while (!token.empty() && (token.back() == ' ' || token.back() == '\n')) token.remove_suffix(1);
-      std::int64_t base = 0;
-      auto [end, ec] = std::from_chars(token.data(), token.data() + token.size(), base);
-      if (ec == std::errc() && end == token.data() + token.size()) base_ns_ = base;
-    }
+    std::int64_t base = integer(doc, INT64_MIN);
+    if (base != INT64_MIN) base_ns_ = base;
     return {};
   }
   if (key == "displayTimeUnit") {
@@ -175,34 +183,21 @@ Result<void> Builder::member(std::string_view key, const Span& value) {
     return {};
   }
   if (key == "deviceProperties") {
-    simdjson::ondemand::array devices;
+    dom::array devices;
     if (doc.get_array().get(devices)) return {};
-    for (auto entry : devices) {
-      simdjson::ondemand::object o;
+    for (dom::element entry : devices) {
+      dom::object o;
       if (entry.get_object().get(o)) continue;
       Device d;
-      for (auto field : o) {
-        std::string_view k;
-        if (field.unescaped_key().get(k)) continue;
-        if (k == "id") {
-          std::int64_t n = 0;
-          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.id = n;
-        } else if (k == "name") {
-          std::string_view s;
-          if (field.value().get_string().get(s) == simdjson::SUCCESS) d.name = s;
-        } else if (k == "totalGlobalMem") {
-          std::int64_t n = 0;
-          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.total_memory_bytes = n;
-        } else if (k == "computeMajor") {
-          std::int64_t n = 0;
-          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.compute_major = static_cast<std::int32_t>(n);
-        } else if (k == "computeMinor") {
-          std::int64_t n = 0;
-          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.compute_minor = static_cast<std::int32_t>(n);
-        } else if (k == "numSms") {
-          std::int64_t n = 0;
-          if (field.value().get_int64().get(n) == simdjson::SUCCESS) d.sm_count = n;
-        }
+      for (auto [k, v] : o) {
+        if (k == "id") d.id = integer(v, 0);
+        else if (k == "name") {
+          std::string_view name;
+          if (v.get_string().get(name) == simdjson::SUCCESS) d.name = name;
+        } else if (k == "totalGlobalMem") d.total_memory_bytes = integer(v, 0);
+        else if (k == "computeMajor") d.compute_major = static_cast<std::int32_t>(integer(v, 0));
+        else if (k == "computeMinor") d.compute_minor = static_cast<std::int32_t>(integer(v, 0));
+        else if (k == "numSms") d.sm_count = integer(v, 0);
       }
       d.cuda_id = d.id;
       t_.devices.push_back(std::move(d));
@@ -210,38 +205,30 @@ Result<void> Builder::member(std::string_view key, const Span& value) {
     return {};
   }
   if (key == "distributedInfo") {
-    simdjson::ondemand::object o;
+    dom::object o;
     if (doc.get_object().get(o)) return {};
     DistributedInfo info;
-    for (auto field : o) {
-      std::string_view k;
-      if (field.unescaped_key().get(k)) continue;
+    for (auto [k, v] : o) {
       if (k == "backend") {
-        std::string_view s;
-        if (field.value().get_string().get(s) == simdjson::SUCCESS) info.backend = s;
+        std::string_view backend;
+        if (v.get_string().get(backend) == simdjson::SUCCESS) info.backend = backend;
       } else if (k == "rank") {
-        std::int64_t n = 0;
-        if (field.value().get_int64().get(n) == simdjson::SUCCESS) info.rank = n;
+        info.rank = integer(v, 0);
       } else if (k == "world_size") {
-        std::int64_t n = 0;
-        if (field.value().get_int64().get(n) == simdjson::SUCCESS) info.world_size = n;
+        info.world_size = integer(v, 0);
       }
     }
     t_.source.distributed = info;
     return {};
   }
   // Other scalars are kept as metadata (trace_id, cuda_driver_version...); objects are not.
-  simdjson::ondemand::json_type type;
-  if (doc.type().get(type)) return {};
-  if (type == simdjson::ondemand::json_type::string) {
-    std::string_view s;
-    if (doc.get_string().get(s) == simdjson::SUCCESS) t_.source.metadata.emplace_back(key, std::string(s.substr(0, 256)));
-  } else if (type == simdjson::ondemand::json_type::number || type == simdjson::ondemand::json_type::boolean) {
-    std::string_view token;
-    if (doc.raw_json_token().get(token) == simdjson::SUCCESS) {
-      while (!token.empty() && (token.back() == ' ' || token.back() == '\n')) token.remove_suffix(1);
-      t_.source.metadata.emplace_back(key, std::string(token));
-    }
+  if (doc.is_string()) {
+    std::string_view text;
+    if (doc.get_string().get(text) == simdjson::SUCCESS) t_.source.metadata.emplace_back(key, std::string(text.substr(0, 256)));
+  } else if (doc.is_number() || doc.is_bool()) {
+    std::string_view token = value.text;
+    while (!token.empty() && (token.back() == ' ' || token.back() == '\n' || token.back() == '\r' || token.back() == '\t')) token.remove_suffix(1);
+    t_.source.metadata.emplace_back(key, std::string(token.substr(0, 64)));
   }
   return {};
 }
