@@ -10,7 +10,7 @@
 #include "readers/kineto/decimal_time.hpp"
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
-#include "readers/kineto/kernel_short_name.hpp"
+#include "kernscope/kernel_short_name.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 #include "support/test_files.hpp"
 
@@ -62,19 +62,19 @@ TEST(KinetoShortName, MatchesNsysShortNamesOnRealExports) {
     std::set<std::pair<StringId, StringId>> pairs;
     for (RowIndex i = 0; i < k.size(); ++i) pairs.emplace(k.demangled_name[i], k.short_name[i]);
     for (const auto& [demangled, short_name] : pairs) {
-      EXPECT_EQ(kineto::kernel_short_name(trace->strings.get(demangled)), trace->strings.get(short_name))
+      EXPECT_EQ(kernel_short_name(trace->strings.get(demangled)), trace->strings.get(short_name))
           << trace->strings.get(demangled);
       ++checked;
     }
   }
   EXPECT_GT(checked, 100u);
   // Kineto's demangler spells lambdas and anonymous namespaces differently.
-  EXPECT_EQ(kineto::kernel_short_name("void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig<"
+  EXPECT_EQ(kernel_short_name("void at::native::(anonymous namespace)::CatArrayBatchedCopy_aligned16_contig<"
                                       "at::native::(anonymous namespace)::OpaqueType<4u>, unsigned int, 1, 128, 1>"
                                       "(at::native::(anonymous namespace)::OpaqueType<4u>*, int, unsigned int)"),
             "CatArrayBatchedCopy_aligned16_contig");
-  EXPECT_EQ(kineto::kernel_short_name("triton_poi_fused_add_cos_sin_0"), "triton_poi_fused_add_cos_sin_0");
-  EXPECT_EQ(kineto::kernel_short_name("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<"
+  EXPECT_EQ(kernel_short_name("triton_poi_fused_add_cos_sin_0"), "triton_poi_fused_add_cos_sin_0");
+  EXPECT_EQ(kernel_short_name("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<"
                                       "at::native::CUDAFunctor_add<float> >(at::TensorIteratorBase&, "
                                       "at::native::CUDAFunctor_add<float> const&)::{lambda(int)#1}>(int, "
                                       "at::native::gpu_kernel_impl<at::native::CUDAFunctor_add<float> >("

@@ -11,7 +11,7 @@
 #include "readers/kineto/decimal_time.hpp"
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
-#include "readers/kineto/kernel_short_name.hpp"
+#include "kernscope/kernel_short_name.hpp"
 #include "readers/kineto/kineto_event.hpp"
 
 namespace kernscope::kineto {

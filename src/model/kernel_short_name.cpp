@@ -1,6 +1,6 @@
-#include "readers/kineto/kernel_short_name.hpp"
+#include "kernscope/kernel_short_name.hpp"
 
-namespace kernscope::kineto {
+namespace kernscope {
 namespace {
 
 // Position of the bracket opening the balanced group that closes at `close` (text[close] is
@@ -43,4 +43,4 @@ std::string_view kernel_short_name(std::string_view name) {
   return name;
 }
 
-}  // namespace kernscope::kineto
+}  // namespace kernscope

@@ -1,0 +1,354 @@
+// The injected tracer: CUDA loads this library through CUDA_INJECTION64_PATH and calls
+// InitializeInjection() when the program initializes CUDA. It turns on CUPTI's activity records,
+// hands CUPTI buffers from a preallocated pool, decodes completed buffers on a collector thread
+// and appends them to an SQLite file with Nsight Systems' schema; NVML samples run on their own
+// thread. The program is never stopped or crashed by the tracer: every failure becomes one line
+// on stderr and tracing stops, the program goes on.
+#include <cupti.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tracer/activity_decoder.hpp"
+#include "tracer/buffer_pool.hpp"
+#include "tracer/nvml_sampler.hpp"
+#include "tracer/trace_db_writer.hpp"
+#include "tracer/tracer_config.hpp"
+
+namespace kernscope::tracer {
+namespace {
+
+void say(const std::string& line) { std::fprintf(stderr, "kernscope tracer: %s\n", line.c_str()); }
+
+const char* cupti_error(CUptiResult r) {
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  return text ? text : "unknown CUPTI error";
+}
+
+// The runtime and driver calls recorded by default: what launches, copies, allocates or waits.
+bool default_api(const char* name) {
+  static const char* const kPrefixes[] = {
+      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc",
+      "cudaHostRegister", "cudaHostUnregister", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+      "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaEventRecord", "cudaEventQuery", "cudaStreamQuery",
+      "cudaProfilerStart", "cudaProfilerStop", "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc",
+      "cuMemFree", "cuMemHostAlloc", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+      "cuStreamWaitEvent", "cuEventRecord", "cuProfilerStart", "cuProfilerStop"};
+  for (const char* p : kPrefixes) {
+    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+  }
+  return false;
+}
+
+class Tracer {
+ public:
+  static Tracer& get() {
+    static Tracer* tracer = new Tracer;  // never destroyed: CUPTI may call back during exit
+    return *tracer;
+  }
+
+  bool init();
+  void finish();
+
+  static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+
+ private:
+  void set_activities(bool on);
+  void configure_api_records();
+  void collect();
+  void range_started();
+  void range_ended();
+
+  TracerConfig config_;
+  std::unique_ptr<BufferPool> pool_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<std::pair<uint8_t*, size_t>> completed_;
+  bool stopping_ = false;
+  std::thread collector_;
+  std::thread timer_;
+
+  StringPool strings_;
+  std::unique_ptr<ActivityDecoder> decoder_;
+  std::unique_ptr<TraceDbWriter> writer_;
+  std::unique_ptr<NvmlSampler> sampler_;
+  std::string path_;
+  std::string nvml_note_;
+  std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<bool> active_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<int> ranges_done_{0};
+  std::int64_t kernels_ = 0, api_calls_ = 0, unknown_ = 0;
+  std::set<std::uint32_t> threads_;
+  std::string write_error_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+};
+
+void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  Tracer& t = get();
+  *buffer = t.pool_->take();  // nullptr when all buffers are in use: CUPTI drops and counts
+  *size = *buffer ? t.config_.buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  (void)size;
+  Tracer& t = get();
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
+  if (!buffer) return;
+  {
+    std::lock_guard lock(t.queue_mutex_);
+    t.completed_.emplace_back(buffer, valid);
+  }
+  t.queue_cv_.notify_one();
+}
+
+void Tracer::collect() {
+  RecordBatch batch;
+  while (true) {
+    std::pair<uint8_t*, size_t> item{nullptr, 0};
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !completed_.empty() || stopping_; });
+      if (completed_.empty() && stopping_) break;
+      if (!completed_.empty()) {
+        item = completed_.front();
+        completed_.pop_front();
+      }
+    }
+    if (item.first) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) {
+        decoder_->decode(record, batch);
+      }
+      pool_->give_back(item.first);
+    }
+    if (sampler_) sampler_->drain(batch.samples);
+    if (batch.empty()) continue;
+    kernels_ += static_cast<std::int64_t>(batch.kernels.size());
+    api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
+    unknown_ += batch.unknown_records;
+    for (const auto& a : batch.api_calls) threads_.insert(a.tid);
+    if (writer_ && write_error_.empty()) {
+      if (auto r = writer_->append(batch, strings_); !r) {
+        write_error_ = r.error().message;
+        say("cannot write the trace, tracing stops: " + write_error_);
+      }
+    }
+    batch.clear();
+  }
+}
+
+void Tracer::set_activities(bool on) {
+  static const CUpti_ActivityKind kKinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+      CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
+  for (CUpti_ActivityKind kind : kKinds) {
+    const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
+      say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
+    }
+  }
+  if (on) configure_api_records();
+  active_ = on;
+}
+
+// Runtime and driver records are filtered at the source, per callback id, unless --api all.
+void Tracer::configure_api_records() {
+  if (config_.api_all) return;
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+    cuptiActivityEnableRuntimeApi(cbid, default_api(name) ? 1 : 0);
+  }
+  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
+    const char* name = nullptr;
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+    cuptiActivityEnableDriverApi(cbid, default_api(name) ? 1 : 0);
+  }
+}
+
+void Tracer::range_started() {
+  if (config_.capture_ranges > 0 && ranges_done_ >= config_.capture_ranges) return;
+  if (!active_) set_activities(true);
+}
+
+void Tracer::range_ended() {
+  if (!active_) return;
+  set_activities(false);
+  ++ranges_done_;
+}
+
+void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  auto* t = static_cast<Tracer*>(self);
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+                     (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+  // Start after the call returns, stop before it runs: the range holds only the work between.
+  if (start && info->callbackSite == CUPTI_API_EXIT) t->range_started();
+  if (!start && info->callbackSite == CUPTI_API_ENTER) t->range_ended();
+}
+
+bool Tracer::init() {
+  auto config = config_from_env([](const char* name) { return std::getenv(name); });
+  if (!config) {
+    say(config.error().message + "; not tracing");
+    return false;
+  }
+  config_ = *config;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  path_ = expand_output_path(
+      config_.output, getpid(), host, [](const char* name) { return std::getenv(name); },
+      [](const std::string& p) { return access(p.c_str(), F_OK) == 0; });
+  auto writer = TraceDbWriter::create(path_, static_cast<std::uint32_t>(getpid()));
+  if (!writer) {
+    say(writer.error().message + "; not tracing");
+    return false;
+  }
+  writer_ = std::move(*writer);
+  decoder_ = std::make_unique<ActivityDecoder>(strings_, [](bool driver, std::uint32_t cbid) {
+    const char* name = nullptr;
+    cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name);
+    return std::string(name ? name : "unknown API " + std::to_string(cbid));
+  });
+  pool_ = std::make_unique<BufferPool>(config_.buffers, config_.buffer_bytes);
+
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    say(std::string("CUPTI is not available (another profiler such as nsys or the PyTorch profiler may hold it): ") +
+        cupti_error(r) + "; not tracing");
+    return false;
+  }
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
+  cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
+
+  if (config_.capture == TracerConfig::Capture::kProfilerApi) {
+    r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+    if (r != CUPTI_SUCCESS) {
+      say(std::string("cannot watch cudaProfilerStart/Stop (CUPTI already has a subscriber): ") + cupti_error(r) +
+          "; not tracing");
+      return false;
+    }
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  } else if (config_.delay_s > 0 || config_.duration_s > 0) {
+    timer_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(config_.delay_s));
+      if (finished_) return;
+      set_activities(true);
+      if (config_.duration_s > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(config_.duration_s));
+        if (!finished_) set_activities(false);
+      }
+    });
+    timer_.detach();
+  } else {
+    set_activities(true);
+  }
+
+  if (config_.nvml_interval_ms > 0) {
+    std::string why;
+    if (auto api = load_nvml(why)) {
+      sampler_ = std::make_unique<NvmlSampler>(*api, [] {
+        uint64_t ts = 0;
+        cuptiGetTimestamp(&ts);
+        return static_cast<std::int64_t>(ts);
+      }, config_.nvml_interval_ms, config_.nvml_pcie);
+      if (!sampler_->start()) {
+        nvml_note_ = sampler_->why();
+        sampler_.reset();
+      }
+    } else {
+      nvml_note_ = why;
+    }
+    if (!nvml_note_.empty()) say(nvml_note_);
+  }
+  collector_ = std::thread([this] { collect(); });
+  std::atexit([] { Tracer::get().finish(); });
+  return true;
+}
+
+void Tracer::finish() {
+  if (finished_.exchange(true)) return;
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (sampler_) sampler_->stop();
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (collector_.joinable()) collector_.join();
+  RecordBatch rest;
+  decoder_->flush_open_ranges(rest);
+  if (sampler_) sampler_->drain(rest.samples);
+  if (writer_ && write_error_.empty() && !rest.empty()) {
+    if (auto r = writer_->append(rest, strings_); !r) write_error_ = r.error().message;
+  }
+  // Thread names from /proc, for the threads that made CUDA calls.
+  std::vector<std::pair<std::uint32_t, std::string>> names;
+  for (std::uint32_t tid : threads_) {
+    std::ifstream comm("/proc/self/task/" + std::to_string(tid) + "/comm");
+    std::string name;
+    if (std::getline(comm, name)) names.emplace_back(tid, name);
+  }
+  std::string process;
+  std::ifstream("/proc/self/comm") >> process;
+  std::vector<std::pair<std::string, std::string>> info = {
+      {"tracer", "kernscope 0.1.0"},
+      {"dropped_records", std::to_string(dropped_.load())},
+      {"unmapped_records", std::to_string(unknown_)},
+      {"buffers_exhausted", std::to_string(pool_->exhausted())},
+      {"api_records", config_.api_all ? "all" : "default"},
+      {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi" : "none"}};
+  if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
+  if (sampler_) {
+    for (std::size_t i = 0; i < sampler_->uuids().size(); ++i) info.emplace_back("nvml_uuid_" + std::to_string(i), sampler_->uuids()[i]);
+  }
+  if (writer_ && write_error_.empty()) {
+    if (auto r = writer_->finish(info, process, names, strings_); !r) write_error_ = r.error().message;
+  }
+  writer_.reset();
+  if (!write_error_.empty()) {
+    say("the trace is incomplete: " + write_error_);
+  } else {
+    say("wrote " + path_ + ": " + std::to_string(kernels_) + " kernels, " + std::to_string(api_calls_) +
+        " API calls, " + std::to_string(dropped_.load()) + " records dropped");
+  }
+  if (!config_.file_list.empty()) {
+    std::ofstream list(config_.file_list, std::ios::app);
+    list << path_ << "\n";
+  }
+}
+
+}  // namespace
+}  // namespace kernscope::tracer
+
+// The entry point CUDA calls for a library named in CUDA_INJECTION64_PATH.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  static std::once_flag once;
+  static int ok = 0;
+  std::call_once(once, [] { ok = kernscope::tracer::Tracer::get().init() ? 1 : 0; });
+  return 1;  // tracing or not, CUDA goes on
+}

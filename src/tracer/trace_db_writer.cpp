@@ -1,0 +1,253 @@
+#include "tracer/trace_db_writer.hpp"
+
+#include <sqlite3.h>
+
+#include <map>
+#include <set>
+
+namespace kernscope::tracer {
+namespace {
+
+std::int64_t global_pid(std::uint32_t pid) { return static_cast<std::int64_t>(pid) << 24; }
+std::int64_t global_tid(std::uint32_t pid, std::uint32_t tid) {
+  return global_pid(pid) | (static_cast<std::int64_t>(tid) & 0xFFFFFF);
+}
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  bool ok() const { return stmt_ != nullptr; }
+  Statement& i64(int col, std::int64_t v) { sqlite3_bind_int64(stmt_, col, v); return *this; }
+  Statement& null(int col) { sqlite3_bind_null(stmt_, col); return *this; }
+  Statement& text(int col, const std::string& v) {
+    sqlite3_bind_text(stmt_, col, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+    return *this;
+  }
+  bool step() {
+    const int rc = sqlite3_step(stmt_);
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+    return rc == SQLITE_DONE;
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+}  // namespace
+
+struct TraceDbWriter::Impl {
+  sqlite3* db = nullptr;
+  std::string path;
+  std::uint32_t pid = 0;
+  std::size_t strings_written = 0;
+  std::set<std::uint32_t> devices_written;
+  // Domain names -> NVTX domain ids (1, 2, ...; 0 is the default domain), created on first use.
+  std::map<StringId, std::int64_t> domain_ids;
+  std::int64_t range_id = 0;
+
+  ~Impl() {
+    if (db) sqlite3_close(db);
+  }
+  Result<void> exec(const char* sql) {
+    char* message = nullptr;
+    if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+      std::string why = message ? message : "unknown error";
+      sqlite3_free(message);
+      return make_error(ErrorCode::kIo, path + ": " + why);
+    }
+    return {};
+  }
+  std::unexpected<Error> fail(const char* what) {
+    return make_error(ErrorCode::kIo, path + ": " + what + ": " + sqlite3_errmsg(db));
+  }
+};
+
+TraceDbWriter::TraceDbWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+TraceDbWriter::~TraceDbWriter() = default;
+
+Result<std::unique_ptr<TraceDbWriter>> TraceDbWriter::create(const std::string& path, std::uint32_t pid) {
+  auto impl = std::make_unique<Impl>();
+  impl->path = path;
+  impl->pid = pid;
+  std::remove(path.c_str());
+  if (sqlite3_open_v2(path.c_str(), &impl->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    return make_error(ErrorCode::kIo, path + ": cannot create the trace file: " +
+                                          (impl->db ? sqlite3_errmsg(impl->db) : "out of memory"));
+  }
+  // The traced program's speed matters more than durability against power loss; a crash of the
+  // program itself still leaves every committed batch (the rollback journal stays on).
+  if (auto r = impl->exec("PRAGMA synchronous=OFF"); !r) return std::unexpected(r.error());
+  if (auto r = impl->exec(nsys_schema_sql()); !r) return std::unexpected(r.error());
+  return std::unique_ptr<TraceDbWriter>(new TraceDbWriter(std::move(impl)));
+}
+
+Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strings) {
+  Impl& w = *impl_;
+  if (auto r = w.exec("BEGIN"); !r) return r;
+  {
+    Statement s(w.db, "INSERT INTO StringIds (id, value) VALUES (?, ?)");
+    for (; w.strings_written < strings.size(); ++w.strings_written) {
+      s.i64(1, static_cast<std::int64_t>(w.strings_written)).text(2, std::string(strings.get(static_cast<StringId>(w.strings_written))));
+      if (!s.step()) return w.fail("writing strings");
+    }
+  }
+  const std::int64_t gpid = global_pid(w.pid);
+  if (!b.kernels.empty()) {
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL (start, end, deviceId, contextId, streamId, correlationId, "
+                "globalPid, demangledName, shortName, mangledName, launchType, registersPerThread, gridX, gridY, gridZ, "
+                "blockX, blockY, blockZ, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread, "
+                "localMemoryTotal, gridId, graphNodeId) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,0,?,?,?)");
+    for (const auto& k : b.kernels) {
+      s.i64(1, k.start).i64(2, k.end).i64(3, k.device).i64(4, k.context).i64(5, k.stream).i64(6, k.correlation);
+      s.i64(7, gpid).i64(8, k.demangled).i64(9, k.short_name).i64(10, k.mangled).i64(11, k.launch_type).i64(12, k.registers);
+      s.i64(13, k.grid[0]).i64(14, k.grid[1]).i64(15, k.grid[2]).i64(16, k.block[0]).i64(17, k.block[1]).i64(18, k.block[2]);
+      s.i64(19, k.static_smem).i64(20, k.dynamic_smem).i64(21, k.local_memory_total).i64(22, k.grid_id);
+      if (k.graph_node_id) s.i64(23, static_cast<std::int64_t>(k.graph_node_id));
+      else s.null(23);
+      if (!s.step()) return w.fail("writing kernels");
+    }
+  }
+  if (!b.memcpys.empty()) {
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                "globalPid, bytes, copyKind, srcKind, dstKind, graphNodeId) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& m : b.memcpys) {
+      s.i64(1, m.start).i64(2, m.end).i64(3, m.device).i64(4, m.context).i64(5, m.stream).i64(6, m.correlation);
+      s.i64(7, gpid).i64(8, m.bytes).i64(9, m.copy_kind).i64(10, m.src_kind).i64(11, m.dst_kind);
+      if (m.graph_node_id) s.i64(12, static_cast<std::int64_t>(m.graph_node_id));
+      else s.null(12);
+      if (!s.step()) return w.fail("writing memory copies");
+    }
+  }
+  if (!b.memsets.empty()) {
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                "globalPid, value, bytes, graphNodeId, memKind) VALUES (?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& m : b.memsets) {
+      s.i64(1, m.start).i64(2, m.end).i64(3, m.device).i64(4, m.context).i64(5, m.stream).i64(6, m.correlation);
+      s.i64(7, gpid).i64(8, m.value).i64(9, m.bytes);
+      if (m.graph_node_id) s.i64(10, static_cast<std::int64_t>(m.graph_node_id));
+      else s.null(10);
+      s.i64(11, m.mem_kind);
+      if (!s.step()) return w.fail("writing memsets");
+    }
+  }
+  if (!b.api_calls.empty()) {
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "
+                "returnValue) VALUES (?,?,?,?,?,?,?)");
+    for (const auto& a : b.api_calls) {
+      s.i64(1, a.start).i64(2, a.end).i64(3, a.driver ? 1 : 0).i64(4, global_tid(a.pid, a.tid));
+      s.i64(5, a.correlation).i64(6, a.name).i64(7, a.return_value);
+      if (!s.step()) return w.fail("writing API calls");
+    }
+  }
+  if (!b.syncs.empty()) {
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,?,?,?,?,?,?)");
+    for (const auto& y : b.syncs) {
+      s.i64(1, y.start).i64(2, y.end).i64(3, y.context).i64(4, y.stream == UINT32_MAX ? -1 : y.stream);
+      s.i64(5, y.correlation).i64(6, gpid).i64(7, y.type).i64(8, y.event_id == UINT32_MAX ? -1 : y.event_id);
+      if (!s.step()) return w.fail("writing synchronizations");
+    }
+  }
+  if (!b.nvtx.empty()) {
+    Statement domain(w.db,
+                     "INSERT INTO NVTX_EVENTS (start, eventType, text, globalTid, domainId) VALUES (?, 75, ?, ?, ?)");
+    Statement s(w.db,
+                "INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, text, globalTid, endGlobalTid, domainId) "
+                "VALUES (?,?,?,?,?,?,?,?)");
+    for (const auto& n : b.nvtx) {
+      std::int64_t domain_id = 0;
+      if (n.domain != kNoString) {
+        auto [it, inserted] = w.domain_ids.emplace(n.domain, static_cast<std::int64_t>(w.domain_ids.size()) + 1);
+        domain_id = it->second;
+        if (inserted) {
+          domain.i64(1, n.start).text(2, std::string(strings.get(n.domain))).i64(3, global_tid(n.pid, n.tid)).i64(4, domain_id);
+          if (!domain.step()) return w.fail("writing NVTX domains");
+        }
+      }
+      s.i64(1, n.start);
+      if (n.end >= 0) s.i64(2, n.end);
+      else s.null(2);
+      s.i64(3, n.event_type).i64(4, ++w.range_id).text(5, std::string(strings.get(n.text))).i64(6, global_tid(n.pid, n.tid));
+      if (n.end >= 0 && n.end_tid != n.tid) s.i64(7, global_tid(n.pid, n.end_tid));
+      else s.null(7);
+      s.i64(8, domain_id);
+      if (!s.step()) return w.fail("writing NVTX events");
+    }
+  }
+  if (!b.overheads.empty()) {
+    Statement s(w.db, "INSERT INTO PROFILER_OVERHEAD (start, end, globalTid, nameId, returnValue) VALUES (?,?,?,?,0)");
+    for (const auto& o : b.overheads) {
+      s.i64(1, o.start).i64(2, o.end).i64(3, global_tid(o.pid ? o.pid : w.pid, o.tid)).i64(4, o.name);
+      if (!s.step()) return w.fail("writing overhead records");
+    }
+  }
+  if (!b.devices.empty()) {
+    Statement s(w.db,
+                "INSERT INTO TARGET_INFO_GPU (vmId, id, name, uuid, totalMemory, memoryBandwidth, clockRate, "
+                "l2CacheSize, smCount, threadsPerWarp, computeMajor, computeMinor, cuDevice) "
+                "VALUES (0,?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& d : b.devices) {
+      if (!w.devices_written.insert(d.id).second) continue;
+      s.i64(1, d.id).text(2, d.name).text(3, d.uuid).i64(4, d.global_memory_bytes).i64(5, d.memory_bandwidth);
+      s.i64(6, d.clock_rate_khz * 1000).i64(7, d.l2_cache_bytes).i64(8, d.sm_count).i64(9, d.threads_per_warp);
+      s.i64(10, d.compute_major).i64(11, d.compute_minor).i64(12, d.id);
+      if (!s.step()) return w.fail("writing devices");
+    }
+  }
+  if (!b.samples.empty()) {
+    Statement s(w.db,
+                "INSERT INTO KERNSCOPE_GPU_SAMPLES (timestamp, deviceId, smClockMHz, memClockMHz, powerMilliwatts, "
+                "temperatureC, gpuUtilPercent, memUtilPercent, memUsedBytes, clockEventReasons, pcieTxKBps, pcieRxKBps) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+    for (const auto& g : b.samples) {
+      s.i64(1, g.timestamp).i64(2, g.device).i64(3, g.sm_clock_mhz).i64(4, g.mem_clock_mhz).i64(5, g.power_mw);
+      s.i64(6, g.temperature_c).i64(7, g.gpu_util).i64(8, g.mem_util).i64(9, g.mem_used_bytes);
+      s.i64(10, static_cast<std::int64_t>(g.clock_event_reasons)).i64(11, g.pcie_tx_kbps).i64(12, g.pcie_rx_kbps);
+      if (!s.step()) return w.fail("writing GPU samples");
+    }
+  }
+  return w.exec("COMMIT");
+}
+
+Result<void> TraceDbWriter::finish(const std::vector<std::pair<std::string, std::string>>& info,
+                                   const std::string& process_name,
+                                   const std::vector<std::pair<std::uint32_t, std::string>>& thread_names,
+                                   const StringPool& strings) {
+  Impl& w = *impl_;
+  StringPool& pool = const_cast<StringPool&>(strings);
+  std::vector<std::pair<std::int64_t, StringId>> names;
+  for (const auto& [tid, name] : thread_names) names.emplace_back(global_tid(w.pid, tid), pool.intern(name));
+  if (auto r = append(RecordBatch{}, strings); !r) return r;  // the thread names' strings
+  if (auto r = w.exec("BEGIN"); !r) return r;
+  {
+    Statement s(w.db, "INSERT INTO KERNSCOPE_TRACER_INFO (name, value) VALUES (?, ?)");
+    for (const auto& [k, v] : info) {
+      s.text(1, k).text(2, v);
+      if (!s.step()) return w.fail("writing tracer info");
+    }
+    Statement meta(w.db, "INSERT INTO META_DATA_EXPORT (name, value) VALUES (?, ?)");
+    for (const auto& [k, v] : std::vector<std::pair<std::string, std::string>>{
+             {"EXPORT_PRODUCT_NAME", "kernscope tracer"}, {"EXPORT_SCHEMA_VERSION", "3.20.3"}}) {
+      meta.text(1, k).text(2, v);
+      if (!meta.step()) return w.fail("writing metadata");
+    }
+    Statement p(w.db, "INSERT INTO PROCESSES (globalPid, pid, name) VALUES (?, ?, ?)");
+    p.i64(1, global_pid(w.pid)).i64(2, w.pid).text(3, process_name);
+    if (!p.step()) return w.fail("writing processes");
+    Statement t(w.db, "INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?, 0, ?)");
+    for (const auto& [gtid, name] : names) {
+      t.i64(1, name).i64(2, gtid);
+      if (!t.step()) return w.fail("writing thread names");
+    }
+  }
+  return w.exec("COMMIT");
+}
+
+}  // namespace kernscope::tracer

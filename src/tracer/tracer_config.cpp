@@ -1,0 +1,116 @@
+#include "tracer/tracer_config.hpp"
+
+#include <charconv>
+
+namespace kernscope::tracer {
+namespace {
+
+Result<double> number(const char* name, const char* text) {
+  double v = 0;
+  const std::string s = text;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 0) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(name) + "='" + s + "' is not a non-negative number");
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<std::pair<bool, int>> parse_capture_end(const std::string& text) {
+  if (text == "stop") return std::pair{false, 1};
+  if (text == "repeat") return std::pair{true, 0};
+  if (text.rfind("repeat:", 0) == 0) {
+    int n = 0;
+    const std::string count = text.substr(7);
+    auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), n);
+    if (ec == std::errc() && end == count.data() + count.size() && n > 0) return std::pair{true, n};
+  }
+  return make_error(ErrorCode::kInvalidArgument, "capture range end '" + text + "' (expected stop, repeat or repeat:N)");
+}
+
+Result<TracerConfig> config_from_env(const std::function<const char*(const char*)>& getenv) {
+  TracerConfig c;
+  if (const char* v = getenv("KERNSCOPE_OUTPUT"); v && *v) c.output = v;
+  if (const char* v = getenv("KERNSCOPE_API"); v && *v) {
+    const std::string api = v;
+    if (api != "all" && api != "default") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_API='" + api + "' (all or default)");
+    c.api_all = api == "all";
+  }
+  if (const char* v = getenv("KERNSCOPE_NVML_INTERVAL_MS"); v && *v) {
+    auto n = number("KERNSCOPE_NVML_INTERVAL_MS", v);
+    if (!n) return std::unexpected(n.error());
+    c.nvml_interval_ms = static_cast<int>(*n);
+  }
+  if (const char* v = getenv("KERNSCOPE_NVML_PCIE"); v && *v) c.nvml_pcie = std::string(v) == "1";
+  if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE"); v && *v) {
+    const std::string range = v;
+    if (range == "cudaProfilerApi") c.capture = TracerConfig::Capture::kProfilerApi;
+    else if (range != "none") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CAPTURE_RANGE='" + range + "' (none or cudaProfilerApi)");
+  }
+  if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE_END"); v && *v) {
+    auto end = parse_capture_end(v);
+    if (!end) return std::unexpected(end.error());
+    c.capture_repeat = end->first;
+    c.capture_ranges = end->second;
+  }
+  for (auto [name, slot] : {std::pair{"KERNSCOPE_DELAY_S", &c.delay_s}, std::pair{"KERNSCOPE_DURATION_S", &c.duration_s}}) {
+    if (const char* v = getenv(name); v && *v) {
+      auto n = number(name, v);
+      if (!n) return std::unexpected(n.error());
+      *slot = *n;
+    }
+  }
+  if (const char* v = getenv("KERNSCOPE_BUFFER_MB"); v && *v) {
+    auto n = number("KERNSCOPE_BUFFER_MB", v);
+    if (!n || *n < 1) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_BUFFER_MB must be at least 1");
+    c.buffer_bytes = static_cast<std::size_t>(*n) << 20;
+  }
+  if (const char* v = getenv("KERNSCOPE_BUFFERS"); v && *v) {
+    auto n = number("KERNSCOPE_BUFFERS", v);
+    if (!n || *n < 2) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_BUFFERS must be at least 2");
+    c.buffers = static_cast<std::size_t>(*n);
+  }
+  if (const char* v = getenv("KERNSCOPE_FILE_LIST"); v && *v) c.file_list = v;
+  return c;
+}
+
+std::string expand_output_path(const std::string& pattern, std::int64_t pid, const std::string& host,
+                               const std::function<const char*(const char*)>& getenv,
+                               const std::function<bool(const std::string&)>& exists) {
+  auto expand = [&](int sequence) {
+    std::string out;
+    for (std::size_t i = 0; i < pattern.size(); ++i) {
+      if (pattern[i] != '%' || i + 1 == pattern.size()) {
+        out += pattern[i];
+        continue;
+      }
+      const char c = pattern[++i];
+      if (c == 'p') out += std::to_string(pid);
+      else if (c == 'h') out += host;
+      else if (c == 'n') out += std::to_string(sequence);
+      else if (c == '%') out += '%';
+      else if (c == 'q' && i + 1 < pattern.size() && pattern[i + 1] == '{') {
+        const std::size_t close = pattern.find('}', i + 2);
+        if (close == std::string::npos) {
+          out += "%q";
+          continue;
+        }
+        const std::string name = pattern.substr(i + 2, close - i - 2);
+        if (const char* v = getenv(name.c_str())) out += v;
+        i = close;
+      } else {
+        out += '%';
+        out += c;
+      }
+    }
+    return out;
+  };
+  if (pattern.find("%n") == std::string::npos) return expand(1);
+  for (int n = 1;; ++n) {
+    std::string path = expand(n);
+    if (!exists(path) || n > 100000) return path;
+  }
+}
+
+}  // namespace kernscope::tracer

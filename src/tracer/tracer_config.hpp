@@ -1,0 +1,39 @@
+// The tracer's settings, passed from `kernscope record` to the injected library through
+// KERNSCOPE_* environment variables (the only channel into an arbitrary program).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "kernscope/error.hpp"
+
+namespace kernscope::tracer {
+
+struct TracerConfig {
+  std::string output = "kernscope-%p.sqlite";  // %p pid, %h host, %n sequence, %q{VAR} environment
+  bool api_all = false;                        // every runtime/driver call, not only launch/copy/alloc/sync
+  int nvml_interval_ms = 10;                   // 0: no GPU samples
+  bool nvml_pcie = false;                      // PCIe throughput (each query takes NVML 20 ms)
+  enum class Capture { kAll, kProfilerApi } capture = Capture::kAll;
+  bool capture_repeat = false;                 // --capture-range-end=repeat[:N]
+  int capture_ranges = 1;                      // ranges to record (0: unlimited with repeat)
+  double delay_s = 0, duration_s = 0;          // 0 duration: until the end
+  std::size_t buffer_bytes = 8u << 20;
+  std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
+  int flush_ms = 100;
+  std::string file_list;                       // where to append the written file's path (for `record`)
+};
+
+// Reads KERNSCOPE_* variables through `getenv`; errors name the variable.
+Result<TracerConfig> config_from_env(const std::function<const char*(const char*)>& getenv);
+
+// "stop", "repeat", "repeat:N" -> (repeat, ranges).
+Result<std::pair<bool, int>> parse_capture_end(const std::string& text);
+
+// Expands %p, %h, %n and %q{VAR}; %n is the smallest number >= 1 for which `exists` is false.
+std::string expand_output_path(const std::string& pattern, std::int64_t pid, const std::string& host,
+                               const std::function<const char*(const char*)>& getenv,
+                               const std::function<bool(const std::string&)>& exists);
+
+}  // namespace kernscope::tracer
