@@ -24,6 +24,7 @@ Command add_analyze(CLI::App& app);
 Command add_steps(CLI::App& app);
 Command add_report(CLI::App& app);
 Command add_export(CLI::App& app);
+Command add_record(CLI::App& app);
 
 // One line on stderr, exit code 2: the contract for every kind of bad input.
 int fail(const Error& error);

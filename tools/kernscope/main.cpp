@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   add(add_steps);
   add(add_report);
   add(add_export);
+  add(add_record);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -22,6 +22,9 @@ constexpr const char* kSyncTable = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 constexpr const char* kNvtxTable = "NVTX_EVENTS";
 constexpr const char* kOsrtTable = "OSRT_API";
 constexpr const char* kOverheadTable = "PROFILER_OVERHEAD";
+// kernscope's tracer adds NVML samples and its own bookkeeping to the nsys schema.
+constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
+constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
 class StringMap {
@@ -81,6 +84,8 @@ class Reader {
   Result<void> read_nvtx(const Database& db, NvtxColumns& n, const RowRange& range);
   Result<void> read_osrt(const Database& db, OsrtColumns& o, const RowRange& range);
   Result<void> read_overhead(const Database& db, OverheadColumns& o, const RowRange& range);
+  Result<void> read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range);
+  Result<void> read_tracer_info();
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
   Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
@@ -127,7 +132,7 @@ Result<void> Reader::check_columns() {
   // Fill the cache that the parallel scans read, for the tables the reader uses (an export has
   // dozens more).
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kSyncTable, kNvtxTable,
-                            kOsrtTable, kOverheadTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+                            kOsrtTable, kOverheadTable, kSamplesTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
                             "TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME",
                             "ThreadNames", "PROCESSES"}) {
     if (!has_table(table)) continue;
@@ -493,6 +498,50 @@ Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRang
               });
 }
 
+Result<void> Reader::read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range) {
+  return scan(db, kSamplesTable, range,
+              {{"timestamp", "0"}, {"deviceId", "0"}, {"smClockMHz", "-1"}, {"memClockMHz", "-1"},
+               {"temperatureC", "-1"}, {"gpuUtilPercent", "-1"}, {"memUtilPercent", "-1"}, {"powerMilliwatts", "-1"},
+               {"memUsedBytes", "-1"}, {"pcieTxKBps", "-1"}, {"pcieRxKBps", "-1"}, {"clockEventReasons", "0"}},
+              [&](const Statement& s) {
+                g.time_ns.push_back(s.int64(0));
+                g.device_id.push_back(static_cast<std::uint32_t>(s.int64(1)));
+                g.sm_clock_mhz.push_back(static_cast<std::int32_t>(s.int64(2)));
+                g.memory_clock_mhz.push_back(static_cast<std::int32_t>(s.int64(3)));
+                g.temperature_c.push_back(static_cast<std::int32_t>(s.int64(4)));
+                g.gpu_util_percent.push_back(static_cast<std::int32_t>(s.int64(5)));
+                g.memory_util_percent.push_back(static_cast<std::int32_t>(s.int64(6)));
+                g.power_mw.push_back(s.int64(7));
+                g.memory_used_bytes.push_back(s.int64(8));
+                g.pcie_tx_kbps.push_back(s.int64(9));
+                g.pcie_rx_kbps.push_back(s.int64(10));
+                g.clock_event_reasons.push_back(static_cast<std::uint64_t>(s.int64(11)));
+              });
+}
+
+// The tracer's own counts: records CUPTI dropped are said beside every report.
+Result<void> Reader::read_tracer_info() {
+  if (!has_table(kTracerInfoTable)) return {};
+  auto stmt = db_.prepare(std::string("SELECT name, value FROM ") + kTracerInfoTable);
+  if (!stmt) return std::unexpected(stmt.error());
+  while (true) {
+    auto more = stmt->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    const std::string name(stmt->text(0));
+    const std::string value(stmt->text(1));
+    if (name == "dropped_records" && value != "0") {
+      note(value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low");
+    } else if (name == "nvml") {
+      note("GPU samples: " + value);
+    } else if (name == "tracer") {
+      trace_.source.format = "kernscope-tracer";
+      trace_.source.product_version = value;
+    }
+  }
+  return {};
+}
+
 Result<void> Reader::read_overhead(const Database& db, OverheadColumns& o, const RowRange& range) {
   return scan(db, kOverheadTable, range, {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr}},
               [&](const Statement& s) {
@@ -611,13 +660,15 @@ Result<Trace> Reader::run(const OpenOptions& options) {
       {EventKind::kMemset, kMemsetTable},  {EventKind::kApiCalls, kRuntimeTable},
       {EventKind::kSyncs, kSyncTable},     {EventKind::kNvtx, kNvtxTable},
       {EventKind::kOsrt, kOsrtTable},      {EventKind::kOverhead, kOverheadTable},
+      {EventKind::kGpuSamples, kSamplesTable},
   };
   for (const auto& k : kinds) {
     if (has_table(k.table)) trace_.present |= bit(k.kind);
   }
 
   for (auto step : {&Reader::check_columns, &Reader::read_meta, &Reader::read_strings,
-                    &Reader::read_enums, &Reader::read_devices, &Reader::read_processes_and_threads}) {
+                    &Reader::read_enums, &Reader::read_devices, &Reader::read_processes_and_threads,
+                    &Reader::read_tracer_info}) {
     auto r = (this->*step)();
     if (!r) return std::unexpected(r.error());
   }
@@ -639,6 +690,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   if (wanted(EventKind::kSyncs, kSyncTable)) schedule(kSyncTable, trace_.syncs, parallel, &Reader::read_syncs, tasks, merges);
   if (wanted(EventKind::kOsrt, kOsrtTable)) schedule(kOsrtTable, trace_.osrt, parallel, &Reader::read_osrt, tasks, merges);
   if (wanted(EventKind::kOverhead, kOverheadTable)) schedule(kOverheadTable, trace_.overhead, parallel, &Reader::read_overhead, tasks, merges);
+  if (wanted(EventKind::kGpuSamples, kSamplesTable)) schedule(kSamplesTable, trace_.gpu_samples, parallel, &Reader::read_samples, tasks, merges);
 
   std::vector<Result<void>> results(tasks.size());
   const std::size_t workers = parallel ? std::min<std::size_t>(tasks.size(), std::max(1u, std::min(16u, std::thread::hardware_concurrency()))) : 1;

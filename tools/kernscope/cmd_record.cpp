@@ -1,0 +1,248 @@
+// kernscope record [options] -- CMD ARGS...: traces any CUDA program with kernscope's CUPTI tracer
+// (injected through CUDA_INJECTION64_PATH), or with Nsight Systems (--backend nsys). Runs the
+// child, forwards SIGINT/SIGTERM to it, waits, lists the files written, and exits with the
+// child's exit status.
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "commands.hpp"
+#include "kernscope/open.hpp"
+
+namespace kernscope::cli {
+namespace {
+
+struct RecordOptions {
+  std::string output = "kernscope-%p.sqlite";
+  std::string api = "default";
+  int nvml_interval_ms = 10;
+  bool nvml_pcie = false;
+  std::string capture_range = "none";
+  std::string capture_range_end = "stop";
+  double delay_s = 0;
+  double duration_s = 0;
+  std::string backend = "kernscope";
+  int buffer_mb = 8;
+  std::vector<std::string> command;
+};
+
+volatile sig_atomic_t g_child = 0;
+
+void forward_signal(int sig) {
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
+std::string executable_dir() {
+  char path[PATH_MAX] = {0};
+  const ssize_t n = ::readlink("/proc/self/exe", path, sizeof path - 1);
+  return n > 0 ? std::filesystem::path(std::string(path, static_cast<std::size_t>(n))).parent_path().string() : ".";
+}
+
+// The injected library: KERNSCOPE_TRACER_LIB, else beside the binary (installed or build tree).
+std::string find_tracer_library() {
+  if (const char* env = std::getenv("KERNSCOPE_TRACER_LIB"); env && *env) return env;
+  const std::filesystem::path dir = executable_dir();
+  for (const auto& candidate : {dir / "libkernscope_tracer.so", dir / "../lib/libkernscope_tracer.so",
+                                dir / "../../src/tracer/libkernscope_tracer.so"}) {
+    std::error_code ec;
+    if (std::filesystem::exists(candidate, ec)) return std::filesystem::canonical(candidate, ec).string();
+  }
+  return {};
+}
+
+// NVTX reaches CUPTI only when NVTX_INJECTION64_PATH names the CUPTI library.
+std::string find_cupti_library() {
+  std::vector<std::string> dirs;
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (const char* v = std::getenv(var); v && *v) {
+      dirs.push_back(std::string(v) + "/lib64");
+      dirs.push_back(std::string(v) + "/extras/CUPTI/lib64");
+    }
+  }
+  for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64",
+                        "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"}) {
+    dirs.emplace_back(d);
+  }
+  for (const auto& dir : dirs) {
+    for (const char* name : {"libcupti.so", "libcupti.so.13", "libcupti.so.12"}) {
+      const std::string candidate = dir + "/" + name;
+      if (::access(candidate.c_str(), R_OK) == 0) return candidate;
+    }
+  }
+  return {};
+}
+
+std::string find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+// Runs argv with the extra environment; returns the exit status as a shell reports it.
+int run_child(const std::vector<std::string>& argv, const std::vector<std::pair<std::string, std::string>>& env) {
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::cerr << "kernscope: record: cannot start the program: " << std::strerror(errno) << "\n";
+    return kExitBadInput;
+  }
+  if (child == 0) {
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::fprintf(stderr, "kernscope: record: cannot run %s: %s\n", args[0], std::strerror(errno));
+    ::_exit(127);
+  }
+  g_child = child;
+  struct sigaction action{};
+  action.sa_handler = forward_signal;
+  ::sigemptyset(&action.sa_mask);
+  ::sigaction(SIGINT, &action, nullptr);
+  ::sigaction(SIGTERM, &action, nullptr);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  g_child = 0;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+void summarize(const std::string& path) {
+  OpenOptions options;
+  options.detail_kinds = 0;
+  auto trace = open_trace(path, options);
+  if (!trace) {
+    std::cerr << "  " << path << " (unreadable: " << trace.error().message << ")\n";
+    return;
+  }
+  std::cerr << "  " << path << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
+            << " API calls, " << trace->nvtx.size() << " NVTX events, " << trace->gpu_samples.size() << " GPU samples";
+  for (const auto& note : trace->notes) {
+    if (note.find("dropped") != std::string::npos) std::cerr << "; " << note;
+  }
+  std::cerr << "\n";
+}
+
+int record_with_nsys(const RecordOptions& o) {
+  std::string nsys = std::getenv("NSYS") ? std::getenv("NSYS") : find_program("nsys");
+  if (nsys.empty()) return fail(Error{ErrorCode::kNotFound, "record --backend nsys: nsys is not on PATH (or set NSYS)"});
+  std::string base = o.output;
+  for (const char* ext : {".sqlite", ".nsys-rep"}) {
+    if (base.size() > std::strlen(ext) && base.ends_with(ext)) base.resize(base.size() - std::strlen(ext));
+  }
+  std::vector<std::string> argv = {nsys, "profile", "--trace=cuda,nvtx", "--cuda-graph-trace=node",
+                                   "--force-overwrite=true", "--export=sqlite", "-o", base};
+  if (o.capture_range == "cudaProfilerApi") {
+    argv.push_back("--capture-range=cudaProfilerApi");
+    argv.push_back("--capture-range-end=" + o.capture_range_end);
+  }
+  if (o.delay_s > 0) argv.push_back("--delay=" + std::to_string(static_cast<int>(o.delay_s)));
+  if (o.duration_s > 0) argv.push_back("--duration=" + std::to_string(static_cast<int>(o.duration_s)));
+  argv.push_back("--");
+  argv.insert(argv.end(), o.command.begin(), o.command.end());
+  const int status = run_child(argv, {});
+  std::cerr << "kernscope: record (nsys):\n";
+  summarize(base + ".sqlite");
+  return status;
+}
+
+int run_record(const RecordOptions& o) {
+  if (o.command.empty()) return fail(Error{ErrorCode::kInvalidArgument, "record: no command to run (kernscope record [options] -- CMD ARGS...)"});
+  if (o.api != "default" && o.api != "all") return fail(Error{ErrorCode::kInvalidArgument, "record: --api must be default or all"});
+  if (o.capture_range != "none" && o.capture_range != "cudaProfilerApi") {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range must be none or cudaProfilerApi"});
+  }
+  if (o.capture_range_end != "stop" && o.capture_range_end != "repeat" && o.capture_range_end.rfind("repeat:", 0) != 0) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range-end must be stop, repeat or repeat:N"});
+  }
+  if (o.backend != "kernscope" && o.backend != "nsys") return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope or nsys"});
+  if (find_program(o.command[0]).empty()) return fail(Error{ErrorCode::kNotFound, "record: command not found: " + o.command[0]});
+  const std::filesystem::path out_dir = std::filesystem::absolute(o.output).parent_path();
+  if (::access(out_dir.c_str(), W_OK) != 0) {
+    return fail(Error{ErrorCode::kIo, "record: cannot write to " + out_dir.string() + " (output " + o.output + ")"});
+  }
+  if (o.backend == "nsys") return record_with_nsys(o);
+
+  const std::string tracer = find_tracer_library();
+  if (tracer.empty()) {
+    return fail(Error{ErrorCode::kNotFound, "record: libkernscope_tracer.so not found beside kernscope (set KERNSCOPE_TRACER_LIB)"});
+  }
+  char list_template[] = "/tmp/kernscope-files-XXXXXX";
+  const int list_fd = ::mkstemp(list_template);
+  if (list_fd < 0) return fail(Error{ErrorCode::kIo, "record: cannot create a temporary file"});
+  ::close(list_fd);
+  const std::string file_list = list_template;
+
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"CUDA_INJECTION64_PATH", tracer},
+      {"KERNSCOPE_OUTPUT", std::filesystem::absolute(o.output).string()},
+      {"KERNSCOPE_API", o.api},
+      {"KERNSCOPE_NVML_INTERVAL_MS", std::to_string(o.nvml_interval_ms)},
+      {"KERNSCOPE_NVML_PCIE", o.nvml_pcie ? "1" : "0"},
+      {"KERNSCOPE_CAPTURE_RANGE", o.capture_range},
+      {"KERNSCOPE_CAPTURE_RANGE_END", o.capture_range_end},
+      {"KERNSCOPE_DELAY_S", std::to_string(o.delay_s)},
+      {"KERNSCOPE_DURATION_S", std::to_string(o.duration_s)},
+      {"KERNSCOPE_BUFFER_MB", std::to_string(o.buffer_mb)},
+      {"KERNSCOPE_FILE_LIST", file_list}};
+  if (const std::string cupti = find_cupti_library(); !cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", cupti);
+  // Children started by the program (fork/exec, spawn) inherit the environment and are traced
+  // too, each into its own file: the output pattern should then hold %p.
+  const int status = run_child(o.command, env);
+
+  std::ifstream list(file_list);
+  std::vector<std::string> files;
+  for (std::string line; std::getline(list, line);) {
+    if (!line.empty()) files.push_back(line);
+  }
+  std::filesystem::remove(file_list);
+  if (files.empty()) {
+    std::cerr << "kernscope: record: no trace written: the program did not initialize CUDA (no GPU, no driver, "
+                 "no CUDA calls) or the tracer could not start (see its messages above)\n";
+    return status != 0 ? status : kExitBadInput;
+  }
+  std::cerr << "kernscope: record: " << files.size() << " trace file(s):\n";
+  for (const auto& f : files) summarize(f);
+  return status;
+}
+
+}  // namespace
+
+Command add_record(CLI::App& app) {
+  auto o = std::make_shared<RecordOptions>();
+  auto* cmd = app.add_subcommand("record", "Trace a CUDA program (C++, Rust, Python): kernscope record [options] -- CMD ARGS...");
+  cmd->add_option("-o,--output", o->output, "output file; %p pid, %h host, %n sequence, %q{VAR} environment")->capture_default_str();
+  cmd->add_option("--api", o->api, "runtime/driver calls recorded: default (launch, copy, alloc, sync) or all")->capture_default_str();
+  cmd->add_option("--nvml-interval", o->nvml_interval_ms, "GPU sampling period in ms (0: off)")->capture_default_str();
+  cmd->add_flag("--nvml-pcie", o->nvml_pcie, "also sample PCIe throughput (NVML takes 20 ms per query)");
+  cmd->add_option("--capture-range", o->capture_range, "none or cudaProfilerApi")->capture_default_str();
+  cmd->add_option("--capture-range-end", o->capture_range_end, "stop, repeat or repeat:N")->capture_default_str();
+  cmd->add_option("--delay", o->delay_s, "seconds before recording starts")->capture_default_str();
+  cmd->add_option("--duration", o->duration_s, "seconds of recording (0: to the end)")->capture_default_str();
+  cmd->add_option("--backend", o->backend, "kernscope (CUPTI injection) or nsys (runs nsys profile with the right flags)")->capture_default_str();
+  cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
+  cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
+  cmd->positionals_at_end(true);
+  return [o] { return run_record(*o); };
+}
+
+}  // namespace kernscope::cli
