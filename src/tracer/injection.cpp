@@ -5,6 +5,7 @@
 // thread. The program is never stopped or crashed by the tracer: every failure becomes one line
 // on stderr and tracing stops, the program goes on.
 #include <cupti.h>
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -232,6 +233,13 @@ bool Tracer::init() {
   });
   pool_ = std::make_unique<BufferPool>(config_.buffers, config_.buffer_bytes);
 
+  // NVTX must reach the CUPTI copy this library is bound to: a process can hold two (PyTorch
+  // wheels ship their own libcupti), and `record` can only guess the path. NVTX reads the variable
+  // at its first call, which in most programs comes after CUDA starts (ranges before are lost).
+  Dl_info cupti_info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &cupti_info) && cupti_info.dli_fname) {
+    setenv("NVTX_INJECTION64_PATH", cupti_info.dli_fname, 1);
+  }
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
   CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
   if (r != CUPTI_SUCCESS) {
@@ -348,7 +356,6 @@ void Tracer::finish() {
 // The entry point CUDA calls for a library named in CUDA_INJECTION64_PATH.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   static std::once_flag once;
-  static int ok = 0;
-  std::call_once(once, [] { ok = kernscope::tracer::Tracer::get().init() ? 1 : 0; });
+  std::call_once(once, [] { (void)kernscope::tracer::Tracer::get().init(); });
   return 1;  // tracing or not, CUDA goes on
 }

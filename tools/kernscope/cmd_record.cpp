@@ -61,22 +61,11 @@ std::string find_tracer_library() {
   return {};
 }
 
-// NVTX reaches CUPTI only when NVTX_INJECTION64_PATH names the CUPTI library.
+// A CUPTI library for NVTX_INJECTION64_PATH (the tracer replaces it with its own copy's path).
 std::string find_cupti_library() {
-  std::vector<std::string> dirs;
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* v = std::getenv(var); v && *v) {
-      dirs.push_back(std::string(v) + "/lib64");
-      dirs.push_back(std::string(v) + "/extras/CUPTI/lib64");
-    }
-  }
-  for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64",
-                        "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/lib/x86_64-linux-gnu"}) {
-    dirs.emplace_back(d);
-  }
-  for (const auto& dir : dirs) {
-    for (const char* name : {"libcupti.so", "libcupti.so.13", "libcupti.so.12"}) {
-      const std::string candidate = dir + "/" + name;
+  for (const char* d : {"/usr/local/cuda/lib64", "/usr/local/cuda/extras/CUPTI/lib64", "/usr/local/cuda/targets/x86_64-linux/lib"}) {
+    for (const char* name : {"libcupti.so.13", "libcupti.so"}) {
+      const std::string candidate = std::string(d) + "/" + name;
       if (::access(candidate.c_str(), R_OK) == 0) return candidate;
     }
   }
@@ -204,6 +193,8 @@ int run_record(const RecordOptions& o) {
       {"KERNSCOPE_DURATION_S", std::to_string(o.duration_s)},
       {"KERNSCOPE_BUFFER_MB", std::to_string(o.buffer_mb)},
       {"KERNSCOPE_FILE_LIST", file_list}};
+  // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
+  // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
   if (const std::string cupti = find_cupti_library(); !cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", cupti);
   // Children started by the program (fork/exec, spawn) inherit the environment and are traced
   // too, each into its own file: the output pattern should then hold %p.
