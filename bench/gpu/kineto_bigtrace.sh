@@ -1,0 +1,10 @@
+#!/bin/bash
+# Makes a large PyTorch-profiler trace of the Llama decode workload and returns it gzip'd in parts.
+set -x
+cd /tmp
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+PROMPT=512 GEN=${GEN:-400} TORCHPROF=/tmp/llama_big.json timeout 500 python3 $OLDPWD/.gpu/tools/llama_decode_workload.py
+ls -la /tmp/llama_big.json
+python3 -c "import torch; print(torch.__version__, torch.version.cuda)"
+gzip -1 -c /tmp/llama_big.json | split -b 15M - $OUT/llama_big.json.gz.part-
+ls -la $OUT
