@@ -74,6 +74,13 @@ gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | sed 's/"ph": "X
 expect_fail kineto_double_comma "malformed trace event" -- stats "$T/badkey.json"
 expect_fail export_bad_format "unknown export format" -- export --format svg -o "$T/x.json" "$GOOD"
 expect_fail export_unwritable "cannot write" -- export -o /nonexistent/dir/x.json.gz "$GOOD"
+expect_fail record_no_command "no command to run" -- record
+expect_fail record_not_found "command not found: no-such-program-xyz" -- record -- no-such-program-xyz
+expect_fail record_unwritable "cannot write to /nonexistent" -- record -o /nonexistent/dir/t.sqlite -- true
+expect_fail record_bad_api "--api must be default or all" -- record --api some -- true
+expect_fail record_bad_capture "--capture-range-end must be" -- record --capture-range cudaProfilerApi --capture-range-end later -- true
+# Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
+expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 
