@@ -53,7 +53,7 @@ python-test: python
 
 fuzz-build: fuzz-deps
 	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-	  -DKERNSCOPE_BUILD_FUZZ=ON -DKERNSCOPE_BUILD_TESTS=OFF -DKERNSCOPE_BUILD_BENCH=OFF
+	  -DKERNSCOPE_BUILD_FUZZ=ON -DKERNSCOPE_BUILD_TESTS=OFF -DKERNSCOPE_BUILD_BENCH=OFF -DKERNSCOPE_BUILD_EXAMPLES=OFF
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nsys_reader fuzz_filter_grammar fuzz_kineto_reader
 
 # A short bounded run of each fuzz target, seeded with the fixtures; a crash fails the build.

@@ -5,6 +5,7 @@
 // thread. The program is never stopped or crashed by the tracer: every failure becomes one line
 // on stderr and tracing stops, the program goes on.
 #include <cupti.h>
+#include <generated_nvtx_meta.h>
 #include <dlfcn.h>
 #include <unistd.h>
 
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -75,6 +77,7 @@ class Tracer {
   void collect();
   void range_started();
   void range_ended();
+  void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
 
   TracerConfig config_;
   std::unique_ptr<BufferPool> pool_;
@@ -99,6 +102,8 @@ class Tracer {
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::mutex domain_mutex_;
+  std::map<nvtxDomainHandle_t, std::string> domain_names_;
 };
 
 void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
@@ -198,8 +203,65 @@ void Tracer::range_ended() {
   ++ranges_done_;
 }
 
+// NVTX capture ranges: each thread keeps a stack of its open ranges, marking the ones that match
+// the capture range, so the matching pop ends the capture even with ranges nested inside.
+void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  thread_local std::vector<bool> stack;
+  auto matches = [&](const nvtxEventAttributes_t* attributes, const std::string& domain) {
+    if (!attributes || attributes->messageType != NVTX_MESSAGE_TYPE_ASCII || !attributes->message.ascii) return false;
+    return domain == config_.nvtx_domain && config_.nvtx_range == attributes->message.ascii;
+  };
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      const auto* p = static_cast<const nvtxDomainCreateA_params*>(data->functionParams);
+      const auto* handle = static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
+      if (p && p->name && handle) {
+        std::lock_guard lock(domain_mutex_);
+        domain_names_[*handle] = p->name;
+      }
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
+      stack.push_back(p && p->message && config_.nvtx_domain.empty() && config_.nvtx_range == p->message);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
+      stack.push_back(p && matches(p->eventAttrib, ""));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
+      std::string domain;
+      if (p) {
+        std::lock_guard lock(domain_mutex_);
+        auto it = domain_names_.find(p->domain);
+        if (it != domain_names_.end()) domain = it->second;
+      }
+      stack.push_back(p && matches(p->core.eventAttrib, domain));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      if (!stack.empty()) {
+        const bool was_capture = stack.back();
+        stack.pop_back();
+        if (was_capture) range_ended();
+      }
+      return;
+    default:
+      return;
+  }
+  if (stack.back()) range_started();
+}
+
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+    return;
+  }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
                      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
@@ -261,6 +323,13 @@ bool Tracer::init() {
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  } else if (config_.capture == TracerConfig::Capture::kNvtx) {
+    r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+    if (r != CUPTI_SUCCESS) {
+      say(std::string("cannot watch NVTX ranges (CUPTI already has a subscriber): ") + cupti_error(r) + "; not tracing");
+      return false;
+    }
+    cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_NVTX);
   } else if (config_.delay_s > 0 || config_.duration_s > 0) {
     timer_ = std::thread([this] {
       std::this_thread::sleep_for(std::chrono::duration<double>(config_.delay_s));
@@ -329,7 +398,10 @@ void Tracer::finish() {
       {"unmapped_records", std::to_string(unknown_)},
       {"buffers_exhausted", std::to_string(pool_->exhausted())},
       {"api_records", config_.api_all ? "all" : "default"},
-      {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi" : "none"}};
+      {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi"
+                        : config_.capture == TracerConfig::Capture::kNvtx     ? "nvtx:" + config_.nvtx_range
+                                                                              : "none"},
+      {"capture_ranges_recorded", std::to_string(ranges_done_.load())}};
   if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
   if (sampler_) {
     for (std::size_t i = 0; i < sampler_->uuids().size(); ++i) info.emplace_back("nvml_uuid_" + std::to_string(i), sampler_->uuids()[i]);

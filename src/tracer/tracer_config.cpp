@@ -45,8 +45,19 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
   if (const char* v = getenv("KERNSCOPE_NVML_PCIE"); v && *v) c.nvml_pcie = std::string(v) == "1";
   if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE"); v && *v) {
     const std::string range = v;
-    if (range == "cudaProfilerApi") c.capture = TracerConfig::Capture::kProfilerApi;
-    else if (range != "none") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CAPTURE_RANGE='" + range + "' (none or cudaProfilerApi)");
+    if (range == "cudaProfilerApi") {
+      c.capture = TracerConfig::Capture::kProfilerApi;
+    } else if (range.rfind("nvtx:", 0) == 0 && range.size() > 5) {
+      // nvtx:NAME[@DOMAIN]; the last '@' splits, so names may hold '@' when a domain is given.
+      c.capture = TracerConfig::Capture::kNvtx;
+      const std::string spec = range.substr(5);
+      const std::size_t at = spec.rfind('@');
+      c.nvtx_range = at == std::string::npos ? spec : spec.substr(0, at);
+      c.nvtx_domain = at == std::string::npos ? "" : spec.substr(at + 1);
+      if (c.nvtx_range.empty()) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CAPTURE_RANGE='" + range + "': empty range name");
+    } else if (range != "none") {
+      return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CAPTURE_RANGE='" + range + "' (none, cudaProfilerApi or nvtx:NAME[@DOMAIN])");
+    }
   }
   if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE_END"); v && *v) {
     auto end = parse_capture_end(v);

@@ -15,7 +15,9 @@ struct TracerConfig {
   bool api_all = false;                        // every runtime/driver call, not only launch/copy/alloc/sync
   int nvml_interval_ms = 10;                   // 0: no GPU samples
   bool nvml_pcie = false;                      // PCIe throughput (each query takes NVML 20 ms)
-  enum class Capture { kAll, kProfilerApi } capture = Capture::kAll;
+  enum class Capture { kAll, kProfilerApi, kNvtx } capture = Capture::kAll;
+  std::string nvtx_range;                      // --capture-range=nvtx:NAME[@DOMAIN]
+  std::string nvtx_domain;                     // empty: the default domain
   bool capture_repeat = false;                 // --capture-range-end=repeat[:N]
   int capture_ranges = 1;                      // ranges to record (0: unlimited with repeat)
   double delay_s = 0, duration_s = 0;          // 0 duration: until the end

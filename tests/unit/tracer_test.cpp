@@ -241,6 +241,15 @@ TEST(TracerConfig, ParsesEnvironmentAndOutputPatterns) {
                                [&](const std::string& p) { return existing.contains(p); }),
             "run-node1-5-3.sqlite");
   EXPECT_EQ(expand_output_path("t-%p.sqlite", 77, "h", getenv, [](const std::string&) { return false; }), "t-77.sqlite");
+  env["KERNSCOPE_CAPTURE_RANGE"] = "nvtx:measure:decode_step@engine";
+  auto n = config_from_env(getenv);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_EQ(n->capture, TracerConfig::Capture::kNvtx);
+  EXPECT_EQ(n->nvtx_range, "measure:decode_step");
+  EXPECT_EQ(n->nvtx_domain, "engine");
+  env["KERNSCOPE_CAPTURE_RANGE"] = "nvtx:";
+  EXPECT_FALSE(config_from_env(getenv).has_value());
+  env["KERNSCOPE_CAPTURE_RANGE"] = "cudaProfilerApi";
   env["KERNSCOPE_CAPTURE_RANGE_END"] = "repeat:0";
   EXPECT_FALSE(config_from_env(getenv).has_value());
   env["KERNSCOPE_CAPTURE_RANGE_END"] = "stop";

@@ -143,6 +143,10 @@ int record_with_nsys(const RecordOptions& o) {
   if (o.capture_range == "cudaProfilerApi") {
     argv.push_back("--capture-range=cudaProfilerApi");
     argv.push_back("--capture-range-end=" + o.capture_range_end);
+  } else if (o.capture_range.rfind("nvtx:", 0) == 0) {
+    argv.push_back("--capture-range=nvtx");
+    argv.push_back("--nvtx-capture=" + o.capture_range.substr(5));
+    argv.push_back("--capture-range-end=" + o.capture_range_end);
   }
   if (o.delay_s > 0) argv.push_back("--delay=" + std::to_string(static_cast<int>(o.delay_s)));
   if (o.duration_s > 0) argv.push_back("--duration=" + std::to_string(static_cast<int>(o.duration_s)));
@@ -157,8 +161,9 @@ int record_with_nsys(const RecordOptions& o) {
 int run_record(const RecordOptions& o) {
   if (o.command.empty()) return fail(Error{ErrorCode::kInvalidArgument, "record: no command to run (kernscope record [options] -- CMD ARGS...)"});
   if (o.api != "default" && o.api != "all") return fail(Error{ErrorCode::kInvalidArgument, "record: --api must be default or all"});
-  if (o.capture_range != "none" && o.capture_range != "cudaProfilerApi") {
-    return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range must be none or cudaProfilerApi"});
+  if (o.capture_range != "none" && o.capture_range != "cudaProfilerApi" &&
+      !(o.capture_range.rfind("nvtx:", 0) == 0 && o.capture_range.size() > 5)) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range must be none, cudaProfilerApi or nvtx:NAME[@DOMAIN]"});
   }
   if (o.capture_range_end != "stop" && o.capture_range_end != "repeat" && o.capture_range_end.rfind("repeat:", 0) != 0) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range-end must be stop, repeat or repeat:N"});
@@ -225,7 +230,7 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--api", o->api, "runtime/driver calls recorded: default (launch, copy, alloc, sync) or all")->capture_default_str();
   cmd->add_option("--nvml-interval", o->nvml_interval_ms, "GPU sampling period in ms (0: off)")->capture_default_str();
   cmd->add_flag("--nvml-pcie", o->nvml_pcie, "also sample PCIe throughput (NVML takes 20 ms per query)");
-  cmd->add_option("--capture-range", o->capture_range, "none or cudaProfilerApi")->capture_default_str();
+  cmd->add_option("--capture-range", o->capture_range, "none, cudaProfilerApi or nvtx:NAME[@DOMAIN]")->capture_default_str();
   cmd->add_option("--capture-range-end", o->capture_range_end, "stop, repeat or repeat:N")->capture_default_str();
   cmd->add_option("--delay", o->delay_s, "seconds before recording starts")->capture_default_str();
   cmd->add_option("--duration", o->duration_s, "seconds of recording (0: to the end)")->capture_default_str();
