@@ -21,6 +21,7 @@ class BufferPool {
   std::uint8_t* take();              // nullptr when exhausted
   void give_back(std::uint8_t* buffer);
   std::size_t free_count();
+  std::size_t size() const { return all_.size(); }
   std::uint64_t exhausted() const { return exhausted_; }  // requests that got no buffer
 
  private:

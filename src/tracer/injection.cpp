@@ -288,6 +288,12 @@ bool Tracer::init() {
     return false;
   }
   writer_ = std::move(*writer);
+  // Listed now, not at exit: a program killed by a signal never reaches the exit handler, and
+  // its file still holds every batch committed before.
+  if (!config_.file_list.empty()) {
+    std::ofstream list(config_.file_list, std::ios::app);
+    list << path_ << "\n";
+  }
   decoder_ = std::make_unique<ActivityDecoder>(strings_, [](bool driver, std::uint32_t cbid) {
     const char* name = nullptr;
     cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name);
@@ -403,6 +409,14 @@ void Tracer::finish() {
                                                                               : "none"},
       {"capture_ranges_recorded", std::to_string(ranges_done_.load())}};
   if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
+  // Buffers CUPTI never handed back: another CUPTI client in the program (the PyTorch profiler)
+  // registered its own callbacks and received them.
+  const std::size_t missing = pool_->size() - pool_->free_count();
+  if (missing > 0) {
+    info.emplace_back("cupti_taken_over", std::to_string(missing));
+    say("another profiler in the program (e.g. torch.profiler) took over CUPTI; " + std::to_string(missing) +
+        " buffers of records went to it, and the trace lacks them");
+  }
   if (sampler_) {
     for (std::size_t i = 0; i < sampler_->uuids().size(); ++i) info.emplace_back("nvml_uuid_" + std::to_string(i), sampler_->uuids()[i]);
   }
@@ -415,10 +429,6 @@ void Tracer::finish() {
   } else {
     say("wrote " + path_ + ": " + std::to_string(kernels_) + " kernels, " + std::to_string(api_calls_) +
         " API calls, " + std::to_string(dropped_.load()) + " records dropped");
-  }
-  if (!config_.file_list.empty()) {
-    std::ofstream list(config_.file_list, std::ios::app);
-    list << path_ << "\n";
   }
 }
 

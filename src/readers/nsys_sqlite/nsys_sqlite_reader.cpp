@@ -532,6 +532,8 @@ Result<void> Reader::read_tracer_info() {
     const std::string value(stmt->text(1));
     if (name == "dropped_records" && value != "0") {
       note(value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low");
+    } else if (name == "cupti_taken_over") {
+      note("another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete");
     } else if (name == "nvml") {
       note("GPU samples: " + value);
     } else if (name == "tracer") {
