@@ -83,6 +83,20 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     c.buffers = static_cast<std::size_t>(*n);
   }
   if (const char* v = getenv("KERNSCOPE_FILE_LIST"); v && *v) c.file_list = v;
+  if (const char* v = getenv("KERNSCOPE_RECORD"); v && *v) {
+    c.record = v;
+    std::size_t begin = 0;
+    while (begin <= c.record.size()) {
+      std::size_t end = c.record.find(',', begin);
+      if (end == std::string::npos) end = c.record.size();
+      const std::string kind = c.record.substr(begin, end - begin);
+      static const char* const kKnown[] = {"kernel", "memcpy", "memset", "runtime", "driver", "sync", "nvtx", "overhead"};
+      bool known = false;
+      for (const char* k : kKnown) known |= kind == k;
+      if (!known) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_RECORD: unknown kind '" + kind + "' (kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead)");
+      begin = end + 1;
+    }
+  }
   return c;
 }
 

@@ -25,6 +25,14 @@ struct TracerConfig {
   std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
   int flush_ms = 100;
   std::string file_list;                       // where to append the written file's path (for `record`)
+  // Record kinds (KERNSCOPE_RECORD, comma-separated: kernel, memcpy, memset, runtime, driver, sync,
+  // nvtx, overhead); empty: all of them.
+  std::string record;
+  bool records_kind(const std::string& kind) const {
+    if (record.empty()) return true;
+    const std::string list = "," + record + ",";
+    return list.find("," + kind + ",") != std::string::npos;
+  }
 };
 
 // Reads KERNSCOPE_* variables through `getenv`; errors name the variable.

@@ -34,6 +34,7 @@ struct RecordOptions {
   double duration_s = 0;
   std::string backend = "kernscope";
   int buffer_mb = 8;
+  std::string record;
   std::vector<std::string> command;
 };
 
@@ -197,6 +198,7 @@ int run_record(const RecordOptions& o) {
       {"KERNSCOPE_DELAY_S", std::to_string(o.delay_s)},
       {"KERNSCOPE_DURATION_S", std::to_string(o.duration_s)},
       {"KERNSCOPE_BUFFER_MB", std::to_string(o.buffer_mb)},
+      {"KERNSCOPE_RECORD", o.record},
       {"KERNSCOPE_FILE_LIST", file_list}};
   // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
   // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
@@ -235,6 +237,7 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--delay", o->delay_s, "seconds before recording starts")->capture_default_str();
   cmd->add_option("--duration", o->duration_s, "seconds of recording (0: to the end)")->capture_default_str();
   cmd->add_option("--backend", o->backend, "kernscope (CUPTI injection) or nsys (runs nsys profile with the right flags)")->capture_default_str();
+  cmd->add_option("--record", o->record, "record only these kinds (comma-separated: kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead); default all");
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
   cmd->positionals_at_end(true);
