@@ -2,6 +2,8 @@
 // and the SQLite writer, and kernscope's own nsys reader reads the file back.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -77,7 +79,10 @@ CUpti_ActivityMarker2 marker(CUpti_ActivityFlag flag, std::uint32_t id, std::uin
 
 class TracerRoundTrip : public ::testing::Test {
  protected:
-  std::string path = (std::filesystem::temp_directory_path() / "kernscope_tracer_test.sqlite").string();
+  // One file per test and process: ctest runs the cases of this fixture in parallel.
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("kernscope_tracer_test_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) +
+                       "_" + std::to_string(::getpid()) + ".sqlite")).string();
   void TearDown() override { std::filesystem::remove(path); }
 };
 
