@@ -118,6 +118,9 @@ class Tracer {
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::mutex domain_mutex_;
+  std::mutex capture_mutex_;
+  std::vector<NvtxRow> capture_open_, capture_rows_;  // the NVTX capture range's own instances
+  StringId capture_text_ = kNoString, capture_domain_ = kNoString;
   std::map<nvtxDomainHandle_t, std::string> domain_names_;
 };
 
@@ -263,13 +266,41 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       if (!stack.empty()) {
         const bool was_capture = stack.back();
         stack.pop_back();
-        if (was_capture) range_ended();
+        if (was_capture) {
+          // The capturing range itself began before recording did: written from our own stamps.
+          uint64_t now = 0;
+          cuptiGetTimestamp(&now);
+          std::lock_guard lock(capture_mutex_);
+          if (!capture_open_.empty()) {
+            NvtxRow row = capture_open_.back();
+            capture_open_.pop_back();
+            row.end = static_cast<std::int64_t>(now);
+            row.end_tid = row.tid;
+            if (active_) capture_rows_.push_back(row);
+          }
+          range_ended();
+        }
       }
       return;
     default:
       return;
   }
-  if (stack.back()) range_started();
+  if (stack.back()) {
+    const bool was_active = active_;
+    range_started();
+    if (active_ && !was_active) {
+      uint64_t now = 0;
+      cuptiGetTimestamp(&now);
+      NvtxRow row;
+      row.start = static_cast<std::int64_t>(now);
+      row.pid = static_cast<std::uint32_t>(getpid());
+      row.tid = static_cast<std::uint32_t>(gettid());
+      std::lock_guard lock(capture_mutex_);
+      row.text = capture_text_;
+      row.domain = capture_domain_;
+      capture_open_.push_back(row);
+    }
+  }
 }
 
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
@@ -352,6 +383,8 @@ bool Tracer::init() {
       return false;
     }
     cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_NVTX);
+    capture_text_ = strings_.intern(config_.nvtx_range);  // before the collector thread starts
+    if (!config_.nvtx_domain.empty()) capture_domain_ = strings_.intern(config_.nvtx_domain);
   } else if (config_.delay_s > 0 || config_.duration_s > 0) {
     timer_ = std::thread([this] {
       std::this_thread::sleep_for(std::chrono::duration<double>(config_.delay_s));
@@ -401,6 +434,10 @@ void Tracer::finish() {
   if (collector_.joinable()) collector_.join();
   RecordBatch rest;
   decoder_->flush_open_ranges(rest);
+  {
+    std::lock_guard lock(capture_mutex_);
+    rest.nvtx.insert(rest.nvtx.end(), capture_rows_.begin(), capture_rows_.end());
+  }
   if (sampler_) sampler_->drain(rest.samples);
   if (writer_ && write_error_.empty() && !rest.empty()) {
     if (auto r = writer_->append(rest, strings_); !r) write_error_ = r.error().message;
