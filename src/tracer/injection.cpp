@@ -486,11 +486,25 @@ void Tracer::finish() {
 }
 
 }  // namespace
+
+std::atomic<bool> g_started{false};
+
+void finish_if_started() {
+  if (g_started) Tracer::get().finish();
+}
+
 }  // namespace kernscope::tracer
+
+// Writes the trace now, as the exit handler would: for processes that end without running exit
+// handlers (Python's multiprocessing workers end with os._exit; `record` makes os._exit call this).
+// A no-op when tracing never started or already finished.
+extern "C" __attribute__((visibility("default"))) void kernscope_tracer_finish(void) {
+  kernscope::tracer::finish_if_started();
+}
 
 // The entry point CUDA calls for a library named in CUDA_INJECTION64_PATH.
 extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
   static std::once_flag once;
-  std::call_once(once, [] { (void)kernscope::tracer::Tracer::get().init(); });
+  std::call_once(once, [] { kernscope::tracer::g_started = kernscope::tracer::Tracer::get().init(); });
   return 1;  // tracing or not, CUDA goes on
 }

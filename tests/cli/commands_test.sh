@@ -88,4 +88,18 @@ assert d['schema'] == 'kernscope.report/1' and d['steps']['decode_wall']['count'
 "$K" steps --format csv "$LLAMA/trace.sqlite.gz" | head -1 | grep -q "^Step,Phase,Start (ns),Wall (ns)"
 if "$K" steps --step-range nosuch "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: unknown step range accepted"; exit 1; fi
 echo "report/steps checks passed"
+# record: the child's exit status comes back; Python children get the os._exit hook, which must
+# leave a program that never starts CUDA unchanged (and chain to a shadowed sitecustomize).
+mkdir -p "$T/site"
+echo 'import os; os.environ["KERNSCOPE_CHAINED"] = "1"' >"$T/site/sitecustomize.py"
+set +e
+PYTHONPATH="$T/site" "$K" record -o "$T/r-%p.sqlite" -- python3 -c '
+import os, sys
+assert os.environ.get("KERNSCOPE_CHAINED") == "1", "the shadowed sitecustomize did not run"
+assert os._exit.__module__ == "sitecustomize"
+sys.stdout.flush(); os._exit(3)' 2>"$T/record.err"
+rc=$?
+set -e
+if [ "$rc" -ne 3 ]; then echo "FAIL: record returned $rc, want the child's 3"; cat "$T/record.err"; exit 1; fi
+echo "record checks passed"
 echo "all command checks passed"

@@ -19,6 +19,7 @@
 
 #include "commands.hpp"
 #include "kernscope/open.hpp"
+#include "python_hook_data.hpp"
 
 namespace kernscope::cli {
 namespace {
@@ -203,9 +204,20 @@ int run_record(const RecordOptions& o) {
   // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
   // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
   if (const std::string cupti = find_cupti_library(); !cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", cupti);
+  // Python processes get a sitecustomize that lets the tracer finish before os._exit (how
+  // multiprocessing workers end); it chains to any sitecustomize it shadows.
+  char hook_template[] = "/tmp/kernscope-python-XXXXXX";
+  const char* hook_dir = ::mkdtemp(hook_template);
+  if (hook_dir) {
+    std::ofstream(std::string(hook_dir) + "/sitecustomize.py") << kPythonHook;
+    const char* old = std::getenv("PYTHONPATH");
+    env.emplace_back("PYTHONPATH", std::string(hook_dir) + (old && *old ? ":" + std::string(old) : ""));
+    env.emplace_back("KERNSCOPE_TRACER_PATH", tracer);
+  }
   // Children started by the program (fork/exec, spawn) inherit the environment and are traced
   // too, each into its own file: the output pattern should then hold %p.
   const int status = run_child(o.command, env);
+  if (hook_dir) std::filesystem::remove_all(hook_dir);
 
   std::ifstream list(file_list);
   std::vector<std::string> files;
