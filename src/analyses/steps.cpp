@@ -2,6 +2,7 @@
 // the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
 // window (work launched earlier but still running counts as busy: the GPU is not idle).
 #include <algorithm>
+#include <cstdio>
 #include <cctype>
 #include <cmath>
 #include <map>
@@ -340,6 +341,17 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   }
   result.steps = std::move(steps);
 
+  // Steps whose GPU work outlasts their host range (CUDA graph replays, launches without a sync):
+  // the range measures launching, not the step. Said, with the GPU time per step to use instead.
+  if (result.decode_wall.count > 0 && result.decode_kernel_ns.p50 > 2 * result.decode_wall.p50) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "decode steps are asynchronous: their NVTX ranges end before their GPU work (wall p50 %.3f ms, "
+                  "kernel time p50 %.3f ms per step), so the step wall shows launch time, not TPOT; use the "
+                  "kernel time per step or an NVTX range that ends after a synchronization",
+                  result.decode_wall.p50 / 1e6, result.decode_kernel_ns.p50 / 1e6);
+    result.notes.emplace_back(line);
+  }
   std::int64_t node_kernels = 0;
   for (auto id : k.graph_node_id) node_kernels += id != 0;
   if (node_kernels > 0) {

@@ -62,6 +62,33 @@ TEST(Steps, NvtxStepsDecomposedByConstruction) {
   EXPECT_EQ(st.class_ns.at("gemv"), 350);
 }
 
+// A CUDA-graph decode loop: each step's NVTX range ends right after the graph launch, its GPU work
+// runs long after. The step wall is launch time; the analysis must say so.
+TEST(Steps, AsynchronousStepsAreSaidToMeasureLaunchesNotTpot) {
+  testing::SyntheticTrace s;
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs t = i * 10'000;
+    s.nvtx(kNvtxPushPopRange, "decode_step", t, t + 200);
+    s.api("cudaGraphLaunch_v10000", t + 10, t + 150, 100 + i);
+    s.kernel("gemv2T_kernel_val", t + 300, t + 3'300, 100 + i);
+  }
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.decode_wall.count, 4);
+  EXPECT_DOUBLE_EQ(r.decode_wall.p50, 200);
+  EXPECT_DOUBLE_EQ(r.decode_kernel_ns.p50, 3000);
+  bool said = false;
+  for (const auto& n : r.notes) said |= n.find("decode steps are asynchronous") != std::string::npos;
+  EXPECT_TRUE(said);
+  // Synchronous steps (the constructed one above) get no such note.
+  testing::SyntheticTrace sync;
+  sync.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
+  sync.api("cudaLaunchKernel_v7000", 10, 20, 1);
+  sync.kernel("gemv2T_kernel_val", 100, 300, 1);
+  for (const auto& n : analyze_steps(sync.trace, OpRuleSet::builtin(), {}).value().notes) {
+    EXPECT_EQ(n.find("asynchronous"), std::string::npos) << n;
+  }
+}
+
 TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
   testing::SyntheticTrace s;
   const TimeNs ms = 1'000'000;
