@@ -4,8 +4,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernscope/diagnosis.hpp"
-#include "kernscope/reports.hpp"
+#include "exercise_trace.hpp"
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 
@@ -14,13 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto source = kineto::memory_byte_source(std::string_view(reinterpret_cast<const char*>(data), size));
   auto trace = kineto::read_kineto(*source, "fuzz.json", OpenOptions{});
   if (!trace) return 0;
-  for (const auto& name : report_names()) {
-    auto request = parse_report(name);
-    if (request) (void)run_report(*trace, *request);
-  }
-  if (auto d = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{})) {
-    (void)render_diagnosis_text(*d);
-    (void)render_diagnosis_json(*d);
-  }
+  fuzz::exercise_trace(*trace);
   return 0;
 }

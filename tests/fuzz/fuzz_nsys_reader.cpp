@@ -4,8 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "kernscope/diagnosis.hpp"
-#include "kernscope/reports.hpp"
+#include "exercise_trace.hpp"
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -16,14 +15,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (!db) return 0;
   auto trace = nsys::read_export(*db, "fuzz", OpenOptions{});
   if (!trace) return 0;
-  for (const auto& name : report_names()) {
-    auto request = parse_report(name);
-    if (request) (void)run_report(*trace, *request);
-  }
-  // The diagnosis runs every other analysis: ops, steps, tail, nsys's rules and the LLM rules.
-  if (auto d = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{})) {
-    (void)render_diagnosis_text(*d);
-    (void)render_diagnosis_json(*d);
-  }
+  fuzz::exercise_trace(*trace);
   return 0;
 }
