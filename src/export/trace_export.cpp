@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernscope/nvtx_names.hpp"
+#include "model/kineto_names.hpp"
 
 namespace kernscope {
 namespace {
@@ -53,22 +54,6 @@ void append_us(std::string& out, std::int64_t ns) {
     ns = -ns;
   }
   fmt::format_to(std::back_inserter(out), "{}.{:03}", ns / 1000, ns % 1000);
-}
-
-std::string_view copy_kind_code(std::int32_t kind) {
-  static constexpr std::string_view kCodes[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD",
-                                                "DtoA",    "DtoD", "HtoH", "PtoP"};
-  return kind >= 0 && kind < 11 ? kCodes[kind] : "Unknown";
-}
-
-std::string_view sync_name(std::int32_t type) {
-  switch (type) {
-    case 1: return "Event Sync";
-    case 2: return "Stream Wait Event";
-    case 3: return "Stream Sync";
-    case 4: return "Context Sync";
-    default: return "Synchronization";
-  }
 }
 
 // Where events go in the viewer: Chrome JSON identifies a track by (pid, tid).
@@ -307,7 +292,7 @@ Result<ExportSummary> Writer::run() {
           auto it = t_.memory_kind_labels.find(kind);
           return it == t_.memory_kind_labels.end() ? std::string("Unknown") : it->second;
         };
-        slice("gpu_memcpy", fmt::format("Memcpy {} ({} -> {})", copy_kind_code(m.copy_kind[i]), label(m.src_kind[i]), label(m.dst_kind[i])),
+        slice("gpu_memcpy", fmt::format("Memcpy {} ({} -> {})", kineto_names::copy_code(m.copy_kind[i]), label(m.src_kind[i]), label(m.dst_kind[i])),
               track, m.start_ns[i], end);
         fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"bytes\": {}}}}}",
                        m.device_id[i], m.stream_id[i], m.correlation_id[i], m.bytes[i]);
@@ -332,7 +317,7 @@ Result<ExportSummary> Writer::run() {
       y.size(), y.start_ns, y.end_ns,
       [&](RowIndex i) { return TrackId{device_pid(y.device_id[i]), 500'000'000 + static_cast<std::int64_t>(y.stream_id[i])}; },
       "sync, stream", [&](RowIndex i, TrackId track, TimeNs end) {
-        slice("cuda_sync", sync_name(y.sync_type[i]), track, y.start_ns[i], end);
+        slice("cuda_sync", kineto_names::sync_name(y.sync_type[i]), track, y.start_ns[i], end);
         fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}}}}}",
                        y.device_id[i], y.stream_id[i], y.correlation_id[i]);
       });

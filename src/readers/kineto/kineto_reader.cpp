@@ -12,72 +12,23 @@
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
 #include "kernscope/kernel_short_name.hpp"
+#include "model/kineto_names.hpp"
 #include "readers/kineto/kineto_event.hpp"
 
 namespace kernscope::kineto {
 namespace {
 
-// nsys's enumerations, so reports print the same labels for both sources.
-constexpr std::int32_t kMemKindPageable = 0, kMemKindPinned = 1, kMemKindDevice = 2, kMemKindArray = 3,
-                       kMemKindManaged = 4, kMemKindDeviceStatic = 5, kMemKindManagedStatic = 6,
-                       kMemKindUnknown = 7;
-
-const std::map<std::int32_t, std::string>& memcpy_labels() {
-  static const std::map<std::int32_t, std::string> labels = {
-      {0, "Unknown"},         {1, "Host-to-Device"},          {2, "Device-to-Host"},
-      {3, "Host-to-Array"},   {4, "Array-to-Host"},           {5, "Array-to-Array"},
-      {6, "Array-to-Device"}, {7, "Device-to-Array"},         {8, "Device-to-Device"},
-      {9, "Host-to-Host"},    {10, "Peer-to-Peer"},           {11, "Unified Host-to-Device"},
-      {12, "Unified Device-to-Host"}, {13, "Unified Device-to-Device"}};
-  return labels;
-}
-const std::map<std::int32_t, std::string>& memory_labels() {
-  static const std::map<std::int32_t, std::string> labels = {
-      {0, "Pageable"}, {1, "Pinned"}, {2, "Device"}, {3, "Array"},
-      {4, "Managed"},  {5, "Device Static"}, {6, "Managed Static"}, {7, "Unknown"}};
-  return labels;
-}
-
-std::int32_t memory_kind(std::string_view word) {
-  if (word == "Pageable") return kMemKindPageable;
-  if (word == "Pinned") return kMemKindPinned;
-  if (word == "Device") return kMemKindDevice;
-  if (word == "Array") return kMemKindArray;
-  if (word == "Managed") return kMemKindManaged;
-  if (word == "Device Static") return kMemKindDeviceStatic;
-  if (word == "Managed Static") return kMemKindManagedStatic;
-  return kMemKindUnknown;  // "Host" (ROCm), "Unknown"
-}
-
-// "Memcpy HtoD (Pageable -> Device)" -> copy kind 1, source 0, destination 2.
+// "Memcpy HtoD (Pageable -> Device)" -> copy kind 1, source 0, destination 2 (nsys's numbering).
 void memcpy_kinds(std::string_view name, std::int32_t& copy, std::int32_t& src, std::int32_t& dst) {
-  static const std::pair<std::string_view, std::int32_t> kinds[] = {
-      {"HtoD", 1}, {"DtoH", 2}, {"HtoA", 3}, {"AtoH", 4}, {"AtoA", 5}, {"AtoD", 6},
-      {"DtoA", 7}, {"DtoD", 8}, {"HtoH", 9}, {"PtoP", 10}};
-  copy = 0;
-  for (const auto& [word, kind] : kinds) {
-    if (name.find(word) != std::string_view::npos) {
-      copy = kind;
-      break;
-    }
-  }
-  src = dst = kMemKindUnknown;
+  copy = kineto_names::copy_kind_in(name);
+  src = dst = kineto_names::kMemoryKindUnknown;
   const std::size_t open = name.find('(');
   const std::size_t arrow = name.find(" -> ", open == std::string_view::npos ? 0 : open);
   const std::size_t close = name.rfind(')');
   if (open != std::string_view::npos && arrow != std::string_view::npos && close != std::string_view::npos && close > arrow) {
-    src = memory_kind(name.substr(open + 1, arrow - open - 1));
-    dst = memory_kind(name.substr(arrow + 4, close - arrow - 4));
+    src = kineto_names::memory_kind(name.substr(open + 1, arrow - open - 1));
+    dst = kineto_names::memory_kind(name.substr(arrow + 4, close - arrow - 4));
   }
-}
-
-// CUPTI's synchronization types, numbered as nsys's ENUM_CUPTI_SYNC_TYPE.
-std::int32_t sync_type(std::string_view name) {
-  if (name == "Event Sync") return 1;
-  if (name == "Stream Wait Event") return 2;
-  if (name == "Stream Sync") return 3;
-  if (name == "Context Sync") return 4;
-  return 0;
 }
 
 enum class Category {
@@ -353,8 +304,8 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       const std::size_t open = e.name.find('(');
       const std::size_t close = e.name.rfind(')');
       const std::int32_t kind = open != std::string_view::npos && close != std::string_view::npos && close > open
-                                    ? memory_kind(e.name.substr(open + 1, close - open - 1))
-                                    : kMemKindUnknown;
+                                    ? kineto_names::memory_kind(e.name.substr(open + 1, close - open - 1))
+                                    : kineto_names::kMemoryKindUnknown;
       m.start_ns.push_back(begin);
       m.end_ns.push_back(end);
       m.global_pid.push_back(0);
@@ -394,7 +345,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       y.context_id.push_back(u32(e.context));
       y.stream_id.push_back(u32(stream));
       y.correlation_id.push_back(u32(e.correlation));
-      y.sync_type.push_back(sync_type(e.name));
+      y.sync_type.push_back(kineto_names::sync_type(e.name));
       return {};
     }
     case Category::kCpuOp:
@@ -514,8 +465,8 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
   }
   for (const auto& [gtid, name] : thread_names_) t.threads.push_back(Thread{gtid, name, 0});
 
-  t.memcpy_kind_labels = memcpy_labels();
-  t.memory_kind_labels = memory_labels();
+  t.memcpy_kind_labels = kineto_names::nsys_memcpy_kind_labels();
+  t.memory_kind_labels = kineto_names::nsys_memory_kind_labels();
   t.present = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) |
               bit(EventKind::kApiCalls) | bit(EventKind::kSyncs) | bit(EventKind::kNvtx);
   t.loaded = t.present & options_.kinds;
