@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/utf8.hpp"
 #include "kernscope/nvtx_names.hpp"
 #include "model/kineto_names.hpp"
 
@@ -34,10 +35,8 @@ void append_json_string(std::string& out, std::string_view text) {
       fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
       continue;
     }
-    std::size_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-    bool valid = len > 0 && c >= 0xC2 && c <= 0xF4 && i + len <= text.size();
-    for (std::size_t k = 1; valid && k < len; ++k) valid = (static_cast<unsigned char>(text[i + k]) & 0xC0) == 0x80;
-    if (!valid) {
+    const std::size_t len = utf8_sequence_length(text, i);
+    if (len == 0) {
       out += "\\ufffd";
       continue;
     }

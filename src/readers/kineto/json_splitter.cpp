@@ -1,5 +1,7 @@
 #include "readers/kineto/json_splitter.hpp"
 
+#include "readers/kineto/json_text.hpp"
+
 #include <array>
 #include <cstring>
 #include <string>
@@ -7,8 +9,6 @@
 
 namespace kernscope::kineto {
 namespace {
-
-constexpr bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
 // Bytes that end the fast skip inside a string: the quote, the backslash, control characters.
 constexpr std::array<bool, 256> kStringStop = [] {
@@ -18,10 +18,6 @@ constexpr std::array<bool, 256> kStringStop = [] {
   t['\\'] = true;
   return t;
 }();
-
-constexpr bool is_hex(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
 
 }  // namespace
 
@@ -34,7 +30,7 @@ ValueScan scan_json_value(std::string_view text, bool at_end) {
   if (first != '{' && first != '[' && first != '"') {
     // A scalar: runs to the next delimiter.
     std::size_t i = 0;
-    while (i < n && !is_space(s[i]) && s[i] != ',' && s[i] != ']' && s[i] != '}') ++i;
+    while (i < n && !is_json_space(s[i]) && s[i] != ',' && s[i] != ']' && s[i] != '}') ++i;
     if (i == n && !at_end) return out;
     out.status = ValueScan::kComplete;
     out.length = i;
@@ -52,29 +48,16 @@ ValueScan scan_json_value(std::string_view text, bool at_end) {
         if (j >= n) return out;
         const char d = s[j];
         if (d == '\\') {
-          if (j + 1 >= n) return out;
-          const char e = s[j + 1];
-          if (e == 'u') {
-            if (j + 5 >= n) return out;
-            if (!(is_hex(s[j + 2]) && is_hex(s[j + 3]) && is_hex(s[j + 4]) && is_hex(s[j + 5]))) out.suspicious = true;
-          } else if (!std::strchr("\"\\/bfnrt", e) || e == 0) {
-            out.suspicious = true;
-          }
+          const Escape escape = escape_at(text, j);
+          if (escape == Escape::kIncomplete) return out;
+          if (escape == Escape::kInvalid) out.suspicious = true;
           j += 2;
           continue;
         }
         if (d == '"') {
-          // A quote ends the string only if what follows can follow a string in JSON; Kineto
-          // has written names with raw quotes inside.
-          std::size_t k = j + 1;
-          while (k < n && is_space(s[k])) ++k;
-          if (k >= n) {
-            if (!at_end) return out;
-            j = j + 1;
-            break;
-          }
-          const char next = s[k];
-          if (next == ',' || next == ':' || next == '}' || next == ']') {
+          const Quote quote = quote_at(text, j);
+          if (quote == Quote::kUnknown && !at_end) return out;
+          if (quote != Quote::kInside) {
             j = j + 1;
             break;
           }
@@ -178,7 +161,7 @@ class Window {
   // Skips whitespace; the next byte, or -1 at the end of the data.
   Result<int> peek() {
     while (true) {
-      while (begin < end && is_space(data_[begin])) ++begin;
+      while (begin < end && is_json_space(data_[begin])) ++begin;
       if (begin < end) return static_cast<unsigned char>(data_[begin]);
       auto more = refill();
       if (!more) return std::unexpected(more.error());
