@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "base/find_program.hpp"
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
@@ -59,26 +60,9 @@ Result<std::vector<unsigned char>> inflate_gzip(const std::string& path) {
   return out;
 }
 
-std::string find_on_path(const std::string& program) {
-  const char* path = std::getenv("PATH");
-  if (!path) return {};
-  std::string dirs = path;
-  std::size_t begin = 0;
-  while (begin <= dirs.size()) {
-    const std::size_t end = dirs.find(':', begin);
-    std::string dir = dirs.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    if (dir.empty()) dir = ".";
-    const std::string candidate = dir + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-    if (end == std::string::npos) break;
-    begin = end + 1;
-  }
-  return {};
-}
-
 // Runs `nsys export --type sqlite` into a temporary file; without nsys, says how to export.
 Result<std::string> export_nsys_rep(const std::string& path) {
-  const std::string nsys = find_on_path("nsys");
+  const std::string nsys = find_program("nsys");
   if (nsys.empty()) {
     return make_error(ErrorCode::kBadInput,
                       path + ": .nsys-rep files need Nsight Systems to export them, and nsys is not on "

@@ -15,8 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <sstream>
 
+#include "base/find_program.hpp"
 #include "commands.hpp"
 #include "kernscope/open.hpp"
 #include "python_hook_data.hpp"
@@ -70,18 +70,6 @@ std::string find_cupti_library() {
       const std::string candidate = std::string(d) + "/" + name;
       if (::access(candidate.c_str(), R_OK) == 0) return candidate;
     }
-  }
-  return {};
-}
-
-std::string find_program(const std::string& program) {
-  if (program.find('/') != std::string::npos) return ::access(program.c_str(), X_OK) == 0 ? program : "";
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    const std::string candidate = (dir.empty() ? "." : dir) + "/" + program;
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
 }
