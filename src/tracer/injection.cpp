@@ -57,21 +57,6 @@ bool default_api(const char* name) {
   return false;
 }
 
-// Names for --record (KERNSCOPE_RECORD): what each CUPTI activity kind is called there.
-const char* kind_name(CUpti_ActivityKind kind) {
-  switch (kind) {
-    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return "kernel";
-    case CUPTI_ACTIVITY_KIND_MEMCPY: return "memcpy";
-    case CUPTI_ACTIVITY_KIND_MEMSET: return "memset";
-    case CUPTI_ACTIVITY_KIND_RUNTIME: return "runtime";
-    case CUPTI_ACTIVITY_KIND_DRIVER: return "driver";
-    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return "sync";
-    case CUPTI_ACTIVITY_KIND_MARKER: return "nvtx";
-    case CUPTI_ACTIVITY_KIND_OVERHEAD: return "overhead";
-    default: return "";
-  }
-}
-
 class Tracer {
  public:
   static Tracer& get() {
@@ -181,12 +166,15 @@ void Tracer::collect() {
 }
 
 void Tracer::set_activities(bool on) {
-  static const CUpti_ActivityKind kKinds[] = {
+  // In the order of kRecordKinds, whose names --record takes.
+  static constexpr CUpti_ActivityKind kKinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
       CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
       CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
-  for (CUpti_ActivityKind kind : kKinds) {
-    if (!config_.records_kind(kind_name(kind))) continue;
+  static_assert(std::size(kKinds) == kRecordKinds.size());
+  for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
+    const CUpti_ActivityKind kind = kKinds[i];
+    if (!config_.records_kind(kRecordKinds[i])) continue;
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));

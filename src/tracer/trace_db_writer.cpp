@@ -219,11 +219,10 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
 Result<void> TraceDbWriter::finish(const std::vector<std::pair<std::string, std::string>>& info,
                                    const std::string& process_name,
                                    const std::vector<std::pair<std::uint32_t, std::string>>& thread_names,
-                                   const StringPool& strings) {
+                                   StringPool& strings) {
   Impl& w = *impl_;
-  StringPool& pool = const_cast<StringPool&>(strings);
   std::vector<std::pair<std::int64_t, StringId>> names;
-  for (const auto& [tid, name] : thread_names) names.emplace_back(global_tid(w.pid, tid), pool.intern(name));
+  for (const auto& [tid, name] : thread_names) names.emplace_back(global_tid(w.pid, tid), strings.intern(name));
   if (auto r = append(RecordBatch{}, strings); !r) return r;  // the thread names' strings
   if (auto r = w.exec("BEGIN"); !r) return r;
   {

@@ -21,9 +21,10 @@ class TraceDbWriter {
 
   // Writes a batch and the strings interned since the last call, in one transaction.
   Result<void> append(const RecordBatch& batch, const StringPool& strings);
-  // Metadata rows (KERNSCOPE_TRACER_INFO and META_DATA_EXPORT), process and thread names.
+  // Metadata rows (KERNSCOPE_TRACER_INFO and META_DATA_EXPORT), process and thread names (which
+  // are interned into `strings`, then written with them).
   Result<void> finish(const std::vector<std::pair<std::string, std::string>>& info, const std::string& process_name,
-                      const std::vector<std::pair<std::uint32_t, std::string>>& thread_names, const StringPool& strings);
+                      const std::vector<std::pair<std::uint32_t, std::string>>& thread_names, StringPool& strings);
 
  private:
   struct Impl;

@@ -1,5 +1,6 @@
 #include "tracer/tracer_config.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 namespace kernscope::tracer {
@@ -84,16 +85,18 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
   }
   if (const char* v = getenv("KERNSCOPE_FILE_LIST"); v && *v) c.file_list = v;
   if (const char* v = getenv("KERNSCOPE_RECORD"); v && *v) {
-    c.record = v;
+    const std::string list = v;
     std::size_t begin = 0;
-    while (begin <= c.record.size()) {
-      std::size_t end = c.record.find(',', begin);
-      if (end == std::string::npos) end = c.record.size();
-      const std::string kind = c.record.substr(begin, end - begin);
-      static const char* const kKnown[] = {"kernel", "memcpy", "memset", "runtime", "driver", "sync", "nvtx", "overhead"};
-      bool known = false;
-      for (const char* k : kKnown) known |= kind == k;
-      if (!known) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_RECORD: unknown kind '" + kind + "' (kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead)");
+    while (begin <= list.size()) {
+      std::size_t end = list.find(',', begin);
+      if (end == std::string::npos) end = list.size();
+      const std::string kind = list.substr(begin, end - begin);
+      if (std::find(kRecordKinds.begin(), kRecordKinds.end(), kind) == kRecordKinds.end()) {
+        std::string known;
+        for (auto k : kRecordKinds) known += (known.empty() ? "" : ", ") + std::string(k);
+        return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_RECORD: unknown kind '" + kind + "' (" + known + ")");
+      }
+      c.record.insert(kind);
       begin = end + 1;
     }
   }

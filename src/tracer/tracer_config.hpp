@@ -2,13 +2,21 @@
 // KERNSCOPE_* environment variables (the only channel into an arbitrary program).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <set>
+#include <string_view>
 #include <functional>
 #include <string>
 
 #include "kernscope/error.hpp"
 
 namespace kernscope::tracer {
+
+// The CUPTI activity kinds `record --record` can choose, by name (injection.cpp enables them in
+// this order).
+inline constexpr std::array<std::string_view, 8> kRecordKinds = {"kernel", "memcpy", "memset", "runtime",
+                                                                 "driver", "sync",   "nvtx",   "overhead"};
 
 struct TracerConfig {
   std::string output = "kernscope-%p.sqlite";  // %p pid, %h host, %n sequence, %q{VAR} environment
@@ -25,14 +33,9 @@ struct TracerConfig {
   std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
   int flush_ms = 100;
   std::string file_list;                       // where to append the written file's path (for `record`)
-  // Record kinds (KERNSCOPE_RECORD, comma-separated: kernel, memcpy, memset, runtime, driver, sync,
-  // nvtx, overhead); empty: all of them.
-  std::string record;
-  bool records_kind(const std::string& kind) const {
-    if (record.empty()) return true;
-    const std::string list = "," + record + ",";
-    return list.find("," + kind + ",") != std::string::npos;
-  }
+  // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds); empty: all.
+  std::set<std::string, std::less<>> record;
+  bool records_kind(std::string_view kind) const { return record.empty() || record.contains(kind); }
 };
 
 // Reads KERNSCOPE_* variables through `getenv`; errors name the variable.

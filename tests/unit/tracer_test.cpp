@@ -246,6 +246,16 @@ TEST(TracerConfig, ParsesEnvironmentAndOutputPatterns) {
                                [&](const std::string& p) { return existing.contains(p); }),
             "run-node1-5-3.sqlite");
   EXPECT_EQ(expand_output_path("t-%p.sqlite", 77, "h", getenv, [](const std::string&) { return false; }), "t-77.sqlite");
+  EXPECT_TRUE(c->records_kind("runtime"));  // no --record: every kind
+  env["KERNSCOPE_RECORD"] = "kernel,nvtx";
+  auto some = config_from_env(getenv);
+  ASSERT_TRUE(some.has_value());
+  EXPECT_TRUE(some->records_kind("kernel"));
+  EXPECT_TRUE(some->records_kind("nvtx"));
+  EXPECT_FALSE(some->records_kind("runtime"));
+  env["KERNSCOPE_RECORD"] = "kernel,bogus";
+  EXPECT_FALSE(config_from_env(getenv).has_value());
+  env.erase("KERNSCOPE_RECORD");
   env["KERNSCOPE_CAPTURE_RANGE"] = "nvtx:measure:decode_step@engine";
   auto n = config_from_env(getenv);
   ASSERT_TRUE(n.has_value());

@@ -190,8 +190,8 @@ Result<void> Builder::element(const Span& span) {
                                         : parser_.parse(span.text, span.text.size() + kSpanPadding, e);
   std::string repaired;
   if (!parsed) {
-    RepairCounts counts;
-    repaired = repair_json(span.text, counts);
+    const std::int64_t repairs_before = repairs_.total();
+    repaired = repair_json(span.text, repairs_);
     const std::size_t length = repaired.size();
     repaired.append(kSpanPadding, '\0');
     auto again = parser_.parse(std::string_view(repaired.data(), length), repaired.size(), e);
@@ -200,12 +200,7 @@ Result<void> Builder::element(const Span& span) {
                                                   ": " + parsed.error().message + " (repair failed: " +
                                                   again.error().message + ")");
     }
-    if (counts.total() > 0) ++repaired_events_;
-    repairs_.control_chars += counts.control_chars;
-    repairs_.quotes += counts.quotes;
-    repairs_.escapes += counts.escapes;
-    repairs_.invalid_utf8 += counts.invalid_utf8;
-    repairs_.trailing_commas += counts.trailing_commas;
+    if (repairs_.total() > repairs_before) ++repaired_events_;
   }
   return add(e, span.offset);
 }
