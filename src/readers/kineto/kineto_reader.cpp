@@ -31,6 +31,23 @@ void memcpy_kinds(std::string_view name, std::int32_t& copy, std::int32_t& src, 
   }
 }
 
+// One NVTX row; Kineto's ranges carry no category, color or payload.
+void push_nvtx_row(NvtxColumns& n, TimeNs start, TimeNs end, std::int64_t global_tid, std::int32_t event_type,
+                   std::int64_t domain, StringId text) {
+  n.start_ns.push_back(start);
+  n.end_ns.push_back(end);
+  n.global_tid.push_back(global_tid);
+  n.end_global_tid.push_back(0);
+  n.event_type.push_back(event_type);
+  n.domain_id.push_back(domain);
+  n.text.push_back(text);
+  n.category.push_back(0);
+  n.color.push_back(0);
+  n.payload_kind.push_back(PayloadKind::kNone);
+  n.payload_int.push_back(0);
+  n.payload_double.push_back(0);
+}
+
 enum class Category {
   kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCpuOp, kUserAnnotation, kGpuUserAnnotation, kOther
 };
@@ -73,6 +90,7 @@ class Builder {
   std::optional<std::int64_t> base_ns_;
   std::string display_unit_;
   std::map<std::string, std::int64_t> ignored_;  // what was not mapped, by category
+  std::unordered_map<StringId, StringId> short_names_;  // kernel name -> nsys-style short name
   std::int64_t flows_ = 0;
   std::int64_t bad_times_ = 0;
 
@@ -265,7 +283,11 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       k.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
       const StringId name = intern(e.name);
       k.demangled_name.push_back(name);
-      k.short_name.push_back(intern(kernel_short_name(e.name)));
+      // A kernel name repeats thousands of times and can be kilobytes long: derive its short
+      // name once.
+      auto short_it = short_names_.find(name);
+      if (short_it == short_names_.end()) short_it = short_names_.emplace(name, intern(kernel_short_name(e.name))).first;
+      k.short_name.push_back(short_it->second);
       k.mangled_name.push_back(kNoString);
       k.graph_id.push_back(std::max<std::int64_t>(e.graph_id, 0));
       k.external_id.push_back(std::max<std::int64_t>(e.external_id, 0));
@@ -349,21 +371,12 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       const bool on_gpu = category == Category::kGpuUserAnnotation;
       if (!on_gpu) ++host_event_count_[compact_pid(e.pid)];
       if (!wanted(EventKind::kNvtx)) return {};
-      auto& n = t_.nvtx;
-      n.start_ns.push_back(begin);
-      n.end_ns.push_back(end);
-      n.global_tid.push_back(on_gpu ? (kDeviceTrackBit | (device << 24) | (stream & 0xFFFFFF)) : global_tid(e));
-      n.end_global_tid.push_back(0);
-      n.event_type.push_back(on_gpu ? kNvtxStartEndRange : kNvtxPushPopRange);
-      n.domain_id.push_back(category == Category::kCpuOp ? kKinetoCpuOpDomain
-                            : on_gpu                     ? kKinetoGpuAnnotationDomain
-                                                         : 0);
-      n.text.push_back(intern(e.name));
-      n.category.push_back(0);
-      n.color.push_back(0);
-      n.payload_kind.push_back(PayloadKind::kNone);
-      n.payload_int.push_back(0);
-      n.payload_double.push_back(0);
+      push_nvtx_row(t_.nvtx, begin, end, on_gpu ? (kDeviceTrackBit | (device << 24) | (stream & 0xFFFFFF)) : global_tid(e),
+                    on_gpu ? kNvtxStartEndRange : kNvtxPushPopRange,
+                    category == Category::kCpuOp ? kKinetoCpuOpDomain
+                    : on_gpu                     ? kKinetoGpuAnnotationDomain
+                                                 : 0,
+                    intern(e.name));
       return {};
     }
     case Category::kOther:
@@ -428,22 +441,10 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
     // Domain names resolve per process (nsys's join ignores bits above the pid), once each.
     std::set<std::int64_t> processes;
     for (RowIndex i = 0; i < t.nvtx.size(); ++i) processes.insert(t.nvtx.global_tid[i] & 0x0000FFFFFF000000LL);
-    auto& n = t.nvtx;
     for (const std::int64_t process : processes) {
       for (auto [domain, name] : {std::pair{kKinetoCpuOpDomain, "cpu_op"},
                                   std::pair{kKinetoGpuAnnotationDomain, "gpu_user_annotation"}}) {
-        n.start_ns.push_back(first);
-        n.end_ns.push_back(kNoTime);
-        n.global_tid.push_back(process);
-        n.end_global_tid.push_back(0);
-        n.event_type.push_back(kNvtxDomainCreate);
-        n.domain_id.push_back(domain);
-        n.text.push_back(t.strings.intern(name));
-        n.category.push_back(0);
-        n.color.push_back(0);
-        n.payload_kind.push_back(PayloadKind::kNone);
-        n.payload_int.push_back(0);
-        n.payload_double.push_back(0);
+        push_nvtx_row(t.nvtx, first, kNoTime, process, kNvtxDomainCreate, domain, t.strings.intern(name));
       }
     }
   }
