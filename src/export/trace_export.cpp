@@ -7,6 +7,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -229,7 +230,11 @@ Result<ExportSummary> Writer::run() {
   for (const auto& p : t_.processes) {
     if (p.pid < 4096) device_pid_base = 1'000'000'000;
   }
-  auto device_pid = [&](std::uint32_t device) { return device_pid_base + device; };
+  std::set<std::uint32_t> devices_seen;  // every device given a track, named at the end
+  auto device_pid = [&](std::uint32_t device) {
+    devices_seen.insert(device);
+    return device_pid_base + device;
+  };
   auto host_track = [](std::int64_t global_tid) { return TrackId{pid_of(global_tid), tid_of(global_tid)}; };
 
   // Correlation -> API call row per process, for flows.
@@ -403,22 +408,14 @@ Result<ExportSummary> Writer::run() {
 
   // Names: processes, devices, and every track written.
   for (const auto& p : t_.processes) process_name(p.pid, p.name.empty() ? fmt::format("process {}", p.pid) : p.name, p.pid);
-  std::map<std::int64_t, bool> device_pids;
-  for (const auto& [track, name] : named_tracks_) {
-    if (track.pid >= device_pid_base && track.pid < device_pid_base + 4096 &&
-        std::none_of(t_.processes.begin(), t_.processes.end(), [&](const Process& p) { return p.pid == track.pid; })) {
-      device_pids[track.pid] = true;
-    }
-  }
-  for (RowIndex i = 0; i < g.size(); ++i) device_pids[device_pid(g.device_id[i])] = true;
-  for (const auto& [pid, unused] : device_pids) {
-    (void)unused;
-    const auto device = static_cast<std::int64_t>(pid - device_pid_base);
+  std::set<std::int64_t> device_pids;
+  for (const std::uint32_t device : devices_seen) {
     std::string name = fmt::format("GPU {}", device);
     for (const auto& d : t_.devices) {
       if (d.id == device && !d.name.empty()) name += " (" + d.name + ")";
     }
-    process_name(pid, name, 1'000'000'000'000 + device);
+    device_pids.insert(device_pid_base + device);
+    process_name(device_pid_base + device, name, 1'000'000'000'000 + device);
   }
   std::map<std::int64_t, std::string> thread_names;
   for (const auto& th : t_.threads) thread_names[th.global_tid] = th.name;
