@@ -48,6 +48,7 @@ class Trace:
     def __init__(self, core: "_core.Trace"):
         self._core = core
         self._strings: Optional[np.ndarray] = None
+        self._categories = None  # the string table as a pandas Index, built once
 
     # --- metadata -----------------------------------------------------------------------------
     @property
@@ -65,7 +66,9 @@ class Trace:
         if _pd is not None:
             codes = ids.astype(np.int64)
             codes[ids == _NO_STRING] = -1
-            return _pd.Categorical.from_codes(codes, categories=_pd.Index(table, dtype=object), validate=False)
+            if self._categories is None:
+                self._categories = _pd.Index(table, dtype=object)
+            return _pd.Categorical.from_codes(codes, categories=self._categories, validate=False)
         out = np.empty(len(ids), dtype=object)
         valid = ids != _NO_STRING
         out[valid] = table[ids[valid]]
