@@ -81,6 +81,21 @@ struct MemsetColumns {
 };
 
 // CUDA runtime and driver API calls (nsys keeps both in CUPTI_ACTIVITY_KIND_RUNTIME).
+// Executions of whole CUDA graphs, where graphs were traced as units (nsys --cuda-graph-trace=graph,
+// kernscope record --cuda-graph-trace graph): GPU time whose kernels are not itemized.
+struct GraphExecColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_pid, graph_id, graph_exec_id;
+  std::vector<std::uint32_t> device_id, context_id, stream_id, correlation_id;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_pid); f(s.graph_id); f(s.graph_exec_id); f(s.device_id);
+    f(s.context_id); f(s.stream_id); f(s.correlation_id);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
 struct ApiCallColumns {
   std::vector<TimeNs> start_ns, end_ns;
   std::vector<std::int64_t> global_tid;
@@ -251,9 +266,10 @@ enum class EventKind : std::uint32_t {
   kOsrt = 1u << 6,
   kOverhead = 1u << 7,
   kGpuSamples = 1u << 8,
+  kGraphExecs = 1u << 9,
 };
 using EventKinds = std::uint32_t;
-inline constexpr EventKinds kAllEventKinds = 0x1FF;
+inline constexpr EventKinds kAllEventKinds = 0x3FF;
 inline constexpr EventKinds bit(EventKind kind) { return static_cast<EventKinds>(kind); }
 
 struct DistributedInfo {
@@ -280,6 +296,7 @@ struct Trace {
   KernelColumns kernels;
   MemcpyColumns memcpys;
   MemsetColumns memsets;
+  GraphExecColumns graph_execs;
   ApiCallColumns api_calls;
   SyncColumns syncs;
   NvtxColumns nvtx;

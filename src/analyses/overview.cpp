@@ -34,6 +34,7 @@ TraceOverview describe(const Trace& trace) {
   count("kernels", EventKind::kKernels, trace.kernels.size());
   count("memcpy", EventKind::kMemcpy, trace.memcpys.size());
   count("memset", EventKind::kMemset, trace.memsets.size());
+  if (trace.has(EventKind::kGraphExecs)) count("graph_execs", EventKind::kGraphExecs, trace.graph_execs.size());
   count("cuda_api", EventKind::kApiCalls, trace.api_calls.size());
   count("sync", EventKind::kSyncs, trace.syncs.size());
   count("nvtx", EventKind::kNvtx, trace.nvtx.size());
@@ -43,6 +44,7 @@ TraceOverview describe(const Trace& trace) {
   widen_span(trace.kernels, first, last);
   widen_span(trace.memcpys, first, last);
   widen_span(trace.memsets, first, last);
+  widen_span(trace.graph_execs, first, last);
   widen_span(trace.api_calls, first, last);
   widen_span(trace.syncs, first, last);
   widen_span(trace.nvtx, first, last);
@@ -80,7 +82,12 @@ TraceOverview describe(const Trace& trace) {
     const auto name = trace.strings.get(trace.api_calls.name[i]);
     if (name.starts_with("cudaGraphLaunch") || name.starts_with("cuGraphLaunch")) ++o.graph_launches;
   }
-  if (o.graph_launches > 0 && o.graph_node_kernels == 0 && graph_nodes.size() > 0) {
+  if (trace.graph_execs.size() > 0) {
+    o.missing.push_back(std::to_string(trace.graph_execs.size()) +
+                        " CUDA graph executions were traced as whole graphs: their GPU time counts as busy, but the "
+                        "kernels inside them are not in kernel summaries (record with --cuda-graph-trace node to "
+                        "itemize them)");
+  } else if (o.graph_launches > 0 && o.graph_node_kernels == 0 && graph_nodes.size() > 0) {
     o.missing.push_back(std::to_string(o.graph_launches) +
                         " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
                         "whole graphs, so the kernels inside them are hidden (capture with "

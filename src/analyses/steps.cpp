@@ -96,7 +96,9 @@ Distribution distribution(std::vector<std::int64_t> values) {
 }
 
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
-  if (!trace.has(EventKind::kKernels)) return std::unexpected(report::no_data(trace, "CUDA kernel data"));
+  if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kGraphExecs)) {
+    return std::unexpected(report::no_data(trace, "CUDA kernel data"));
+  }
   StepAnalysis result;
   const auto& k = trace.kernels;
   const auto& a = trace.api_calls;
@@ -275,11 +277,12 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
     }
   }
-  // GPU busy inside each window: all GPU operations (kernels, copies, sets).
+  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions).
   std::vector<std::pair<TimeNs, TimeNs>> ops;
   for (RowIndex i = 0; i < k.size(); ++i) ops.push_back({k.start_ns[i], k.end_ns[i]});
   for (RowIndex i = 0; i < trace.memcpys.size(); ++i) ops.push_back({trace.memcpys.start_ns[i], trace.memcpys.end_ns[i]});
   for (RowIndex i = 0; i < trace.memsets.size(); ++i) ops.push_back({trace.memsets.start_ns[i], trace.memsets.end_ns[i]});
+  for (RowIndex i = 0; i < trace.graph_execs.size(); ++i) ops.push_back({trace.graph_execs.start_ns[i], trace.graph_execs.end_ns[i]});
   if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
   std::int64_t longest = 0;
   for (const auto& [b, e] : ops) longest = std::max(longest, e - b);

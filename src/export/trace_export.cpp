@@ -197,7 +197,7 @@ void Writer::place_rows(std::size_t count, const std::vector<TimeNs>& start, con
 Result<ExportSummary> Writer::run() {
   // The base: the earliest event, rounded down to a second, so viewers keep full precision.
   TimeNs first = kMaxTime;
-  for (const auto* column : {&t_.kernels.start_ns, &t_.memcpys.start_ns, &t_.memsets.start_ns, &t_.api_calls.start_ns,
+  for (const auto* column : {&t_.kernels.start_ns, &t_.memcpys.start_ns, &t_.memsets.start_ns, &t_.graph_execs.start_ns, &t_.api_calls.start_ns,
                              &t_.syncs.start_ns, &t_.nvtx.start_ns, &t_.osrt.start_ns, &t_.gpu_samples.time_ns}) {
     for (TimeNs v : *column) {
       if (v != kNoTime) first = std::min(first, v);
@@ -313,6 +313,17 @@ Result<ExportSummary> Writer::run() {
         fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"bytes\": {}}}}}",
                        s.device_id[i], s.stream_id[i], s.correlation_id[i], s.bytes[i]);
         flow(s.global_pid[i], s.correlation_id[i], track, s.start_ns[i]);
+      });
+
+  // Whole-graph executions (graphs traced as units) on their stream, like the kernels they hide.
+  const auto& graphs = t_.graph_execs;
+  place_rows(
+      graphs.size(), graphs.start_ns, graphs.end_ns, [&](RowIndex i) { return TrackId{device_pid(graphs.device_id[i]), graphs.stream_id[i]}; }, "stream",
+      [&](RowIndex i, TrackId track, TimeNs end) {
+        slice("cuda_graph", fmt::format("CUDA graph {}", graphs.graph_id[i]), track, graphs.start_ns[i], end);
+        fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"graph id\": {}}}}}",
+                       graphs.device_id[i], graphs.stream_id[i], graphs.correlation_id[i], graphs.graph_id[i]);
+        flow(graphs.global_pid[i], graphs.correlation_id[i], track, graphs.start_ns[i]);
       });
 
   // Synchronizations: on a track of their own beside their stream (they overlap its work).

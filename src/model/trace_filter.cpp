@@ -131,6 +131,7 @@ void apply_filter(Trace& trace, const EventFilter& filter) {
   filter_columns(trace.memcpys, filter, by_process(trace.memcpys.global_pid));
   filter_columns(trace.memsets, filter, by_process(trace.memsets.global_pid));
   filter_columns(trace.syncs, filter, by_process(trace.syncs.global_pid));
+  filter_columns(trace.graph_execs, filter, by_process(trace.graph_execs.global_pid));
   filter_columns(trace.api_calls, filter, by_thread(trace.api_calls.global_tid));
   filter_columns(trace.nvtx, filter, by_thread(trace.nvtx.global_tid));
   filter_columns(trace.osrt, filter, by_thread(trace.osrt.global_tid));

@@ -145,6 +145,19 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       out.memsets.push_back(row);
       return;
     }
+    case CUPTI_ACTIVITY_KIND_GRAPH_TRACE: {
+      const auto& g = *reinterpret_cast<const CUpti_ActivityGraphTrace2*>(record);
+      GraphTraceRow row;
+      row.start = static_cast<std::int64_t>(g.start);
+      row.end = static_cast<std::int64_t>(g.end);
+      row.device = g.deviceId;
+      row.context = g.contextId;
+      row.stream = g.streamId;
+      row.correlation = g.correlationId;
+      row.graph_id = g.graphId;
+      out.graph_traces.push_back(row);
+      return;
+    }
     case CUPTI_ACTIVITY_KIND_RUNTIME:
     case CUPTI_ACTIVITY_KIND_DRIVER: {
       const auto& a = *reinterpret_cast<const CUpti_ActivityAPI*>(record);

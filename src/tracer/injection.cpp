@@ -98,7 +98,7 @@ class Tracer {
   std::atomic<bool> active_{false};
   std::atomic<bool> finished_{false};
   std::atomic<int> ranges_done_{0};
-  std::int64_t kernels_ = 0, api_calls_ = 0, unknown_ = 0;
+  std::int64_t kernels_ = 0, graph_execs_ = 0, api_calls_ = 0, unknown_ = 0;
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -152,6 +152,7 @@ void Tracer::collect() {
     if (sampler_) sampler_->drain(batch.samples);
     if (batch.empty()) continue;
     kernels_ += static_cast<std::int64_t>(batch.kernels.size());
+    graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
     api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
     unknown_ += batch.unknown_records;
     for (const auto& a : batch.api_calls) threads_.insert(a.tid);
@@ -179,6 +180,12 @@ void Tracer::set_activities(bool on) {
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
+  }
+  // Whole graphs as one record each: CUPTI then stops itemizing graph nodes (eager kernels are
+  // still recorded one by one), which removes the per-node timestamp cost.
+  if (!config_.graph_nodes && config_.records_kind("kernel")) {
+    const CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    if (r != CUPTI_SUCCESS) say(std::string("cannot trace whole CUDA graphs: ") + cupti_error(r));
   }
   if (on) configure_api_records();
   active_ = on;
@@ -445,6 +452,7 @@ void Tracer::finish() {
       {"unmapped_records", std::to_string(unknown_)},
       {"buffers_exhausted", std::to_string(pool_->exhausted())},
       {"api_records", config_.api_all ? "all" : "default"},
+      {"cuda_graph_trace", config_.graph_nodes ? "node" : "graph"},
       {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi"
                         : config_.capture == TracerConfig::Capture::kNvtx     ? "nvtx:" + config_.nvtx_range
                                                                               : "none"},
@@ -468,7 +476,8 @@ void Tracer::finish() {
   if (!write_error_.empty()) {
     say("the trace is incomplete: " + write_error_);
   } else {
-    say("wrote " + path_ + ": " + std::to_string(kernels_) + " kernels, " + std::to_string(api_calls_) +
+    say("wrote " + path_ + ": " + std::to_string(kernels_) + " kernels, " +
+        (graph_execs_ > 0 ? std::to_string(graph_execs_) + " whole-graph executions, " : std::string()) + std::to_string(api_calls_) +
         " API calls, " + std::to_string(dropped_.load()) + " records dropped");
   }
 }

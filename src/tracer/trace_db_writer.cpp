@@ -135,6 +135,18 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
       if (!s.step()) return w.fail("writing memsets");
     }
   }
+  if (!b.graph_traces.empty()) {
+    // CUPTI names the launched graph by one id; nsys's graphExecId (the executable graph) is not
+    // in its record, so both columns hold CUPTI's id.
+    Statement s(w.db,
+                "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, streamId, correlationId, "
+                "globalPid, graphId, graphExecId) VALUES (?,?,?,?,?,?,?,?,?)");
+    for (const auto& g : b.graph_traces) {
+      s.i64(1, g.start).i64(2, g.end).i64(3, g.device).i64(4, g.context).i64(5, g.stream).i64(6, g.correlation);
+      s.i64(7, gpid).i64(8, g.graph_id).i64(9, g.graph_id);
+      if (!s.step()) return w.fail("writing graph executions");
+    }
+  }
   if (!b.api_calls.empty()) {
     Statement s(w.db,
                 "INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME (start, end, eventClass, globalTid, correlationId, nameId, "

@@ -38,6 +38,13 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     if (api != "all" && api != "default") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_API='" + api + "' (all or default)");
     c.api_all = api == "all";
   }
+  if (const char* v = getenv("KERNSCOPE_CUDA_GRAPH_TRACE"); v && *v) {
+    const std::string mode = v;
+    if (mode != "node" && mode != "graph") {
+      return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CUDA_GRAPH_TRACE='" + mode + "' (node or graph)");
+    }
+    c.graph_nodes = mode == "node";
+  }
   if (const char* v = getenv("KERNSCOPE_NVML_INTERVAL_MS"); v && *v) {
     auto n = number("KERNSCOPE_NVML_INTERVAL_MS", v);
     if (!n) return std::unexpected(n.error());
@@ -82,6 +89,11 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     auto n = number("KERNSCOPE_BUFFERS", v);
     if (!n || *n < 2) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_BUFFERS must be at least 2");
     c.buffers = static_cast<std::size_t>(*n);
+  }
+  if (const char* v = getenv("KERNSCOPE_FLUSH_MS"); v && *v) {
+    auto n = number("KERNSCOPE_FLUSH_MS", v);
+    if (!n || *n < 0) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_FLUSH_MS must be 0 (only full buffers) or more");
+    c.flush_ms = static_cast<int>(*n);
   }
   if (const char* v = getenv("KERNSCOPE_FILE_LIST"); v && *v) c.file_list = v;
   if (const char* v = getenv("KERNSCOPE_RECORD"); v && *v) {

@@ -20,6 +20,7 @@ inline constexpr std::array<std::string_view, 8> kRecordKinds = {"kernel", "memc
 
 struct TracerConfig {
   std::string output = "kernscope-%p.sqlite";  // %p pid, %h host, %n sequence, %q{VAR} environment
+  bool graph_nodes = true;                     // false: one record per whole CUDA graph execution
   bool api_all = false;                        // every runtime/driver call, not only launch/copy/alloc/sync
   int nvml_interval_ms = 10;                   // 0: no GPU samples
   bool nvml_pcie = false;                      // PCIe throughput (each query takes NVML 20 ms)
@@ -31,7 +32,7 @@ struct TracerConfig {
   double delay_s = 0, duration_s = 0;          // 0 duration: until the end
   std::size_t buffer_bytes = 8u << 20;
   std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
-  int flush_ms = 100;
+  int flush_ms = 100;                          // CUPTI's periodic flush; 0: only when a buffer is full
   std::string file_list;                       // where to append the written file's path (for `record`)
   // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds); empty: all.
   std::set<std::string, std::less<>> record;

@@ -35,6 +35,12 @@ struct MemsetRow {
   std::uint64_t graph_node_id = 0;
 };
 
+// One execution of a whole CUDA graph (--cuda-graph-trace graph): its nodes are not itemized.
+struct GraphTraceRow {
+  std::int64_t start = 0, end = 0;
+  std::uint32_t device = 0, context = 0, stream = 0, correlation = 0, graph_id = 0;
+};
+
 struct ApiRow {
   std::int64_t start = 0, end = 0;
   std::uint32_t pid = 0, tid = 0, correlation = 0, return_value = 0;
@@ -83,6 +89,7 @@ struct RecordBatch {
   std::vector<KernelRow> kernels;
   std::vector<MemcpyRow> memcpys;
   std::vector<MemsetRow> memsets;
+  std::vector<GraphTraceRow> graph_traces;
   std::vector<ApiRow> api_calls;
   std::vector<SyncRow> syncs;
   std::vector<NvtxRow> nvtx;
@@ -92,7 +99,7 @@ struct RecordBatch {
   std::int64_t unknown_records = 0;  // record kinds the decoder does not map (counted, reported)
 
   bool empty() const {
-    return kernels.empty() && memcpys.empty() && memsets.empty() && api_calls.empty() && syncs.empty() &&
+    return kernels.empty() && memcpys.empty() && memsets.empty() && graph_traces.empty() && api_calls.empty() && syncs.empty() &&
            nvtx.empty() && overheads.empty() && devices.empty() && samples.empty();
   }
   void clear() { *this = RecordBatch{}; }

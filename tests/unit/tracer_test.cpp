@@ -203,6 +203,53 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   EXPECT_EQ(trace->threads[0].name, "MainThread");
 }
 
+// --cuda-graph-trace graph: one CUPTI record per graph execution, written to nsys's table for it,
+// read back as GPU busy time that steps count and the overview explains.
+TEST_F(TracerRoundTrip, WholeGraphExecutionsReadBackAsGraphExecs) {
+  StringPool strings;
+  ActivityDecoder decoder(strings, api_name);
+  RecordBatch batch;
+  const std::uint64_t t0 = 2'000'000'000;
+  CUpti_ActivityGraphTrace2 g;
+  std::memset(&g, 0, sizeof g);
+  g.kind = CUPTI_ACTIVITY_KIND_GRAPH_TRACE;
+  g.start = t0 + 1000;
+  g.end = t0 + 26000;
+  g.deviceId = 0;
+  g.contextId = 1;
+  g.streamId = 13;
+  g.correlationId = 188;
+  g.graphId = 2;
+  auto launch = api(CUPTI_ACTIVITY_KIND_RUNTIME, 311, t0, t0 + 900, 188);
+  auto step_start = marker(CUPTI_ACTIVITY_FLAG_MARKER_START, 1, t0, "decode_step", nullptr);
+  auto step_end = marker(CUPTI_ACTIVITY_FLAG_MARKER_END, 1, t0 + 30000, nullptr, nullptr);
+  for (const CUpti_Activity* r : {reinterpret_cast<const CUpti_Activity*>(&g), reinterpret_cast<const CUpti_Activity*>(&launch),
+                                  reinterpret_cast<const CUpti_Activity*>(&step_start),
+                                  reinterpret_cast<const CUpti_Activity*>(&step_end)}) {
+    decoder.decode(r, batch);
+  }
+  EXPECT_EQ(batch.unknown_records, 0);
+  ASSERT_EQ(batch.graph_traces.size(), 1u);
+  auto writer = TraceDbWriter::create(path, 4242);
+  ASSERT_TRUE(writer.has_value()) << writer.error().message;
+  ASSERT_TRUE((*writer)->append(batch, strings).has_value());
+  ASSERT_TRUE((*writer)->finish({{"tracer", "kernscope 0.1.0"}}, "app", {}, strings).has_value());
+  writer->reset();
+
+  auto trace = open_trace(path);
+  ASSERT_TRUE(trace.has_value()) << trace.error().message;
+  ASSERT_TRUE(trace->has(EventKind::kGraphExecs));
+  const auto& x = trace->graph_execs;
+  ASSERT_EQ(x.size(), 1u);
+  EXPECT_EQ(x.start_ns[0], static_cast<TimeNs>(t0 + 1000));
+  EXPECT_EQ(x.end_ns[0], static_cast<TimeNs>(t0 + 26000));
+  EXPECT_EQ(x.stream_id[0], 13u);
+  EXPECT_EQ(x.correlation_id[0], 188u);
+  EXPECT_EQ(x.graph_id[0], 2);
+  EXPECT_EQ(x.global_pid[0], std::int64_t{4242} << 24);
+  EXPECT_EQ(trace->kernels.size(), 0u);
+}
+
 TEST_F(TracerRoundTrip, UnwritablePathIsAnError) {
   auto writer = TraceDbWriter::create("/nonexistent/dir/t.sqlite", 1);
   ASSERT_FALSE(writer.has_value());
@@ -269,6 +316,17 @@ TEST(TracerConfig, ParsesEnvironmentAndOutputPatterns) {
   EXPECT_FALSE(config_from_env(getenv).has_value());
   env["KERNSCOPE_CAPTURE_RANGE_END"] = "stop";
   env["KERNSCOPE_DELAY_S"] = "-1";
+  EXPECT_FALSE(config_from_env(getenv).has_value());
+  env.erase("KERNSCOPE_DELAY_S");
+  EXPECT_TRUE(config_from_env(getenv)->graph_nodes);  // graph nodes itemized unless asked
+  env["KERNSCOPE_CUDA_GRAPH_TRACE"] = "graph";
+  EXPECT_FALSE(config_from_env(getenv)->graph_nodes);
+  env["KERNSCOPE_CUDA_GRAPH_TRACE"] = "nodes";
+  EXPECT_FALSE(config_from_env(getenv).has_value());
+  env["KERNSCOPE_CUDA_GRAPH_TRACE"] = "node";
+  env["KERNSCOPE_FLUSH_MS"] = "0";
+  EXPECT_EQ(config_from_env(getenv)->flush_ms, 0);
+  env["KERNSCOPE_FLUSH_MS"] = "-5";
   EXPECT_FALSE(config_from_env(getenv).has_value());
 }
 

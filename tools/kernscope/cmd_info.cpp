@@ -59,7 +59,7 @@ void print_text(const TraceOverview& o) {
   }
   std::cout << "Events:\n";
   for (const auto& c : o.counts) {
-    std::cout << fmt::format("  {:<10} {}\n", c.kind, c.present ? fmt::format("{}", c.count) : "absent");
+    std::cout << fmt::format("  {:<11} {}\n", c.kind, c.present ? fmt::format("{}", c.count) : "absent");
   }
   if (o.graph_launches || o.graph_node_kernels) {
     std::cout << fmt::format("  graph launches {}, kernels from graph nodes {}\n", o.graph_launches, o.graph_node_kernels);

@@ -27,6 +27,7 @@ namespace {
 struct RecordOptions {
   std::string output = "kernscope-%p.sqlite";
   std::string api = "default";
+  std::string graph_trace = "node";
   int nvml_interval_ms = 10;
   bool nvml_pcie = false;
   std::string capture_range = "none";
@@ -115,6 +116,7 @@ void summarize(const std::string& path) {
   }
   std::cerr << "  " << path << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
             << " API calls, " << trace->nvtx.size() << " NVTX events, " << trace->gpu_samples.size() << " GPU samples";
+  if (trace->graph_execs.size() > 0) std::cerr << ", " << trace->graph_execs.size() << " whole-graph executions";
   for (const auto& note : trace->notes) {
     if (note.find("dropped") != std::string::npos) std::cerr << "; " << note;
   }
@@ -128,7 +130,7 @@ int record_with_nsys(const RecordOptions& o) {
   for (const char* ext : {".sqlite", ".nsys-rep"}) {
     if (base.size() > std::strlen(ext) && base.ends_with(ext)) base.resize(base.size() - std::strlen(ext));
   }
-  std::vector<std::string> argv = {nsys, "profile", "--trace=cuda,nvtx", "--cuda-graph-trace=node",
+  std::vector<std::string> argv = {nsys, "profile", "--trace=cuda,nvtx", "--cuda-graph-trace=" + o.graph_trace,
                                    "--force-overwrite=true", "--export=sqlite", "-o", base};
   if (o.capture_range == "cudaProfilerApi") {
     argv.push_back("--capture-range=cudaProfilerApi");
@@ -151,6 +153,9 @@ int record_with_nsys(const RecordOptions& o) {
 int run_record(const RecordOptions& o) {
   if (o.command.empty()) return fail(Error{ErrorCode::kInvalidArgument, "record: no command to run (kernscope record [options] -- CMD ARGS...)"});
   if (o.api != "default" && o.api != "all") return fail(Error{ErrorCode::kInvalidArgument, "record: --api must be default or all"});
+  if (o.graph_trace != "node" && o.graph_trace != "graph") {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --cuda-graph-trace must be node or graph"});
+  }
   if (o.capture_range != "none" && o.capture_range != "cudaProfilerApi" &&
       !(o.capture_range.rfind("nvtx:", 0) == 0 && o.capture_range.size() > 5)) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range must be none, cudaProfilerApi or nvtx:NAME[@DOMAIN]"});
@@ -180,6 +185,7 @@ int run_record(const RecordOptions& o) {
       {"CUDA_INJECTION64_PATH", tracer},
       {"KERNSCOPE_OUTPUT", std::filesystem::absolute(o.output).string()},
       {"KERNSCOPE_API", o.api},
+      {"KERNSCOPE_CUDA_GRAPH_TRACE", o.graph_trace},
       {"KERNSCOPE_NVML_INTERVAL_MS", std::to_string(o.nvml_interval_ms)},
       {"KERNSCOPE_NVML_PCIE", o.nvml_pcie ? "1" : "0"},
       {"KERNSCOPE_CAPTURE_RANGE", o.capture_range},
@@ -230,6 +236,10 @@ Command add_record(CLI::App& app) {
   auto* cmd = app.add_subcommand("record", "Trace a CUDA program (C++, Rust, Python): kernscope record [options] -- CMD ARGS...");
   cmd->add_option("-o,--output", o->output, "output file; %p pid, %h host, %n sequence, %q{VAR} environment")->capture_default_str();
   cmd->add_option("--api", o->api, "runtime/driver calls recorded: default (launch, copy, alloc, sync) or all")->capture_default_str();
+  cmd->add_option("--cuda-graph-trace", o->graph_trace,
+                  "node: every kernel inside a CUDA graph; graph: one record per graph execution (far cheaper "
+                  "for graphs of many small kernels)")
+      ->capture_default_str();
   cmd->add_option("--nvml-interval", o->nvml_interval_ms, "GPU sampling period in ms (0: off)")->capture_default_str();
   cmd->add_flag("--nvml-pcie", o->nvml_pcie, "also sample PCIe throughput (NVML takes 20 ms per query)");
   cmd->add_option("--capture-range", o->capture_range, "none, cudaProfilerApi or nvtx:NAME[@DOMAIN]")->capture_default_str();

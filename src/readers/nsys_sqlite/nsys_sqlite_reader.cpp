@@ -24,6 +24,7 @@ constexpr const char* kOsrtTable = "OSRT_API";
 constexpr const char* kOverheadTable = "PROFILER_OVERHEAD";
 // kernscope's tracer adds NVML samples and its own bookkeeping to the nsys schema.
 constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
+constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
@@ -85,6 +86,7 @@ class Reader {
   Result<void> read_osrt(const Database& db, OsrtColumns& o, const RowRange& range);
   Result<void> read_overhead(const Database& db, OverheadColumns& o, const RowRange& range);
   Result<void> read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range);
+  Result<void> read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range);
   Result<void> read_tracer_info();
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
@@ -132,7 +134,7 @@ Result<void> Reader::check_columns() {
   // Fill the cache that the parallel scans read, for the tables the reader uses (an export has
   // dozens more).
   for (const char* table : {kKernelTable, kMemcpyTable, kMemsetTable, kRuntimeTable, kSyncTable, kNvtxTable,
-                            kOsrtTable, kOverheadTable, kSamplesTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
+                            kOsrtTable, kOverheadTable, kSamplesTable, kGraphTraceTable, "StringIds", "ENUM_CUDA_MEMCPY_OPER", "ENUM_CUDA_MEM_KIND",
                             "TARGET_INFO_GPU", "TARGET_INFO_CUDA_DEVICE", "TARGET_INFO_SESSION_START_TIME",
                             "ThreadNames", "PROCESSES"}) {
     if (!has_table(table)) continue;
@@ -498,6 +500,23 @@ Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRang
               });
 }
 
+Result<void> Reader::read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range) {
+  return scan(db, kGraphTraceTable, range,
+              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"graphId", "0"}, {"graphExecId", "0"},
+               {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"}},
+              [&](const Statement& s) {
+                g.start_ns.push_back(s.int64(0));
+                g.end_ns.push_back(s.int64(1));
+                g.global_pid.push_back(s.int64(2));
+                g.graph_id.push_back(s.int64(3));
+                g.graph_exec_id.push_back(s.int64(4));
+                g.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
+                g.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
+                g.stream_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
+                g.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
+              });
+}
+
 Result<void> Reader::read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range) {
   return scan(db, kSamplesTable, range,
               {{"timestamp", "0"}, {"deviceId", "0"}, {"smClockMHz", "-1"}, {"memClockMHz", "-1"},
@@ -662,7 +681,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
       {EventKind::kMemset, kMemsetTable},  {EventKind::kApiCalls, kRuntimeTable},
       {EventKind::kSyncs, kSyncTable},     {EventKind::kNvtx, kNvtxTable},
       {EventKind::kOsrt, kOsrtTable},      {EventKind::kOverhead, kOverheadTable},
-      {EventKind::kGpuSamples, kSamplesTable},
+      {EventKind::kGpuSamples, kSamplesTable}, {EventKind::kGraphExecs, kGraphTraceTable},
   };
   for (const auto& k : kinds) {
     if (has_table(k.table)) trace_.present |= bit(k.kind);
@@ -692,6 +711,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   if (wanted(EventKind::kSyncs, kSyncTable)) schedule(kSyncTable, trace_.syncs, parallel, &Reader::read_syncs, tasks, merges);
   if (wanted(EventKind::kOsrt, kOsrtTable)) schedule(kOsrtTable, trace_.osrt, parallel, &Reader::read_osrt, tasks, merges);
   if (wanted(EventKind::kOverhead, kOverheadTable)) schedule(kOverheadTable, trace_.overhead, parallel, &Reader::read_overhead, tasks, merges);
+  if (wanted(EventKind::kGraphExecs, kGraphTraceTable)) schedule(kGraphTraceTable, trace_.graph_execs, parallel, &Reader::read_graph_execs, tasks, merges);
   if (wanted(EventKind::kGpuSamples, kSamplesTable)) schedule(kSamplesTable, trace_.gpu_samples, parallel, &Reader::read_samples, tasks, merges);
 
   std::vector<Result<void>> results(tasks.size());
