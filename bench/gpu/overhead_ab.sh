@@ -7,6 +7,7 @@ export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
 K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
+q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())" "$@" 2>&1 | cut -c1-300; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
 AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat -o /tmp/ab.sqlite"
@@ -26,10 +27,10 @@ $K record --cuda-graph-trace graph -o /tmp/kg.sqlite -- /tmp/launch_cost graph 3
 "$NSYS" profile --trace=cuda --cuda-graph-trace=graph --force-overwrite=true -o /tmp/ng /tmp/launch_cost graph 3200 1 >/dev/null 2>&1
 "$NSYS" export --type sqlite --force-overwrite=true -o /tmp/ng.sqlite /tmp/ng.nsys-rep >/dev/null 2>&1
 for f in /tmp/kg.sqlite /tmp/ng.sqlite; do
-  echo "$f: $(sqlite3 $f 'select count(*), sum(end-start), min(graphId), max(graphId), min(graphExecId), max(graphExecId) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE' 2>&1)" \
-       "kernels: $(sqlite3 $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL' 2>&1)"
+  echo "$f: $(q $f 'select count(*), sum(end-start), min(graphId), max(graphId), min(graphExecId), max(graphExecId) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE' )" \
+       "kernels: $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL' 2>&1)"
 done
-sqlite3 /tmp/ng.sqlite "select e.graphId, e.originalGraphId, e.graphExecId, s.value from CUDA_GRAPH_EVENTS e join StringIds s on s.id = e.nameId" 2>&1 | head
+q /tmp/ng.sqlite "select e.graphId, e.originalGraphId, e.graphExecId, s.value from CUDA_GRAPH_EVENTS e join StringIds s on s.id = e.nameId" 2>&1 | head
 $K info /tmp/kg.sqlite | sed -n '/Events/,/Processes/p'
 echo "== decode_bench with CUDA graphs: node vs graph tracing (kernscope) and nsys graph-level"
 nvcc -O2 -std=c++17 -arch=sm_90 $R/examples/decode_bench/decode_bench.cu -lcublas -o /tmp/db || exit 1
@@ -40,7 +41,7 @@ echo "graph: $(timeout 100 $K record --cuda-graph-trace graph -o /tmp/dbg.sqlite
 timeout 150 "$NSYS" profile --trace=cuda,nvtx --cuda-graph-trace=graph --force-overwrite=true -o /tmp/dbng /tmp/db $A 2>/dev/null | grep TPOT
 "$NSYS" export --type sqlite --force-overwrite=true -o /tmp/dbng.sqlite /tmp/dbng.nsys-rep >/dev/null 2>&1
 for f in /tmp/dbg.sqlite /tmp/dbng.sqlite; do
-  echo "$f: graph execs $(sqlite3 $f 'select count(*), avg(end-start) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE') kernels $(sqlite3 $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL')"
+  echo "$f: graph execs $(q $f 'select count(*), avg(end-start) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE') kernels $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL')"
 done
 $K steps /tmp/dbg.sqlite 2>&1 | head -20
 $K steps /tmp/dbng.sqlite 2>&1 | head -12
