@@ -320,9 +320,10 @@ Result<ExportSummary> Writer::run() {
   place_rows(
       graphs.size(), graphs.start_ns, graphs.end_ns, [&](RowIndex i) { return TrackId{device_pid(graphs.device_id[i]), graphs.stream_id[i]}; }, "stream",
       [&](RowIndex i, TrackId track, TimeNs end) {
-        slice("cuda_graph", fmt::format("CUDA graph {}", graphs.graph_id[i]), track, graphs.start_ns[i], end);
-        fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"graph id\": {}}}}}",
-                       graphs.device_id[i], graphs.stream_id[i], graphs.correlation_id[i], graphs.graph_id[i]);
+        slice("cuda_graph", fmt::format("CUDA graph exec {}", graphs.graph_exec_id[i]), track, graphs.start_ns[i], end);
+        fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"graph id\": {}, \"graph exec id\": {}}}}}",
+                       graphs.device_id[i], graphs.stream_id[i], graphs.correlation_id[i], graphs.graph_id[i],
+                       graphs.graph_exec_id[i]);
         flow(graphs.global_pid[i], graphs.correlation_id[i], track, graphs.start_ns[i]);
       });
 

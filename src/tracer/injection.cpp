@@ -17,6 +17,7 @@
 #include <cstring>
 #include <deque>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -73,7 +74,9 @@ class Tracer {
 
  private:
   void set_activities(bool on);
-  void configure_api_records();
+  void enable_default_api(bool driver, bool on);
+  void find_default_api();
+  void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
   void collect();
   void range_started();
   void range_ended();
@@ -102,6 +105,9 @@ class Tracer {
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::vector<CUpti_CallbackId> default_runtime_cbids_, default_driver_cbids_;
+  std::mutex window_mutex_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
   std::mutex domain_mutex_;
   std::mutex capture_mutex_;
   std::vector<NvtxRow> capture_open_, capture_rows_;  // the NVTX capture range's own instances
@@ -150,6 +156,7 @@ void Tracer::collect() {
       pool_->give_back(item.first);
     }
     if (sampler_) sampler_->drain(batch.samples);
+    keep_recorded_windows(batch.graph_traces);
     if (batch.empty()) continue;
     kernels_ += static_cast<std::int64_t>(batch.kernels.size());
     graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
@@ -173,37 +180,69 @@ void Tracer::set_activities(bool on) {
       CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
       CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
   static_assert(std::size(kKinds) == kRecordKinds.size());
+  {
+    // The recording windows, for the records enabled once for the whole run (whole graphs).
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    std::lock_guard lock(window_mutex_);
+    if (on) windows_.push_back({static_cast<std::int64_t>(now), std::numeric_limits<std::int64_t>::max()});
+    else if (!windows_.empty()) windows_.back().second = static_cast<std::int64_t>(now);
+  }
   for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
+    if (!config_.api_all && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) {
+      enable_default_api(kind == CUPTI_ACTIVITY_KIND_DRIVER, on);
+      continue;
+    }
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
   }
-  // Whole graphs as one record each: CUPTI then stops itemizing graph nodes (eager kernels are
-  // still recorded one by one), which removes the per-node timestamp cost.
-  if (!config_.graph_nodes && config_.records_kind("kernel")) {
-    const CUptiResult r = on ? cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE) : cuptiActivityDisable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
-    if (r != CUPTI_SUCCESS) say(std::string("cannot trace whole CUDA graphs: ") + cupti_error(r));
-  }
-  if (on) configure_api_records();
   active_ = on;
 }
 
-// Runtime and driver records are filtered at the source, per callback id, unless --api all.
-void Tracer::configure_api_records() {
-  if (config_.api_all) return;
+// Default API records: the chosen calls are enabled one by one, without the RUNTIME/DRIVER kind,
+// so CUPTI intercepts none of the others. (Enabling the kind and then turning calls off leaves
+// every call intercepted: PyTorch makes several bookkeeping calls per launch, and on the eager
+// Llama that cost more than the kernel records.)
+void Tracer::enable_default_api(bool driver, bool on) {
+  for (CUpti_CallbackId cbid : driver ? default_driver_cbids_ : default_runtime_cbids_) {
+    const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on ? 1 : 0) : cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
+    if (r != CUPTI_SUCCESS) {
+      say(std::string("cannot ") + (on ? "enable" : "disable") + " API records: " + cupti_error(r));
+      return;
+    }
+  }
+}
+
+void Tracer::find_default_api() {
   for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-    cuptiActivityEnableRuntimeApi(cbid, default_api(name) ? 1 : 0);
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name && default_api(name)) {
+      default_runtime_cbids_.push_back(cbid);
+    }
   }
   for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
     const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-    cuptiActivityEnableDriverApi(cbid, default_api(name) ? 1 : 0);
+    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name && default_api(name)) {
+      default_driver_cbids_.push_back(cbid);
+    }
   }
+}
+
+// Whole-graph records are enabled once, before any graph exists, and kept to the recording
+// windows here: enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
+// instantiated, crashed the traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
+void Tracer::keep_recorded_windows(std::vector<GraphTraceRow>& rows) {
+  std::lock_guard lock(window_mutex_);
+  std::erase_if(rows, [&](const GraphTraceRow& row) {
+    for (const auto& [begin, end] : windows_) {
+      if (row.start >= begin && row.start < end) return false;
+    }
+    return true;
+  });
 }
 
 void Tracer::range_started() {
@@ -358,6 +397,13 @@ bool Tracer::init() {
     return false;
   }
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
+  find_default_api();
+  if (!config_.graph_nodes && config_.records_kind("kernel")) {
+    // One record per whole graph: CUPTI then stops itemizing graph nodes (eager kernels are still
+    // recorded one by one), which removes the per-node timestamp cost.
+    r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    if (r != CUPTI_SUCCESS) say(std::string("cannot trace whole CUDA graphs, graph nodes are itemized instead: ") + cupti_error(r));
+  }
   cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
 
   if (config_.capture == TracerConfig::Capture::kProfilerApi) {

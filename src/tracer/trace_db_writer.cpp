@@ -136,8 +136,9 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
     }
   }
   if (!b.graph_traces.empty()) {
-    // CUPTI names the launched graph by one id; nsys's graphExecId (the executable graph) is not
-    // in its record, so both columns hold CUPTI's id.
+    // CUPTI's graphId is the executable graph's: nsys writes the same number as graphExecId (checked
+    // on an H100 against nsys --cuda-graph-trace=graph). The graph it was instantiated from, nsys's
+    // graphId, is not in CUPTI's record, so that column repeats the executable graph's id.
     Statement s(w.db,
                 "INSERT INTO CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start, end, deviceId, contextId, streamId, correlationId, "
                 "globalPid, graphId, graphExecId) VALUES (?,?,?,?,?,?,?,?,?)");
