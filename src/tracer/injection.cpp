@@ -76,7 +76,8 @@ class Tracer {
   void set_activities(bool on);
   void enable_default_api(bool driver, bool on);
   void find_default_api();
-  void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
+  template <class Row>
+  void keep_recorded_windows(std::vector<Row>& rows);
   void collect();
   void range_started();
   void range_ended();
@@ -157,6 +158,7 @@ void Tracer::collect() {
     }
     if (sampler_) sampler_->drain(batch.samples);
     keep_recorded_windows(batch.graph_traces);
+    if (!config_.api_all) keep_recorded_windows(batch.api_calls);
     if (batch.empty()) continue;
     kernels_ += static_cast<std::int64_t>(batch.kernels.size());
     graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
@@ -191,10 +193,8 @@ void Tracer::set_activities(bool on) {
   for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
-    if (!config_.api_all && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) {
-      enable_default_api(kind == CUPTI_ACTIVITY_KIND_DRIVER, on);
-      continue;
-    }
+    // Default API records are enabled once, at start (see enable_default_api).
+    if (!config_.api_all && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) continue;
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
@@ -206,7 +206,9 @@ void Tracer::set_activities(bool on) {
 // Default API records: the chosen calls are enabled one by one, without the RUNTIME/DRIVER kind,
 // so CUPTI intercepts none of the others. (Enabling the kind and then turning calls off leaves
 // every call intercepted: PyTorch makes several bookkeeping calls per launch, and on the eager
-// Llama that cost more than the kernel records.)
+// Llama that cost more than the kernel records.) They are enabled once, at start, and kept to the
+// recording windows by the collector: enabled later, from a cudaProfilerStart callback, CUPTI
+// produced no records for them (H100, CUPTI 2025.3.1).
 void Tracer::enable_default_api(bool driver, bool on) {
   for (CUpti_CallbackId cbid : driver ? default_driver_cbids_ : default_runtime_cbids_) {
     const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on ? 1 : 0) : cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
@@ -232,12 +234,13 @@ void Tracer::find_default_api() {
   }
 }
 
-// Whole-graph records are enabled once, before any graph exists, and kept to the recording
-// windows here: enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
+// Records enabled once for the whole run (whole graphs, default API calls) are kept to the
+// recording windows here. Enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
 // instantiated, crashed the traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
-void Tracer::keep_recorded_windows(std::vector<GraphTraceRow>& rows) {
+template <class Row>
+void Tracer::keep_recorded_windows(std::vector<Row>& rows) {
   std::lock_guard lock(window_mutex_);
-  std::erase_if(rows, [&](const GraphTraceRow& row) {
+  std::erase_if(rows, [&](const Row& row) {
     for (const auto& [begin, end] : windows_) {
       if (row.start >= begin && row.start < end) return false;
     }
@@ -398,6 +401,10 @@ bool Tracer::init() {
   }
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
   find_default_api();
+  if (!config_.api_all) {
+    if (config_.records_kind("runtime")) enable_default_api(false, true);
+    if (config_.records_kind("driver")) enable_default_api(true, true);
+  }
   if (!config_.graph_nodes && config_.records_kind("kernel")) {
     // One record per whole graph: CUPTI then stops itemizing graph nodes (eager kernels are still
     // recorded one by one), which removes the per-node timestamp cost.
