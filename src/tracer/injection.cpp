@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -75,6 +76,7 @@ class Tracer {
  private:
   void set_activities(bool on);
   void enable_default_api(bool driver, bool on);
+  void disable_other_api();
   void find_default_api();
   template <class Row>
   void keep_recorded_windows(std::vector<Row>& rows);
@@ -107,6 +109,7 @@ class Tracer {
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::vector<CUpti_CallbackId> default_runtime_cbids_, default_driver_cbids_;
+  bool api_per_call_ = false;  // default API records enabled call by call, once, at start
   std::mutex window_mutex_;
   std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
   std::mutex domain_mutex_;
@@ -158,7 +161,6 @@ void Tracer::collect() {
     }
     if (sampler_) sampler_->drain(batch.samples);
     keep_recorded_windows(batch.graph_traces);
-    if (!config_.api_all) keep_recorded_windows(batch.api_calls);
     if (batch.empty()) continue;
     kernels_ += static_cast<std::int64_t>(batch.kernels.size());
     graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
@@ -193,28 +195,41 @@ void Tracer::set_activities(bool on) {
   for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
-    // Default API records are enabled once, at start (see enable_default_api).
-    if (!config_.api_all && (kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER)) continue;
+    const bool api_kind = kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    if (api_kind && api_per_call_) continue;  // enabled once, at start (see enable_default_api)
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
   }
+  if (on && !config_.api_all && !api_per_call_) disable_other_api();
   active_ = on;
 }
 
-// Default API records: the chosen calls are enabled one by one, without the RUNTIME/DRIVER kind,
-// so CUPTI intercepts none of the others. (Enabling the kind and then turning calls off leaves
-// every call intercepted: PyTorch makes several bookkeeping calls per launch, and on the eager
-// Llama that cost more than the kernel records.) They are enabled once, at start, and kept to the
-// recording windows by the collector: enabled later, from a cudaProfilerStart callback, CUPTI
-// produced no records for them (H100, CUPTI 2025.3.1).
+// Default API records, when recording starts with the program: the chosen calls are enabled one by
+// one, without the RUNTIME/DRIVER kind, so CUPTI intercepts none of the others. (Enabling the kind
+// and then turning calls off leaves every call intercepted: PyTorch makes several bookkeeping calls
+// per launch.) Enabled call by call later, from a cudaProfilerStart callback, CUPTI produced no
+// records (H100, CUPTI 2025.3.1), so capture ranges and --delay enable the kind inside each range
+// and turn the other calls off (disable_other_api).
 void Tracer::enable_default_api(bool driver, bool on) {
   for (CUpti_CallbackId cbid : driver ? default_driver_cbids_ : default_runtime_cbids_) {
     const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on ? 1 : 0) : cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
     if (r != CUPTI_SUCCESS) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " API records: " + cupti_error(r));
       return;
+    }
+  }
+}
+
+void Tracer::disable_other_api() {
+  for (bool driver : {false, true}) {
+    const auto& chosen = driver ? default_driver_cbids_ : default_runtime_cbids_;
+    const CUpti_CallbackId size = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
+    for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+      if (std::find(chosen.begin(), chosen.end(), cbid) != chosen.end()) continue;
+      if (driver) cuptiActivityEnableDriverApi(cbid, 0);
+      else cuptiActivityEnableRuntimeApi(cbid, 0);
     }
   }
 }
@@ -234,8 +249,7 @@ void Tracer::find_default_api() {
   }
 }
 
-// Records enabled once for the whole run (whole graphs, default API calls) are kept to the
-// recording windows here. Enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
+// Records enabled once for the whole run (whole graphs) are kept to the recording windows here. Enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
 // instantiated, crashed the traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
 template <class Row>
 void Tracer::keep_recorded_windows(std::vector<Row>& rows) {
@@ -401,7 +415,9 @@ bool Tracer::init() {
   }
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
   find_default_api();
-  if (!config_.api_all) {
+  api_per_call_ = !config_.api_all && config_.capture == TracerConfig::Capture::kAll &&
+                  config_.delay_s <= 0 && config_.duration_s <= 0;
+  if (api_per_call_) {
     if (config_.records_kind("runtime")) enable_default_api(false, true);
     if (config_.records_kind("driver")) enable_default_api(true, true);
   }
