@@ -120,6 +120,13 @@ class Trace:
         data = dict(columns)
         return data if _pd is None else _pd.DataFrame(data, copy=False)
 
+    def graph_execs(self) -> Frame:
+        """Whole CUDA-graph executions (graphs traced as units: nsys --cuda-graph-trace=graph or
+        kernscope record --cuda-graph-trace graph); empty when graphs were traced node by node."""
+        data = dict(self._core.graph_exec_columns())
+        data["duration_ns"] = data["end_ns"] - data["start_ns"]
+        return data if _pd is None else _pd.DataFrame(data, copy=False)
+
     # --- reports and analyses (the CLI's JSON) --------------------------------------------------
     def stats(self, report: str, filter_time: Optional[str] = None, filter_nvtx: Optional[str] = None,
               time_unit: str = "ns") -> List[Dict[str, Any]]:

@@ -170,6 +170,20 @@ nb::dict sample_columns(const PyTrace& t) {
   return d;
 }
 
+nb::dict graph_exec_columns(const PyTrace& t) {
+  const auto& g = t.trace->graph_execs;
+  nb::dict d;
+  d["start_ns"] = view(t.trace, g.start_ns);
+  d["end_ns"] = view(t.trace, g.end_ns);
+  d["global_pid"] = view(t.trace, g.global_pid);
+  d["device"] = view(t.trace, g.device_id);
+  d["stream"] = view(t.trace, g.stream_id);
+  d["correlation_id"] = view(t.trace, g.correlation_id);
+  d["graph_id"] = view(t.trace, g.graph_id);
+  d["graph_exec_id"] = view(t.trace, g.graph_exec_id);
+  return d;
+}
+
 nb::dict info(const PyTrace& t) {
   const Trace& trace = *t.trace;
   nb::dict d;
@@ -320,6 +334,7 @@ NB_MODULE(_core, m) {
       .def("api_columns", &api_columns)
       .def("nvtx_columns", &nvtx_columns)
       .def("sample_columns", &sample_columns)
+      .def("graph_exec_columns", &graph_exec_columns)
       .def("info", &info)
       .def("strings", &strings)
       .def("stats", &stats, nb::arg("report"), nb::arg("filter_time") = nb::none(), nb::arg("filter_nvtx") = nb::none(),

@@ -2,6 +2,7 @@
 import csv
 import decimal
 import gzip
+import sqlite3
 import io
 import json
 import os
@@ -85,6 +86,22 @@ def test_api_nvtx_memops_and_samples(llama):
     assert set(mem["op"]) <= {"memcpy", "memset"}
     samples = llama.samples()
     assert len(samples) == 0 and "sm_clock_mhz" in samples.columns
+
+
+def test_graph_execs_equal_sqlite(tmp_path):
+    # nsys --cuda-graph-trace=graph export: the frame holds every row of its graph-trace table.
+    src = FIXTURES / "graph_trace" / "nsys_graph_level_h100.sqlite.gz"
+    db = tmp_path / "g.sqlite"
+    db.write_bytes(gzip.decompress(src.read_bytes()))
+    rows = sqlite3.connect(db).execute(
+        "SELECT start, end, graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE ORDER BY start").fetchall()
+    g = kernscope.open(str(src)).graph_execs()
+    assert len(g) == len(rows) == 200
+    assert list(g["start_ns"]) == [r[0] for r in rows]
+    assert int(g["duration_ns"].sum()) == sum(r[1] - r[0] for r in rows)
+    assert set(g["graph_exec_id"]) == {r[2] for r in rows}
+    node_level = kernscope.open(str(LLAMA / "trace.sqlite.gz")).graph_execs()
+    assert len(node_level) == 0 and "graph_id" in node_level.columns
 
 
 def test_kineto_kernels_equal_python_json():

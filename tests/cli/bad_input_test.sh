@@ -78,6 +78,7 @@ expect_fail record_no_command "no command to run" -- record
 expect_fail record_not_found "command not found: no-such-program-xyz" -- record -- no-such-program-xyz
 expect_fail record_unwritable "cannot write to /nonexistent" -- record -o /nonexistent/dir/t.sqlite -- true
 expect_fail record_bad_api "--api must be default or all" -- record --api some -- true
+expect_fail record_bad_graph_trace "--cuda-graph-trace must be node or graph" -- record --cuda-graph-trace nodes -- true
 expect_fail record_bad_capture "--capture-range-end must be" -- record --capture-range cudaProfilerApi --capture-range-end later -- true
 # Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
 expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true

@@ -35,7 +35,7 @@ grep -q "NVIDIA H200" "$T/info.txt"
 grep -Eq "kernels +90287" "$T/info.txt"
 grep -Eq "cuda_api +200447" "$T/info.txt"
 grep -Eq "64 x :measure:decode_step" "$T/info.txt"
-grep -q "osrt       absent" "$T/info.txt"
+grep -Eq "osrt +absent" "$T/info.txt"
 "$K" info --format json "$LLAMA/trace.sqlite.gz" | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
