@@ -140,7 +140,12 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   sample.timestamp = t0 + 5;
   sample.sm_clock_mhz = 1980;
   sample.power_mw = 500000;
-  batch.samples.push_back(sample);
+  batch.samples.push_back(sample);  // NVML index 0 ...
+  DeviceRow device;                 // ... is CUDA device 1 (matched by UUID when read)
+  device.id = 1;
+  device.name = "NVIDIA H100 80GB HBM3";
+  device.uuid = "00112233445566778899aabbccddeeff";
+  batch.devices.push_back(device);
 
   auto writer = TraceDbWriter::create(path, 4242);
   ASSERT_TRUE(writer.has_value()) << writer.error().message;
@@ -149,7 +154,8 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   decoder.flush_open_ranges(rest);
   ASSERT_TRUE((*writer)->append(batch, strings).has_value());
   ASSERT_TRUE((*writer)->append(rest, strings).has_value());
-  ASSERT_TRUE((*writer)->finish({{"tracer", "kernscope 0.1.0"}, {"dropped_records", "17"}}, "python3",
+  ASSERT_TRUE((*writer)->finish({{"tracer", "kernscope 0.1.0"}, {"dropped_records", "17"},
+                                 {"nvml_uuid_0", "GPU-00112233-4455-6677-8899-AABBCCDDEEFF"}}, "python3",
                                 {{4243, "MainThread"}}, strings).has_value());
   writer->reset();
 
@@ -196,6 +202,7 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   ASSERT_EQ(trace->gpu_samples.size(), 1u);
   EXPECT_EQ(trace->gpu_samples.sm_clock_mhz[0], 1980);
   EXPECT_EQ(trace->gpu_samples.power_mw[0], 500000);
+  EXPECT_EQ(trace->gpu_samples.device_id[0], 1u);
   bool dropped_said = false;
   for (const auto& note : trace->notes) dropped_said |= note.find("17 records dropped") != std::string::npos;
   EXPECT_TRUE(dropped_said);

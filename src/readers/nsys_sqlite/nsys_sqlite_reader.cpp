@@ -2,6 +2,7 @@
 
 #include "kernscope/columns.hpp"
 
+#include <cctype>
 #include <cstring>
 #include <functional>
 #include <atomic>
@@ -114,6 +115,8 @@ class Reader {
 
   const Database& db_;
   std::string label_;
+  std::map<std::uint32_t, std::string> nvml_uuids_;  // kernscope tracer: NVML index -> UUID
+  void map_samples_to_cuda_devices();
   OpenOptions options_;
   const std::string* file_path_;  // set when more connections to the same file can be opened
   std::size_t database_bytes_ = 0;
@@ -539,6 +542,29 @@ Result<void> Reader::read_samples(const Database& db, GpuSampleColumns& g, const
 }
 
 // The tracer's own counts: records CUPTI dropped are said beside every report.
+// The tracer samples by NVML index, which need not be CUDA's device number (CUDA_VISIBLE_DEVICES,
+// PCI order): samples are renumbered to the device whose UUID NVML gave for that index.
+void Reader::map_samples_to_cuda_devices() {
+  if (nvml_uuids_.empty()) return;
+  auto bare = [](std::string_view uuid) {
+    if (uuid.starts_with("GPU-")) uuid.remove_prefix(4);
+    std::string out;
+    for (char c : uuid) {
+      if (c != '-') out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return out;
+  };
+  std::map<std::uint32_t, std::uint32_t> cuda_of;
+  for (const auto& [index, uuid] : nvml_uuids_) {
+    for (const auto& d : trace_.devices) {
+      if (!d.uuid.empty() && bare(d.uuid) == bare(uuid)) cuda_of[index] = static_cast<std::uint32_t>(d.id);
+    }
+  }
+  for (auto& id : trace_.gpu_samples.device_id) {
+    if (auto it = cuda_of.find(id); it != cuda_of.end()) id = it->second;
+  }
+}
+
 Result<void> Reader::read_tracer_info() {
   if (!has_table(kTracerInfoTable)) return {};
   auto stmt = db_.prepare(std::string("SELECT name, value FROM ") + kTracerInfoTable);
@@ -555,6 +581,11 @@ Result<void> Reader::read_tracer_info() {
       note("another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete");
     } else if (name == "nvml") {
       note("GPU samples: " + value);
+    } else if (name.starts_with("nvml_uuid_")) {
+      try {
+        nvml_uuids_[static_cast<std::uint32_t>(std::stoul(name.substr(10)))] = value;
+      } catch (const std::exception&) {
+      }  // a malformed index: that device's samples keep NVML's numbering
     } else if (name == "tracer") {
       trace_.source.format = "kernscope-tracer";
       trace_.source.product_version = value;
@@ -741,6 +772,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     if (!r) return std::unexpected(r.error());
   }
   for (auto& merge : merges) merge();
+  map_samples_to_cuda_devices();
   for (const auto& k : kinds) {
     if (k.kind != EventKind::kNvtx && wanted(k.kind, k.table)) trace_.loaded |= bit(k.kind);
   }
