@@ -18,6 +18,9 @@
 namespace kernscope {
 namespace {
 
+// The class under which whole CUDA-graph executions count in a step (their kernels are not known).
+constexpr const char* kWholeGraphClass = "cuda graph (not itemized)";
+
 bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
   for (auto p : prefixes) {
     if (name.starts_with(p)) return true;
@@ -255,6 +258,16 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       ++s.kernels;
       s.kernel_ns += d;
       s.class_ns[kernel_class(i)] += d;
+    }
+    // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
+    // itemized, counted in its kernel time under a class of their own.
+    const auto& gx = trace.graph_execs;
+    for (RowIndex i = 0; i < gx.size(); ++i) {
+      auto r = lookup.find(gx.global_pid[i], gx.correlation_id[i]);
+      if (!r || step_of_call[*r] < 0) continue;
+      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
+      s.kernel_ns += gx.end_ns[i] - gx.start_ns[i];
+      s.class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
     }
     const auto& m = trace.memcpys;
     for (RowIndex i = 0; i < m.size(); ++i) {

@@ -42,6 +42,20 @@ class SyntheticTrace {
     k.mangled_name.push_back(id);
   }
 
+  // A whole CUDA-graph execution (graphs traced as units), launched by the call with `correlation`.
+  void graph_exec(TimeNs start, TimeNs end, std::uint32_t correlation, std::int64_t graph_exec_id = 2) {
+    auto& g = trace.graph_execs;
+    g.start_ns.push_back(start);
+    g.end_ns.push_back(end);
+    g.global_pid.push_back(global_pid());
+    g.graph_id.push_back(graph_exec_id);
+    g.graph_exec_id.push_back(graph_exec_id);
+    g.device_id.push_back(0);
+    g.context_id.push_back(1);
+    g.stream_id.push_back(7);
+    g.correlation_id.push_back(correlation);
+  }
+
   void api(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation, std::int64_t gtid = global_tid(1)) {
     auto& a = trace.api_calls;
     a.start_ns.push_back(start);

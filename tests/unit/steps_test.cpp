@@ -89,6 +89,28 @@ TEST(Steps, AsynchronousStepsAreSaidToMeasureLaunchesNotTpot) {
   }
 }
 
+// The same loop traced with whole-graph records: each execution is the step's GPU work (through its
+// launch's correlation id), busy time, and a class of its own; the asynchronous note still comes.
+TEST(Steps, WholeGraphExecutionsCountAsTheStepsGpuWork) {
+  testing::SyntheticTrace s;
+  for (int i = 0; i < 4; ++i) {
+    const TimeNs t = i * 10'000;
+    s.nvtx(kNvtxPushPopRange, "decode_step", t, t + 200);
+    s.api("cudaGraphLaunch_v10000", t + 10, t + 150, 100 + i);
+    s.graph_exec(t + 100, t + 3'100, 100 + i);
+  }
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.steps[0].kernels, 0);
+  EXPECT_EQ(r.steps[0].kernel_ns, 3000);
+  EXPECT_EQ(r.steps[0].class_ns.at("cuda graph (not itemized)"), 3000);
+  EXPECT_EQ(r.steps[0].gpu_busy_ns, 100);  // the part of the execution inside the 200 ns range
+  EXPECT_EQ(r.steps[0].graph_launches, 1);
+  bool said = false;
+  for (const auto& n : r.notes) said |= n.find("decode steps are asynchronous") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
   testing::SyntheticTrace s;
   const TimeNs ms = 1'000'000;
