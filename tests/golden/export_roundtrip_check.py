@@ -51,7 +51,7 @@ def check_structure(path):
     if set(starts) != set(ends):
         problems.append(f"{len(set(starts) ^ set(ends))} flows without both ends")
     gpu_starts = {(e["pid"], e["tid"], decimal.Decimal(e["ts"])) for e in events
-                  if e["ph"] == "X" and e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset")}
+                  if e["ph"] == "X" and e["cat"] in ("kernel", "gpu_memcpy", "gpu_memset", "cuda_graph")}
     dangling = [i for i, e in ends.items() if (e["pid"], e["tid"], decimal.Decimal(e["ts"])) not in gpu_starts]
     if dangling:
         problems.append(f"{len(dangling)} flows do not end on a GPU slice")
@@ -60,7 +60,8 @@ def check_structure(path):
 
 def main():
     kernscope, fixtures = sys.argv[1], pathlib.Path(sys.argv[2])
-    sources = sorted((fixtures / "nsys").glob("*/trace.sqlite.gz")) + sorted((fixtures / "kineto").glob("*.json.gz"))
+    sources = (sorted((fixtures / "nsys").glob("*/trace.sqlite.gz")) + sorted((fixtures / "kineto").glob("*.json.gz")) +
+               sorted((fixtures / "graph_trace").glob("*.sqlite.gz")))
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for source in sources:
@@ -74,6 +75,12 @@ def main():
                 # export's event order, and ties keep name order, as nsys's SQL does.
                 if sorted(got.splitlines()) != sorted(want.splitlines()):
                     problems.append(f"{report} differs after the round trip")
+            # Whole-graph executions come back as executions, with their GPU time.
+            def graph_execs(path):
+                counts = json.loads(run(kernscope, "info", "--format", "json", str(path)))["counts"]
+                return counts.get("graph_execs") or 0
+            if graph_execs(out) != graph_execs(source):
+                problems.append(f"graph executions {graph_execs(source)} became {graph_execs(out)}")
             name = source.parent.name if source.name == "trace.sqlite.gz" else source.name
             if problems:
                 failures += 1

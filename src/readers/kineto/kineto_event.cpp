@@ -126,6 +126,7 @@ Result<void> parse_args(od::value value, KinetoEvent& e) {
       case 13:
         if (key == "shared memory") e.shared_memory = integer(v);
         else if (key == "graph node id") e.graph_node_id = integer(v);
+        else if (key == "graph exec id") e.graph_exec_id = integer(v);
         break;
       case 20:
         if (key == "registers per thread") e.registers = integer(v);

@@ -29,7 +29,7 @@ struct KinetoEvent {
   // args, whatever the category (-1: absent)
   std::int64_t device = -1, stream = -1, context = -1, correlation = -1, external_id = -1;
   std::int64_t registers = -1, shared_memory = -1, bytes = -1, graph_id = -1, graph_node_id = -1;
-  std::int64_t cbid = -1, wait_event_id = -1;
+  std::int64_t cbid = -1, wait_event_id = -1, graph_exec_id = -1;
   std::array<std::int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
   bool has_grid = false, has_block = false;
   std::string_view arg_name, arg_labels;  // metadata events: process_name, thread_name, labels

@@ -49,7 +49,7 @@ void push_nvtx_row(NvtxColumns& n, TimeNs start, TimeNs end, std::int64_t global
 }
 
 enum class Category {
-  kKernel, kMemcpy, kMemset, kRuntime, kDriver, kSync, kCpuOp, kUserAnnotation, kGpuUserAnnotation, kOther
+  kKernel, kMemcpy, kMemset, kGraphExec, kRuntime, kDriver, kSync, kCpuOp, kUserAnnotation, kGpuUserAnnotation, kOther
 };
 
 Category category_of(std::string_view cat) {
@@ -57,6 +57,7 @@ Category category_of(std::string_view cat) {
   if (cat == "kernel" || cat == "Kernel") return Category::kKernel;
   if (cat == "gpu_memcpy" || cat == "Memcpy") return Category::kMemcpy;
   if (cat == "gpu_memset" || cat == "Memset") return Category::kMemset;
+  if (cat == "cuda_graph") return Category::kGraphExec;  // kernscope's export of whole-graph traces
   if (cat == "cuda_runtime" || cat == "Runtime") return Category::kRuntime;
   if (cat == "cuda_driver") return Category::kDriver;
   if (cat == "cuda_sync") return Category::kSync;
@@ -337,6 +338,20 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       m.mem_kind.push_back(kind);
       return {};
     }
+    case Category::kGraphExec: {
+      if (!wanted(EventKind::kGraphExecs)) return {};
+      auto& g = t_.graph_execs;
+      g.start_ns.push_back(begin);
+      g.end_ns.push_back(end);
+      g.global_pid.push_back(0);
+      g.graph_id.push_back(std::max<std::int64_t>(e.graph_id, 0));
+      g.graph_exec_id.push_back(std::max<std::int64_t>(e.graph_exec_id >= 0 ? e.graph_exec_id : e.graph_id, 0));
+      g.device_id.push_back(u32(device));
+      g.context_id.push_back(u32(e.context));
+      g.stream_id.push_back(u32(stream));
+      g.correlation_id.push_back(u32(e.correlation));
+      return {};
+    }
     case Category::kRuntime:
     case Category::kDriver: {
       ++host_event_count_[compact_pid(e.pid)];
@@ -434,6 +449,7 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
   attribute(t.memcpys.global_pid, t.memcpys.correlation_id);
   attribute(t.memsets.global_pid, t.memsets.correlation_id);
   attribute(t.syncs.global_pid, t.syncs.correlation_id);
+  attribute(t.graph_execs.global_pid, t.graph_execs.correlation_id);
 
   // Domain names for the framework ranges, as NVTX domain-creation rows at the first event.
   if (!t.nvtx.start_ns.empty()) {
@@ -465,6 +481,7 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
   t.memory_kind_labels = kineto_names::nsys_memory_kind_labels();
   t.present = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) |
               bit(EventKind::kApiCalls) | bit(EventKind::kSyncs) | bit(EventKind::kNvtx);
+  if (t.graph_execs.size() > 0) t.present |= bit(EventKind::kGraphExecs);
   t.loaded = t.present & options_.kinds;
   t.detailed = t.loaded;
   t.has_string_table = true;
