@@ -84,7 +84,8 @@ TEST(Steps, AsynchronousStepsAreSaidToMeasureLaunchesNotTpot) {
   sync.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
   sync.api("cudaLaunchKernel_v7000", 10, 20, 1);
   sync.kernel("gemv2T_kernel_val", 100, 300, 1);
-  for (const auto& n : analyze_steps(sync.trace, OpRuleSet::builtin(), {}).value().notes) {
+  const auto sync_steps = analyze_steps(sync.trace, OpRuleSet::builtin(), {}).value();  // kept alive for the loop
+  for (const auto& n : sync_steps.notes) {
     EXPECT_EQ(n.find("asynchronous"), std::string::npos) << n;
   }
 }
