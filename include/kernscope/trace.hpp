@@ -80,7 +80,6 @@ struct MemsetColumns {
   std::size_t size() const { return start_ns.size(); }
 };
 
-// CUDA runtime and driver API calls (nsys keeps both in CUPTI_ACTIVITY_KIND_RUNTIME).
 // Executions of whole CUDA graphs, where graphs were traced as units (nsys --cuda-graph-trace=graph,
 // kernscope record --cuda-graph-trace graph): GPU time whose kernels are not itemized.
 struct GraphExecColumns {
@@ -96,6 +95,7 @@ struct GraphExecColumns {
   std::size_t size() const { return start_ns.size(); }
 };
 
+// CUDA runtime and driver API calls (nsys keeps both in CUPTI_ACTIVITY_KIND_RUNTIME).
 struct ApiCallColumns {
   std::vector<TimeNs> start_ns, end_ns;
   std::vector<std::int64_t> global_tid;

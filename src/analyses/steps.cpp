@@ -266,8 +266,9 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       auto r = lookup.find(gx.global_pid[i], gx.correlation_id[i]);
       if (!r || step_of_call[*r] < 0) continue;
       auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
-      s.kernel_ns += gx.end_ns[i] - gx.start_ns[i];
-      s.class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
+      const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
+      s.kernel_ns += d;
+      s.class_ns[kWholeGraphClass] += d;
     }
     const auto& m = trace.memcpys;
     for (RowIndex i = 0; i < m.size(); ++i) {
@@ -292,10 +293,13 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   }
   // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions).
   std::vector<std::pair<TimeNs, TimeNs>> ops;
-  for (RowIndex i = 0; i < k.size(); ++i) ops.push_back({k.start_ns[i], k.end_ns[i]});
-  for (RowIndex i = 0; i < trace.memcpys.size(); ++i) ops.push_back({trace.memcpys.start_ns[i], trace.memcpys.end_ns[i]});
-  for (RowIndex i = 0; i < trace.memsets.size(); ++i) ops.push_back({trace.memsets.start_ns[i], trace.memsets.end_ns[i]});
-  for (RowIndex i = 0; i < trace.graph_execs.size(); ++i) ops.push_back({trace.graph_execs.start_ns[i], trace.graph_execs.end_ns[i]});
+  auto add_ops = [&](const auto& columns) {
+    for (RowIndex i = 0; i < columns.size(); ++i) ops.push_back({columns.start_ns[i], columns.end_ns[i]});
+  };
+  add_ops(k);
+  add_ops(trace.memcpys);
+  add_ops(trace.memsets);
+  add_ops(trace.graph_execs);
   if (!std::is_sorted(ops.begin(), ops.end())) std::sort(ops.begin(), ops.end());
   std::int64_t longest = 0;
   for (const auto& [b, e] : ops) longest = std::max(longest, e - b);

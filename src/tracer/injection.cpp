@@ -75,11 +75,10 @@ class Tracer {
 
  private:
   void set_activities(bool on);
-  void enable_default_api(bool driver, bool on);
-  void disable_other_api();
   void find_default_api();
-  template <class Row>
-  void keep_recorded_windows(std::vector<Row>& rows);
+  void enable_default_api(bool driver);
+  void disable_other_api();
+  void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
   void collect();
   void range_started();
   void range_ended();
@@ -108,7 +107,8 @@ class Tracer {
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
-  std::vector<CUpti_CallbackId> default_runtime_cbids_, default_driver_cbids_;
+  // Runtime [0] and driver [1] callback ids: the calls recorded by default, and all the others.
+  std::vector<CUpti_CallbackId> default_cbids_[2], other_cbids_[2];
   bool api_per_call_ = false;  // default API records enabled call by call, once, at start
   std::mutex window_mutex_;
   std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
@@ -212,11 +212,11 @@ void Tracer::set_activities(bool on) {
 // per launch.) Enabled call by call later, from a cudaProfilerStart callback, CUPTI produced no
 // records (H100, CUPTI 2025.3.1), so capture ranges and --delay enable the kind inside each range
 // and turn the other calls off (disable_other_api).
-void Tracer::enable_default_api(bool driver, bool on) {
-  for (CUpti_CallbackId cbid : driver ? default_driver_cbids_ : default_runtime_cbids_) {
-    const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, on ? 1 : 0) : cuptiActivityEnableRuntimeApi(cbid, on ? 1 : 0);
+void Tracer::enable_default_api(bool driver) {
+  for (CUpti_CallbackId cbid : default_cbids_[driver]) {
+    const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, 1) : cuptiActivityEnableRuntimeApi(cbid, 1);
     if (r != CUPTI_SUCCESS) {
-      say(std::string("cannot ") + (on ? "enable" : "disable") + " API records: " + cupti_error(r));
+      say(std::string("cannot enable API records: ") + cupti_error(r));
       return;
     }
   }
@@ -224,10 +224,7 @@ void Tracer::enable_default_api(bool driver, bool on) {
 
 void Tracer::disable_other_api() {
   for (bool driver : {false, true}) {
-    const auto& chosen = driver ? default_driver_cbids_ : default_runtime_cbids_;
-    const CUpti_CallbackId size = driver ? CUPTI_DRIVER_TRACE_CBID_SIZE : CUPTI_RUNTIME_TRACE_CBID_SIZE;
-    for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
-      if (std::find(chosen.begin(), chosen.end(), cbid) != chosen.end()) continue;
+    for (CUpti_CallbackId cbid : other_cbids_[driver]) {
       if (driver) cuptiActivityEnableDriverApi(cbid, 0);
       else cuptiActivityEnableRuntimeApi(cbid, 0);
     }
@@ -235,26 +232,24 @@ void Tracer::disable_other_api() {
 }
 
 void Tracer::find_default_api() {
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name && default_api(name)) {
-      default_runtime_cbids_.push_back(cbid);
-    }
-  }
-  for (CUpti_CallbackId cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; ++cbid) {
-    const char* name = nullptr;
-    if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name && default_api(name)) {
-      default_driver_cbids_.push_back(cbid);
+  for (bool driver : {false, true}) {
+    const CUpti_CallbackDomain domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    const auto size = static_cast<CUpti_CallbackId>(driver ? static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE)
+                                                           : static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE));
+    for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+      (default_api(name) ? default_cbids_ : other_cbids_)[driver].push_back(cbid);
     }
   }
 }
 
-// Records enabled once for the whole run (whole graphs) are kept to the recording windows here. Enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were
-// instantiated, crashed the traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
-template <class Row>
-void Tracer::keep_recorded_windows(std::vector<Row>& rows) {
+// Whole-graph records are enabled once for the whole run and kept to the recording windows here:
+// enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were instantiated, crashed the
+// traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
+void Tracer::keep_recorded_windows(std::vector<GraphTraceRow>& rows) {
   std::lock_guard lock(window_mutex_);
-  std::erase_if(rows, [&](const Row& row) {
+  std::erase_if(rows, [&](const GraphTraceRow& row) {
     for (const auto& [begin, end] : windows_) {
       if (row.start >= begin && row.start < end) return false;
     }
@@ -418,8 +413,8 @@ bool Tracer::init() {
   api_per_call_ = !config_.api_all && config_.capture == TracerConfig::Capture::kAll &&
                   config_.delay_s <= 0 && config_.duration_s <= 0;
   if (api_per_call_) {
-    if (config_.records_kind("runtime")) enable_default_api(false, true);
-    if (config_.records_kind("driver")) enable_default_api(true, true);
+    if (config_.records_kind("runtime")) enable_default_api(false);
+    if (config_.records_kind("driver")) enable_default_api(true);
   }
   if (!config_.graph_nodes && config_.records_kind("kernel")) {
     // One record per whole graph: CUPTI then stops itemizing graph nodes (eager kernels are still

@@ -23,9 +23,9 @@ constexpr const char* kSyncTable = "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION";
 constexpr const char* kNvtxTable = "NVTX_EVENTS";
 constexpr const char* kOsrtTable = "OSRT_API";
 constexpr const char* kOverheadTable = "PROFILER_OVERHEAD";
+constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";  // --cuda-graph-trace=graph
 // kernscope's tracer adds NVML samples and its own bookkeeping to the nsys schema.
 constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
-constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";
 constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
@@ -89,6 +89,7 @@ class Reader {
   Result<void> read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range);
   Result<void> read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range);
   Result<void> read_tracer_info();
+  void map_samples_to_cuda_devices();
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
   Result<void> scan(const std::string& table, const std::vector<ColumnSpec>& specs,
@@ -116,7 +117,6 @@ class Reader {
   const Database& db_;
   std::string label_;
   std::map<std::uint32_t, std::string> nvml_uuids_;  // kernscope tracer: NVML index -> UUID
-  void map_samples_to_cuda_devices();
   OpenOptions options_;
   const std::string* file_path_;  // set when more connections to the same file can be opened
   std::size_t database_bytes_ = 0;
@@ -541,7 +541,6 @@ Result<void> Reader::read_samples(const Database& db, GpuSampleColumns& g, const
               });
 }
 
-// The tracer's own counts: records CUPTI dropped are said beside every report.
 // The tracer samples by NVML index, which need not be CUDA's device number (CUDA_VISIBLE_DEVICES,
 // PCI order): samples are renumbered to the device whose UUID NVML gave for that index.
 void Reader::map_samples_to_cuda_devices() {
@@ -565,6 +564,7 @@ void Reader::map_samples_to_cuda_devices() {
   }
 }
 
+// The tracer's own counts: records CUPTI dropped are said beside every report.
 Result<void> Reader::read_tracer_info() {
   if (!has_table(kTracerInfoTable)) return {};
   auto stmt = db_.prepare(std::string("SELECT name, value FROM ") + kTracerInfoTable);
