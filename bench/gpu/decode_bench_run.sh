@@ -1,8 +1,6 @@
 #!/bin/bash
 # decode_bench on the GPU: correctness of the workload, tracer fidelity vs nsys, overhead (interleaved).
-R=$PWD
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
 nvcc -O2 -std=c++17 -arch=sm_90 $R/.gpu/decode_bench.cu -lcublas -o /tmp/db || exit 1

@@ -1,8 +1,6 @@
 #!/bin/bash
 # steps on decode_bench traced as whole graphs: each decode step's GPU work comes from its graph execution.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
 nvcc -O2 -std=c++17 -arch=sm_90 $R/examples/decode_bench/decode_bench.cu -lcublas -o /tmp/db || exit 1
 $K record --cuda-graph-trace graph -o /tmp/dbg.sqlite -- /tmp/db --iters 1 --warmup 1 --cuda-graph on 2>&1 | tail -3

@@ -2,9 +2,7 @@
 # Tracer cost per kernel on launch-bound work, by what is recorded, interleaved rounds:
 # launch_cost (C++ empty kernels, eager and graph) and a PyTorch loop of tiny in-place adds.
 # Prints one line per run: variant workload ns_per_kernel (median of the run's repetitions).
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

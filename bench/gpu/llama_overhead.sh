@@ -2,9 +2,7 @@
 # The eager Llama at batch 1 (launch-bound): tracer overhead measured in one process (llama_ab.py,
 # traced and untraced blocks alternating) by what is recorded, then across processes pinned to the
 # same cores, interleaved: no profiler / kernscope record / nsys.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1

@@ -2,12 +2,9 @@
 # Tracer cost per kernel measured in one process (launch_cost *-ab: untraced and traced repetitions
 # alternate, the tracer recording only between cudaProfilerStart/Stop), by what is recorded; then
 # whole-graph tracing (--cuda-graph-trace graph) checked against nsys's on the same programs.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
-q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())" "$@" 2>&1 | cut -c1-300; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
 AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat -o /tmp/ab.sqlite"

@@ -1,12 +1,9 @@
 #!/bin/bash
 # After API records are enabled per call (not per domain) and whole graphs are traced once per run:
 # the crash check, cost per kernel (launch_cost A/B), the eager Llama A/B and across processes.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
-q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())" "$@" 2>&1 | cut -c1-300; }
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
 AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat"
 echo "== graph-ab, whole graphs, capture ranges (3 traced reps of 3000 replays expected)"

@@ -2,11 +2,8 @@
 # The eager Llama across processes, pinned, interleaved rounds: no tracer / kernscope record (all
 # kinds) / only kernel records / CUPTI attached with nothing on the launch path (--record overhead);
 # and API records inside capture ranges (kind toggled per range).
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
-q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())" "$@" 2>&1 | cut -c1-300; }
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
 AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat"
 LAUNCH="select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id=r.nameId where s.value like '%Launch%'"

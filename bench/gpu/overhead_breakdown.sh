@@ -1,8 +1,6 @@
 #!/bin/bash
 # Where the tracer's cost goes on launch-bound work: the eager Llama at batch 1, by recorded kinds.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
 W=$R/.gpu/tools/llama_decode_workload.py
 for i in 1 2; do

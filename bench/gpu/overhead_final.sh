@@ -1,11 +1,8 @@
 #!/bin/bash
 # Final overhead figures: API records inside capture ranges, the eager Llama A/B (3 rounds) by what is
 # recorded, launch_cost A/B, decode_bench with graphs traced node by node and as whole graphs.
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
-q() { python3 -c "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); print(c.execute(sys.argv[2]).fetchall())" "$@" 2>&1 | cut -c1-300; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
 AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat"

@@ -1,8 +1,6 @@
 #!/bin/bash
 # Tracer fidelity (vs nsys) and overhead (vs no profiler, nsys, PyTorch profiler), interleaved.
-R=$PWD
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 cd /tmp
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader

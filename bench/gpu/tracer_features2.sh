@@ -1,6 +1,5 @@
 #!/bin/bash
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
+source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
 export PATH=$(dirname "$NSYS"):$PATH
 export LD_LIBRARY_PATH=$R/.gpu/lib:$LD_LIBRARY_PATH

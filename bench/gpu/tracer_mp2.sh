@@ -1,7 +1,5 @@
 #!/bin/bash
-R=$PWD
-export KERNSCOPE_TRACER_LIB=$R/.gpu/bin/libkernscope_tracer.so
-K="env LD_LIBRARY_PATH=$R/.gpu/lib $R/.gpu/bin/kernscope"
+source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
 cat > /tmp/mp2.py <<'PY'
 import multiprocessing as mp
