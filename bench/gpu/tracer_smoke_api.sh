@@ -1,3 +1,5 @@
+#!/bin/bash
+# After the API-record refactor: launches recorded with and without capture ranges, whole graphs in ranges.
 source "$(dirname "$0")/tracer_env.sh"
 cd /tmp
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
