@@ -1,12 +1,19 @@
 # The eager Llama decode of ../shared/tools/llama_decode_workload.py (same model, batch 1), measured
-# untraced and traced in one process: blocks of decode steps alternate, each traced block between
-# torch.cuda.profiler.start() and stop() (cudaProfilerStart/Stop). Run it under
+# untraced and traced in one process: pairs of short blocks of decode steps, one block of each pair
+# traced, the order alternating (untraced first in even pairs, traced first in odd ones) so that a
+# drift of the shared host falls on both kinds alike. Each traced block runs between
+# torch.cuda.profiler.start() and stop() (cudaProfilerStart/Stop); run it under
 #   kernscope record --capture-range=cudaProfilerApi --capture-range-end=repeat -- python3 llama_ab.py
-# and the tracer records only the traced blocks; without a tracer both kinds of block run alike.
-# Prints per-block TPOT medians and the ratio traced/untraced. Environment: PROMPT (512), STEPS per
-# block (32), BLOCKS (8 of each kind), NVTX=1 to put an NVTX range around each step (as the
-# workload does).
-import os, statistics, time, torch
+# (or nsys with the same capture range) and the tracer records only the traced blocks; without a
+# tracer both kinds of block run alike (the A/B control). PEER=torch traces the traced blocks with
+# torch.profiler (CPU + CUDA activities) instead.
+#
+# Prints, for TPOT (wall time per step) and for the main thread's CPU time per step (which a busy
+# neighbour on the host does not inflate, and which holds everything a tracer adds on the launching
+# thread): the medians of each kind, the median of the pairwise ratios traced/untraced and its 95 %
+# bootstrap interval. Environment: PROMPT (512), STEPS per block (12), PAIRS (30), NVTX=1 to put an
+# NVTX range around each step (as the workload does), PEER=torch.
+import os, random, statistics, time, torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.cache_utils import DynamicCache
 
@@ -14,21 +21,43 @@ torch.manual_seed(0)
 cfg = LlamaConfig(hidden_size=2048, intermediate_size=5632, num_hidden_layers=16, num_attention_heads=32,
                   num_key_value_heads=8, vocab_size=32000, max_position_embeddings=4096)
 prompt = int(os.environ.get("PROMPT", 512))
-steps = int(os.environ.get("STEPS", 32))
-blocks = int(os.environ.get("BLOCKS", 8))
+steps = int(os.environ.get("STEPS", 12))
+pairs = int(os.environ.get("PAIRS", 30))
 use_nvtx = os.environ.get("NVTX", "1") == "1"
+peer = os.environ.get("PEER", "")
 model = LlamaForCausalLM(cfg).to(device="cuda", dtype=torch.bfloat16).eval()
 ids = torch.randint(0, cfg.vocab_size, (1, prompt), device="cuda")
 
 
+class ProfilerRange:
+    """cudaProfilerStart/Stop around a traced block, or torch.profiler with PEER=torch."""
+
+    def __enter__(self):
+        if peer == "torch":
+            acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+            self.prof = torch.profiler.profile(activities=acts)
+            self.prof.__enter__()
+        else:
+            torch.cuda.profiler.start()
+
+    def __exit__(self, *exc):
+        if peer == "torch":
+            self.prof.__exit__(*exc)
+            self.events = len(self.prof.events())  # the profiler's own processing, after the timing
+        else:
+            torch.cuda.profiler.stop()
+
+
 def block(traced):
+    """Per-step wall and thread-CPU milliseconds of one block of decode steps."""
     cache = DynamicCache()
     o = model(input_ids=ids, past_key_values=cache, use_cache=True)
     nxt = o.logits[:, -1:].argmax(-1)
     torch.cuda.synchronize()
-    if traced:
-        torch.cuda.profiler.start()
-    t0 = time.perf_counter()
+    scope = ProfilerRange() if traced else None
+    if scope:
+        scope.__enter__()
+    t0, c0 = time.perf_counter(), time.thread_time()
     for _ in range(steps):
         if use_nvtx:
             torch.cuda.nvtx.range_push("decode_step")
@@ -37,20 +66,30 @@ def block(traced):
         if use_nvtx:
             torch.cuda.nvtx.range_pop()
     torch.cuda.synchronize()
-    t1 = time.perf_counter()
-    if traced:
-        torch.cuda.profiler.stop()
-    return (t1 - t0) * 1e3 / steps
+    t1, c1 = time.perf_counter(), time.thread_time()
+    if scope:
+        scope.__exit__(None, None, None)
+    return (t1 - t0) * 1e3 / steps, (c1 - c0) * 1e3 / steps
+
+
+def summary(name, plain, traced):
+    ratios = [b / a for a, b in zip(plain, traced)]
+    rng = random.Random(1)
+    boot = sorted(statistics.median(rng.choices(ratios, k=len(ratios))) for _ in range(2000))
+    lo, hi = boot[int(0.025 * len(boot))], boot[int(0.975 * len(boot)) - 1]
+    pct = lambda r: 100 * (r - 1)
+    return (f"{name}: untraced={statistics.median(plain):.3f}ms traced={statistics.median(traced):.3f}ms "
+            f"pairwise_median={pct(statistics.median(ratios)):+.2f}% ci95={pct(lo):+.2f}..{pct(hi):+.2f}%")
 
 
 with torch.inference_mode():
-    block(False)  # warm-up
+    block(False)  # warm-up, untraced
+    block(True)   # warm-up, traced: the tracer's first range sets itself up
     plain, traced = [], []
-    for _ in range(blocks):
-        plain.append(block(False))
-        traced.append(block(True))
-p, t = statistics.median(plain), statistics.median(traced)
-ratios = sorted(b / a for a, b in zip(plain, traced))
-print(f"untraced_TPOT_ms={p:.3f} traced_TPOT_ms={t:.3f} overhead={100 * (t / p - 1):+.2f}% "
-      f"pairwise_median={100 * (ratios[len(ratios) // 2] - 1):+.2f}% range={100 * (ratios[0] - 1):+.1f}..{100 * (ratios[-1] - 1):+.1f}%",
-      flush=True)
+    for i in range(pairs):
+        order = (False, True) if i % 2 == 0 else (True, False)
+        for kind in order:
+            (traced if kind else plain).append(block(kind))
+wall = summary("TPOT", [p[0] for p in plain], [t[0] for t in traced])
+cpu = summary("thread_cpu_per_step", [p[1] for p in plain], [t[1] for t in traced])
+print(f"{wall} | {cpu} | pairs={pairs} steps={steps}", flush=True)

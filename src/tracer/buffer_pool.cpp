@@ -1,18 +1,19 @@
 #include "tracer/buffer_pool.hpp"
 
 #include <cstdlib>
+#include <cstring>
 
 namespace kernscope::tracer {
 
-// CUPTI requires 8-byte aligned buffers.
-constexpr std::size_t kAlignment = 8;
+// CUPTI requires 8-byte aligned buffers; calloc aligns for any scalar type (16 bytes on x86-64)
+// and maps large blocks as fresh zero pages, so the pool costs no memory until CUPTI fills it.
+static_assert(alignof(std::max_align_t) % 8 == 0);
 
-BufferPool::BufferPool(std::size_t count, std::size_t bytes) {
-  const std::size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+BufferPool::BufferPool(std::size_t count, std::size_t bytes) : bytes_(bytes) {
   all_.reserve(count);
   free_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
-    auto* buffer = static_cast<std::uint8_t*>(std::aligned_alloc(kAlignment, rounded));
+    auto* buffer = static_cast<std::uint8_t*>(std::calloc(1, bytes));
     if (!buffer) break;
     all_.push_back(buffer);
     free_.push_back(buffer);
@@ -35,6 +36,8 @@ std::uint8_t* BufferPool::take() {
 }
 
 void BufferPool::give_back(std::uint8_t* buffer) {
+  // All of it: CUPTI's valid-byte count need not cover everything it wrote.
+  std::memset(buffer, 0, bytes_);
   std::lock_guard lock(mutex_);
   free_.push_back(buffer);
 }

@@ -30,6 +30,7 @@
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
 #include "tracer/nvml_sampler.hpp"
+#include "tracer/termination_flush.hpp"
 #include "tracer/trace_db_writer.hpp"
 #include "tracer/tracer_config.hpp"
 
@@ -59,6 +60,9 @@ bool default_api(const char* name) {
   return false;
 }
 
+// How long a SIGTERM/SIGINT/SIGHUP waits for the trace to be written before the program dies.
+constexpr std::chrono::milliseconds kTerminationBound{5000};
+
 class Tracer {
  public:
   static Tracer& get() {
@@ -76,8 +80,7 @@ class Tracer {
  private:
   void set_activities(bool on);
   void find_default_api();
-  void enable_default_api(bool driver);
-  void disable_other_api();
+  void switch_default_api(bool on);
   void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
   void collect();
   void range_started();
@@ -107,9 +110,10 @@ class Tracer {
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
-  // Runtime [0] and driver [1] callback ids: the calls recorded by default, and all the others.
-  std::vector<CUpti_CallbackId> default_cbids_[2], other_cbids_[2];
-  bool api_per_call_ = false;  // default API records enabled call by call, once, at start
+  // Runtime [0] and driver [1] callback ids of the calls recorded by default.
+  std::vector<CUpti_CallbackId> default_cbids_[2];
+  bool api_per_call_ = false;      // default API records: enabled call by call, not by kind
+  bool records_always_ = false;    // recording starts with the program and never stops
   std::mutex window_mutex_;
   std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
   std::mutex domain_mutex_;
@@ -196,37 +200,31 @@ void Tracer::set_activities(bool on) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
     const bool api_kind = kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
-    if (api_kind && api_per_call_) continue;  // enabled once, at start (see enable_default_api)
+    if (api_kind && api_per_call_) continue;  // call by call (switch_default_api)
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
   }
-  if (on && !config_.api_all && !api_per_call_) disable_other_api();
+  if (api_per_call_ && !records_always_) switch_default_api(on);
   active_ = on;
 }
 
-// Default API records, when recording starts with the program: the chosen calls are enabled one by
-// one, without the RUNTIME/DRIVER kind, so CUPTI intercepts none of the others. (Enabling the kind
-// and then turning calls off leaves every call intercepted: PyTorch makes several bookkeeping calls
-// per launch.) Enabled call by call later, from a cudaProfilerStart callback, CUPTI produced no
-// records (H100, CUPTI 2025.3.1), so capture ranges and --delay enable the kind inside each range
-// and turn the other calls off (disable_other_api).
-void Tracer::enable_default_api(bool driver) {
-  for (CUpti_CallbackId cbid : default_cbids_[driver]) {
-    const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, 1) : cuptiActivityEnableRuntimeApi(cbid, 1);
-    if (r != CUPTI_SUCCESS) {
-      say(std::string("cannot enable API records: ") + cupti_error(r));
-      return;
-    }
-  }
-}
-
-void Tracer::disable_other_api() {
+// Default API records are enabled call by call, never through the RUNTIME/DRIVER kind: with the
+// kind on, CUPTI intercepts every runtime call even when the other calls are then switched off, and
+// PyTorch makes several bookkeeping calls per launch. Switched on first from a cudaProfilerStart
+// callback, the calls produced no records (H100, CUPTI 2025.3.1); switched on once at start and
+// off again, CUPTI has set up its API records and later ranges may switch them on and off.
+void Tracer::switch_default_api(bool on) {
   for (bool driver : {false, true}) {
-    for (CUpti_CallbackId cbid : other_cbids_[driver]) {
-      if (driver) cuptiActivityEnableDriverApi(cbid, 0);
-      else cuptiActivityEnableRuntimeApi(cbid, 0);
+    if (!config_.records_kind(driver ? "driver" : "runtime")) continue;
+    for (CUpti_CallbackId cbid : default_cbids_[driver]) {
+      const uint8_t flag = on ? 1 : 0;
+      const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, flag) : cuptiActivityEnableRuntimeApi(cbid, flag);
+      if (r != CUPTI_SUCCESS) {
+        say(std::string("cannot switch API records: ") + cupti_error(r));
+        return;
+      }
     }
   }
 }
@@ -239,7 +237,7 @@ void Tracer::find_default_api() {
     for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-      (default_api(name) ? default_cbids_ : other_cbids_)[driver].push_back(cbid);
+      if (default_api(name)) default_cbids_[driver].push_back(cbid);
     }
   }
 }
@@ -364,6 +362,7 @@ void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti
 }
 
 bool Tracer::init() {
+  TerminationSignalsBlocked blocked;  // inherited by the collector, sampler and timer threads
   auto config = config_from_env([](const char* name) { return std::getenv(name); });
   if (!config) {
     say(config.error().message + "; not tracing");
@@ -402,6 +401,10 @@ bool Tracer::init() {
     setenv("NVTX_INJECTION64_PATH", cupti_info.dli_fname, 1);
   }
   cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // The pool hands out zeroed buffers (see BufferPool), so CUPTI need not zero them in the launch path.
+  uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof zeroed;
+  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
   CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
   if (r != CUPTI_SUCCESS) {
     say(std::string("CUPTI is not available (another profiler such as nsys or the PyTorch profiler may hold it): ") +
@@ -410,11 +413,11 @@ bool Tracer::init() {
   }
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
   find_default_api();
-  api_per_call_ = !config_.api_all && config_.capture == TracerConfig::Capture::kAll &&
-                  config_.delay_s <= 0 && config_.duration_s <= 0;
+  records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0;
+  api_per_call_ = !config_.api_all;
   if (api_per_call_) {
-    if (config_.records_kind("runtime")) enable_default_api(false);
-    if (config_.records_kind("driver")) enable_default_api(true);
+    switch_default_api(true);
+    if (!records_always_) switch_default_api(false);  // primed; each recording switches them on
   }
   if (!config_.graph_nodes && config_.records_kind("kernel")) {
     // One record per whole graph: CUPTI then stops itemizing graph nodes (eager kernels are still
@@ -478,6 +481,7 @@ bool Tracer::init() {
   }
   collector_ = std::thread([this] { collect(); });
   std::atexit([] { Tracer::get().finish(); });
+  finish_on_termination([] { Tracer::get().finish(); }, kTerminationBound);
   return true;
 }
 

@@ -4,6 +4,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -348,6 +349,20 @@ TEST(TracerBufferPool, HandsOutPreallocatedBuffersAndCountsExhaustion) {
   EXPECT_EQ(pool.exhausted(), 1u);
   pool.give_back(a);
   EXPECT_EQ(pool.take(), a);
+}
+
+// CUPTI is told the buffers come zeroed (so it does not zero them on the program's thread): a
+// buffer must be all zeros when first handed out and again after it was filled and given back.
+TEST(TracerBufferPool, HandsOutZeroedBuffersAgainAfterUse) {
+  BufferPool pool(1, 4096);
+  auto* a = pool.take();
+  ASSERT_NE(a, nullptr);
+  EXPECT_TRUE(std::all_of(a, a + 4096, [](std::uint8_t b) { return b == 0; }));
+  std::memset(a, 0xAB, 4096);
+  pool.give_back(a);
+  auto* again = pool.take();
+  ASSERT_EQ(again, a);
+  EXPECT_TRUE(std::all_of(again, again + 4096, [](std::uint8_t b) { return b == 0; }));
 }
 
 // A fake NVML: fixed readings for two devices.

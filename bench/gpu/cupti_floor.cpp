@@ -1,0 +1,79 @@
+// The least a CUPTI kernel tracer can cost: an injection library (CUDA_INJECTION64_PATH) that turns
+// on CUPTI's CONCURRENT_KERNEL records between cudaProfilerStart and cudaProfilerStop, hands CUPTI
+// preallocated buffers, counts the records and throws them away. No decoding, no SQLite, no other
+// record kinds. Beside `kernscope record --record kernel` in the same A/B benchmark it shows how
+// much of the tracer's cost is CUPTI's own per-kernel cost and how much is kernscope's.
+//
+//   g++ -std=c++17 -O2 -shared -fPIC cupti_floor.cpp -I$CUDA/include -L$CUDA/lib64 -lcupti -o libcupti_floor.so
+//   CUDA_INJECTION64_PATH=$PWD/libcupti_floor.so python3 llama_ab.py
+#include <cupti.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
+#include <vector>
+
+namespace {
+
+constexpr size_t kBufferBytes = 8u << 20;
+std::mutex g_mutex;
+std::vector<uint8_t*> g_free;
+std::atomic<long> g_records{0}, g_dropped{0}, g_no_buffer{0};
+
+void CUPTIAPI requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  *max_records = 0;
+  if (g_free.empty()) {
+    ++g_no_buffer;
+    *buffer = nullptr;
+    *size = 0;
+    return;
+  }
+  *buffer = g_free.back();
+  g_free.pop_back();
+  *size = kBufferBytes;
+}
+
+void CUPTIAPI completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t, size_t valid) {
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS) g_dropped += static_cast<long>(dropped);
+  if (!buffer) return;
+  CUpti_Activity* record = nullptr;
+  long n = 0;
+  while (cuptiActivityGetNextRecord(buffer, valid, &record) == CUPTI_SUCCESS) ++n;
+  g_records += n;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_free.push_back(buffer);
+}
+
+void CUPTIAPI on_profiler_api(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid, const void* data) {
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 && info->callbackSite == CUPTI_API_EXIT) {
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000 && info->callbackSite == CUPTI_API_ENTER) {
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+  }
+}
+
+void report() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  std::fprintf(stderr, "cupti_floor: %ld kernel records, %ld dropped, %ld buffer requests unmet\n", g_records.load(),
+               g_dropped.load(), g_no_buffer.load());
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  for (int i = 0; i < 32; ++i) {
+    if (auto* b = static_cast<uint8_t*>(std::calloc(1, kBufferBytes))) g_free.push_back(b);
+  }
+  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 1;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_profiler_api), nullptr) != CUPTI_SUCCESS) return 1;
+  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  cuptiActivityFlushPeriod(100);
+  std::atexit(report);
+  return 1;
+}
