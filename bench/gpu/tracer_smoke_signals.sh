@@ -1,5 +1,5 @@
 #!/bin/bash
-# API records switched call by call inside capture ranges and after --delay (primed at start), and a
+# API records switched call by call inside capture ranges (cudaProfilerApi, NVTX) and after --delay, and a
 # traced program ended by SIGTERM: its trace is finished (tracer info written) and it still dies by
 # the signal (record exits 128+15).
 source "$(dirname "$0")/tracer_env.sh"
@@ -16,6 +16,16 @@ $K record --nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=
 echo "ranges --api all: kernels $(q /tmp/e2.sqlite "$KERN") launches $(q /tmp/e2.sqlite "$LAUNCH") (24000 expected)"
 $K record --nvml-interval 0 --delay 1 -o /tmp/d.sqlite -- /tmp/launch_cost eager 400000 6 >/dev/null 2>&1
 echo "delay 1 s: kernels $(q /tmp/d.sqlite "$KERN") launches $(q /tmp/d.sqlite "$LAUNCH") (about equal, > 0)"
+$K record --nvml-interval 0 --capture-range=nvtx:cap --capture-range-end=repeat -o /tmp/n.sqlite -- python3 -c "
+import torch
+x = torch.ones(1024, device='cuda')
+for i in range(6):
+    if i % 2 == 0: torch.cuda.nvtx.range_push('cap')
+    for _ in range(1000): x = x * 1.0
+    if i % 2 == 0: torch.cuda.nvtx.range_pop()
+torch.cuda.synchronize()
+" >/dev/null 2>&1
+echo "nvtx ranges: kernels $(q /tmp/n.sqlite "$KERN") launches $(q /tmp/n.sqlite "$LAUNCH") (3000 each expected)"
 $K record --nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat --cuda-graph-trace graph -o /tmp/g.sqlite -- /tmp/launch_cost graph-ab 9600 3 >/dev/null 2>&1; echo "rc=$?"
 echo "graph ranges: execs $(q /tmp/g.sqlite 'select count(*) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE') (900 expected)"
 echo "== SIGTERM after 3 s (C++ program, then Python)"
