@@ -7,6 +7,7 @@
 #include <cupti.h>
 #include <generated_nvtx_meta.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -59,6 +60,8 @@ bool default_api(const char* name) {
   }
   return false;
 }
+
+std::atomic<bool> g_started{false};  // init succeeded in this process (not in a forked child)
 
 // How long a SIGTERM/SIGINT/SIGHUP waits for the trace to be written before the program dies.
 constexpr std::chrono::milliseconds kTerminationBound{5000};
@@ -489,6 +492,13 @@ bool Tracer::init() {
   collector_ = std::thread([this] { collect(); });
   std::atexit([] { Tracer::get().finish(); });
   finish_on_termination([] { Tracer::get().finish(); }, kTerminationBound);
+  // A child forked without exec holds a copy of this tracer, without its threads, and shares its
+  // file: it must not write or wait for the collector (a join that never returns). CUDA cannot be
+  // used in such a child anyway; one that execs is traced anew through the environment.
+  pthread_atfork(nullptr, nullptr, [] {
+    Tracer::get().finished_ = true;
+    g_started = false;
+  });
   return true;
 }
 
@@ -558,8 +568,6 @@ void Tracer::finish() {
 }
 
 }  // namespace
-
-std::atomic<bool> g_started{false};
 
 void finish_if_started() {
   if (g_started) Tracer::get().finish();

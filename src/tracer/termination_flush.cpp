@@ -2,6 +2,7 @@
 
 #include <semaphore.h>
 #include <signal.h>
+#include <pthread.h>
 #include <time.h>
 
 #include <atomic>
@@ -49,6 +50,20 @@ sigset_t termination_signals() {
   return set;
 }
 
+// A child forked from the traced program has no waiting thread (fork copies only the calling
+// thread) and no trace of its own to write: the signals it inherited from us go back to their
+// default, or the child would wait the whole bound before dying.
+void restore_defaults_in_child() {
+  for (int s : {SIGTERM, SIGINT, SIGHUP}) {
+    struct sigaction current {};
+    if (sigaction(s, nullptr, &current) != 0 || current.sa_handler != on_signal) continue;
+    struct sigaction fallback {};
+    fallback.sa_handler = SIG_DFL;
+    sigemptyset(&fallback.sa_mask);
+    sigaction(s, &fallback, nullptr);
+  }
+}
+
 void wait_and_finish() {
   while (sem_wait(&g_request) != 0 && errno == EINTR) {
   }
@@ -71,6 +86,7 @@ int finish_on_termination(void (*finish)(), std::chrono::milliseconds bound) {
     std::thread(wait_and_finish).detach();
   }
 
+  pthread_atfork(nullptr, nullptr, restore_defaults_in_child);
   int taken = 0;
   for (int s : {SIGTERM, SIGINT, SIGHUP}) {
     struct sigaction current {};

@@ -6,7 +6,8 @@
 // what it would have done. The program still dies by that signal, with the same status. The wait is
 // bounded, so a flush that cannot finish (a lock held by the interrupted thread) delays the death
 // by at most `bound`, never prevents it; what was committed before stays readable.
-// Signals the program handles itself are left alone, including handlers it installs later.
+// Signals the program handles itself are left alone, including handlers it installs later. A child
+// forked from the program gets the default actions back (it has no trace to write).
 #pragma once
 
 #include <signal.h>

@@ -130,6 +130,33 @@ TEST_F(TerminationFlush, AnIgnoredSignalStaysIgnored) {
   EXPECT_FALSE(std::filesystem::exists(g_marker));
 }
 
+TEST_F(TerminationFlush, AForkedChildDiesAtOnceWithoutWritingTheParentsTrace) {
+  // The child installs the handlers with a writer that never finishes, then forks a grandchild and
+  // terminates it: the grandchild must die by SIGTERM at once (it has no waiting thread; with the
+  // parent's handler it would wait the whole 10 s bound). The child reports through its exit code.
+  const pid_t child = fork();
+  if (child == 0) {
+    alarm(30);
+    finish_on_termination(never_finishes, std::chrono::seconds(10));
+    const pid_t grandchild = fork();
+    if (grandchild == 0) {
+      while (true) pause();
+    }
+    usleep(100000);
+    const auto begin = std::chrono::steady_clock::now();
+    kill(grandchild, SIGTERM);
+    int status = 0;
+    waitpid(grandchild, &status, 0);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGTERM) _exit(3);
+    _exit(seconds < 2.0 ? 0 : 4);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status)) << "status " << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "3: not killed by SIGTERM; 4: took the bound";
+}
+
 TEST_F(TerminationFlush, AWriterThatNeverFinishesDelaysTheEndByTheBoundOnly) {
   const Ended ended = terminate_child([] { finish_on_termination(never_finishes, std::chrono::milliseconds(300)); }, SIGTERM);
   ASSERT_TRUE(WIFSIGNALED(ended.status));
