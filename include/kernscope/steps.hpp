@@ -36,6 +36,12 @@ struct Step {
   std::int64_t allocations = 0;   // cudaMalloc/cudaFree/cuMemAlloc... in the step
   std::int64_t h2d_copies = 0, d2h_copies = 0;
   std::int64_t graph_launches = 0;
+  // The step projected onto the GPU, as nsys's NVTX GPU projection: from the first start to the
+  // last end of the GPU operations launched in the step (kernels, whole-graph executions, copies,
+  // sets). 0 when it launched none. For an asynchronous loop (CUDA graphs, no sync per step) this,
+  // not the wall, is how long the step took.
+  TimeNs gpu_start_ns = 0, gpu_end_ns = 0;
+  std::int64_t gpu_span_ns = 0;
   std::map<std::string, std::int64_t> class_ns;  // kernel time by operation class
 };
 
@@ -56,6 +62,9 @@ struct StepGroup {
   Phase phase = Phase::kUnknown;
   TimeNs first_start_ns = 0;
   Distribution wall, kernel_ns, idle_share_permille, launches;
+  Distribution gpu_span;    // the members' GPU projections
+  Distribution gpu_period;  // end of one member's GPU work to the end of the next's: the time per
+                            // step the GPU delivers, whether or not the host waited for it
 };
 
 struct StepAnalysis {
@@ -67,6 +76,7 @@ struct StepAnalysis {
   Distribution decode_wall;
   Distribution prefill_wall;
   Distribution decode_kernel_ns;
+  Distribution decode_gpu_period;  // TPOT on the GPU side; what to read when decode_wall is launch time
   std::vector<std::string> notes;  // e.g. profiler inflation
 };
 

@@ -167,6 +167,11 @@ std::string render_diagnosis_text(const Diagnosis& d) {
     o << "  TPOT (decode step, as traced): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 " << fixed(w.p95 / 1e6, 3) << " ms, p99 "
       << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3) << " ms\n";
   }
+  if (d.steps.decode_gpu_period.count) {
+    const auto& g = d.steps.decode_gpu_period;
+    o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
+      << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
+  }
   if (d.steps.prefill_wall.count) o << "  TTFT (prefill forward, as traced): " << fixed(d.steps.prefill_wall.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
   o << "\nTop kernels (share of GPU kernel time)\n";
@@ -228,12 +233,14 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   o << "],\n  \"kernels\": " << d.kernels << ",\n  \"api_calls\": " << d.api_calls << ",\n  \"gpu_kernel_ns\": " << d.gpu_kernel_ns
     << ",\n  \"steps\": {\"method\": " << q(d.steps.method) << ", \"count\": " << d.steps.steps.size()
     << ", \"decode_wall\": " << dist(d.steps.decode_wall) << ", \"prefill_wall\": " << dist(d.steps.prefill_wall)
-    << ", \"decode_kernel\": " << dist(d.steps.decode_kernel_ns) << ", \"groups\": [";
+    << ", \"decode_kernel\": " << dist(d.steps.decode_kernel_ns) << ", \"decode_gpu_period\": " << dist(d.steps.decode_gpu_period)
+    << ", \"groups\": [";
   for (std::size_t i = 0; i < d.steps.groups.size(); ++i) {
     const auto& g = d.steps.groups[i];
     o << (i ? ", " : "") << "{\"name\": " << q(g.name) << ", \"phase\": " << q(std::string(phase_name(g.phase))) << ", \"wall\": "
       << dist(g.wall) << ", \"kernel\": " << dist(g.kernel_ns) << ", \"gpu_idle_permille\": " << dist(g.idle_share_permille)
-      << ", \"launches\": " << dist(g.launches) << "}";
+      << ", \"launches\": " << dist(g.launches) << ", \"gpu_span\": " << dist(g.gpu_span) << ", \"gpu_period\": " << dist(g.gpu_period)
+      << "}";
   }
   o << "]},\n  \"classes\": [";
   for (std::size_t i = 0; i < d.ops.classes.size(); ++i) {

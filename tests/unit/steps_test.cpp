@@ -3,6 +3,9 @@
 // prefill and 64 decode steps per phase); on synthetic traces they hold by construction.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"
 #include "support/synthetic_trace.hpp"
@@ -27,6 +30,26 @@ TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
   // :measure:prefill: 12973771 ns.
   EXPECT_EQ(s.prefill_wall.max, 12973771);
   // nvtx_gpu_proj_sum gold: decode steps launch 695 GPU operations each (all kernels: no copies).
+  // nvtx_gpu_proj_sum gold, the steps projected onto the GPU: :measure:decode_step Proj Med
+  // 12943334.0, Min 12054059, Max 17290004, Total 842574631; :measure:prefill 12886343.
+  const auto& decode = s.groups[3].gpu_span;
+  EXPECT_EQ(decode.count, 64);
+  EXPECT_DOUBLE_EQ(decode.p50, 12943334.0);
+  EXPECT_EQ(decode.max, 17290004);
+  std::int64_t total = 0, least = INT64_MAX;
+  for (const auto& step : s.steps) {
+    if (step.name != ":measure:decode_step") continue;
+    total += step.gpu_span_ns;
+    least = std::min(least, step.gpu_span_ns);
+  }
+  EXPECT_EQ(total, 842574631);
+  EXPECT_EQ(least, 12054059);
+  EXPECT_EQ(s.groups[2].name, ":measure:prefill");
+  EXPECT_EQ(s.groups[2].gpu_span.max, 12886343);
+  // This loop synchronizes every step, so the GPU period is about the wall (a step plus the gap
+  // to the next launch): never shorter than the step's own GPU span.
+  EXPECT_EQ(s.decode_gpu_period.count, 63);
+  EXPECT_GE(s.decode_gpu_period.p50, decode.p50);
   for (const auto& step : s.steps) {
     if (step.phase == Phase::kDecode) {
       EXPECT_EQ(step.kernels, 695) << step.name << " at " << step.start_ns;
@@ -76,8 +99,16 @@ TEST(Steps, AsynchronousStepsAreSaidToMeasureLaunchesNotTpot) {
   ASSERT_EQ(r.decode_wall.count, 4);
   EXPECT_DOUBLE_EQ(r.decode_wall.p50, 200);
   EXPECT_DOUBLE_EQ(r.decode_kernel_ns.p50, 3000);
+  // Projected onto the GPU: each step's work spans 3,000 ns and a step ends every 10,000 ns.
+  EXPECT_EQ(r.steps[1].gpu_start_ns, 10'300);
+  EXPECT_EQ(r.steps[1].gpu_end_ns, 13'300);
+  EXPECT_EQ(r.steps[1].gpu_span_ns, 3'000);
+  EXPECT_EQ(r.decode_gpu_period.count, 3);
+  EXPECT_DOUBLE_EQ(r.decode_gpu_period.p50, 10'000);
   bool said = false;
-  for (const auto& n : r.notes) said |= n.find("decode steps are asynchronous") != std::string::npos;
+  for (const auto& n : r.notes) {
+    said |= n.find("decode steps are asynchronous") != std::string::npos && n.find("every 0.010 ms") != std::string::npos;
+  }
   EXPECT_TRUE(said);
   // Synchronous steps (the constructed one above) get no such note.
   testing::SyntheticTrace sync;
@@ -107,6 +138,8 @@ TEST(Steps, WholeGraphExecutionsCountAsTheStepsGpuWork) {
   EXPECT_EQ(r.steps[0].class_ns.at("cuda graph (not itemized)"), 3000);
   EXPECT_EQ(r.steps[0].gpu_busy_ns, 100);  // the part of the execution inside the 200 ns range
   EXPECT_EQ(r.steps[0].graph_launches, 1);
+  EXPECT_EQ(r.steps[2].gpu_span_ns, 3000);
+  EXPECT_DOUBLE_EQ(r.decode_gpu_period.p50, 10'000);
   bool said = false;
   for (const auto& n : r.notes) said |= n.find("decode steps are asynchronous") != std::string::npos;
   EXPECT_TRUE(said);

@@ -23,14 +23,14 @@ Table steps_table(const StepAnalysis& s) {
   t.report = "steps";
   t.title = "Steps";
   t.columns = {{"Step"}, {"Phase"}, {"Start", Unit::kTimestamp}, {"Wall", Unit::kDuration}, {"GPU Busy", Unit::kDuration},
-               {"GPU Idle", Unit::kDuration}, {"Idle (%)"}, {"Kernels"}, {"Kernel Time", Unit::kDuration},
+               {"GPU Idle", Unit::kDuration}, {"Idle (%)"}, {"Kernels"}, {"Kernel Time", Unit::kDuration}, {"GPU Span", Unit::kDuration},
                {"Launches"}, {"Launch API", Unit::kDuration}, {"Syncs"}, {"Sync", Unit::kDuration}, {"Allocs"},
                {"H2D"}, {"D2H"}, {"Name"}};
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const auto& x = s.steps[i];
     const double idle = x.wall_ns ? std::round(1000.0 * static_cast<double>(x.gpu_idle_ns) / static_cast<double>(x.wall_ns)) / 10.0 : 0.0;
     t.rows.push_back({static_cast<std::int64_t>(i), std::string(phase_name(x.phase)), x.start_ns, x.wall_ns, x.gpu_busy_ns,
-                      x.gpu_idle_ns, idle, x.kernels, x.kernel_ns, x.launches, x.launch_api_ns, x.syncs, x.sync_ns,
+                      x.gpu_idle_ns, idle, x.kernels, x.kernel_ns, x.gpu_span_ns, x.launches, x.launch_api_ns, x.syncs, x.sync_ns,
                       x.allocations, x.h2d_copies, x.d2h_copies, x.name});
   }
   return t;
@@ -61,7 +61,8 @@ int run_steps(const StepsCliOptions& o) {
     }
     std::cout << "Headline (last group of each phase):\n"
               << dist("decode step (TPOT)", steps->decode_wall) << dist("prefill (TTFT)", steps->prefill_wall)
-              << dist("kernel time / decode step", steps->decode_kernel_ns);
+              << dist("kernel time / decode step", steps->decode_kernel_ns)
+              << dist("GPU period / decode step", steps->decode_gpu_period);
     for (const auto& n : steps->notes) std::cout << "Note: " << n << '\n';
   }
   return 0;
