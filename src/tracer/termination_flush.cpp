@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <initializer_list>
 #include <thread>
 
 namespace kernscope::tracer {
