@@ -115,7 +115,6 @@ class Tracer {
   CUpti_SubscriberHandle subscriber_ = nullptr;
   // Runtime [0] and driver [1] callback ids of the calls recorded by default.
   std::vector<CUpti_CallbackId> default_cbids_[2];
-  bool api_per_call_ = false;      // default API records: enabled call by call, not by kind
   bool records_always_ = false;    // recording starts with the program and never stops
   std::mutex window_mutex_;
   std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
@@ -125,6 +124,13 @@ class Tracer {
   StringId capture_text_ = kNoString, capture_domain_ = kNoString;
   std::map<nvtxDomainHandle_t, std::string> domain_names_;
 };
+
+// Every way the trace gets written (exit, a terminating signal, os._exit through
+// kernscope_tracer_finish) goes through here: a process whose tracer never started, or a child
+// forked from a traced one (which has a copy of the tracer but not its threads), writes nothing.
+void finish_if_started() {
+  if (g_started) Tracer::get().finish();
+}
 
 void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   Tracer& t = get();
@@ -203,13 +209,13 @@ void Tracer::set_activities(bool on) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
     const bool api_kind = kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
-    if (api_kind && api_per_call_) continue;  // call by call (switch_default_api)
+    if (api_kind && !config_.api_all) continue;  // default calls: one by one (switch_default_api)
     const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
     if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
   }
-  if (api_per_call_ && !records_always_) switch_default_api(on);
+  if (!config_.api_all && !records_always_) switch_default_api(on);
   active_ = on;
 }
 
@@ -424,8 +430,7 @@ bool Tracer::init() {
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
   find_default_api();
   records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0;
-  api_per_call_ = !config_.api_all;
-  if (api_per_call_) {
+  if (!config_.api_all) {
     switch_default_api(true);
     if (!records_always_) switch_default_api(false);  // each recording switches them on again
   }
@@ -490,15 +495,12 @@ bool Tracer::init() {
     if (!nvml_note_.empty()) say(nvml_note_);
   }
   collector_ = std::thread([this] { collect(); });
-  std::atexit([] { Tracer::get().finish(); });
-  finish_on_termination([] { Tracer::get().finish(); }, kTerminationBound);
+  std::atexit(finish_if_started);
+  finish_on_termination(finish_if_started, kTerminationBound);
   // A child forked without exec holds a copy of this tracer, without its threads, and shares its
   // file: it must not write or wait for the collector (a join that never returns). CUDA cannot be
   // used in such a child anyway; one that execs is traced anew through the environment.
-  pthread_atfork(nullptr, nullptr, [] {
-    Tracer::get().finished_ = true;
-    g_started = false;
-  });
+  pthread_atfork(nullptr, nullptr, [] { g_started = false; });
   return true;
 }
 
@@ -568,11 +570,6 @@ void Tracer::finish() {
 }
 
 }  // namespace
-
-void finish_if_started() {
-  if (g_started) Tracer::get().finish();
-}
-
 }  // namespace kernscope::tracer
 
 // Writes the trace now, as the exit handler would: for processes that end without running exit

@@ -7,7 +7,6 @@
 
 #include <atomic>
 #include <cerrno>
-#include <initializer_list>
 #include <thread>
 
 namespace kernscope::tracer {
@@ -15,6 +14,8 @@ namespace {
 
 // A signal handler may only use async-signal-safe calls: it posts a semaphore and waits on another
 // (a futex underneath); the writing happens on the waiting thread, which may take locks and allocate.
+constexpr int kSignals[] = {SIGTERM, SIGINT, SIGHUP};  // the ones that end a program by default
+
 sem_t g_request;
 sem_t g_done;
 void (*g_finish)() = nullptr;
@@ -47,7 +48,7 @@ void on_signal(int signal_number) {
 sigset_t termination_signals() {
   sigset_t set;
   sigemptyset(&set);
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&set, s);
+  for (int s : kSignals) sigaddset(&set, s);
   return set;
 }
 
@@ -55,7 +56,7 @@ sigset_t termination_signals() {
 // thread) and no trace of its own to write: the signals it inherited from us go back to their
 // default, or the child would wait the whole bound before dying.
 void restore_defaults_in_child() {
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) {
+  for (int s : kSignals) {
     struct sigaction current {};
     if (sigaction(s, nullptr, &current) != 0 || current.sa_handler != on_signal) continue;
     struct sigaction fallback {};
@@ -89,7 +90,7 @@ int finish_on_termination(void (*finish)(), std::chrono::milliseconds bound) {
 
   pthread_atfork(nullptr, nullptr, restore_defaults_in_child);
   int taken = 0;
-  for (int s : {SIGTERM, SIGINT, SIGHUP}) {
+  for (int s : kSignals) {
     struct sigaction current {};
     if (sigaction(s, nullptr, &current) != 0) continue;
     const bool default_action = !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL;
