@@ -260,42 +260,43 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       if (kind & 4) ++s.allocations;
       if (kind & 8) ++s.graph_launches;
     }
+    // GPU operations belong to the step of the call that launched them (by correlation id).
     const report::ApiLookup lookup(a);
+    auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
+      auto r = lookup.find(global_pid, correlation);
+      return r && step_of_call[*r] >= 0 ? &steps[static_cast<std::size_t>(step_of_call[*r])] : nullptr;
+    };
     for (RowIndex i = 0; i < k.size(); ++i) {
-      auto r = lookup.find(k.global_pid[i], k.correlation_id[i]);
-      if (!r || step_of_call[*r] < 0) continue;
-      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
+      Step* s = launching_step(k.global_pid[i], k.correlation_id[i]);
+      if (!s) continue;
       const std::int64_t d = k.end_ns[i] - k.start_ns[i];
-      ++s.kernels;
-      s.kernel_ns += d;
-      s.class_ns[kernel_class(i)] += d;
-      project(s, k.start_ns[i], k.end_ns[i]);
+      ++s->kernels;
+      s->kernel_ns += d;
+      s->class_ns[kernel_class(i)] += d;
+      project(*s, k.start_ns[i], k.end_ns[i]);
     }
     // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
     // itemized, counted in its kernel time under a class of their own.
     const auto& gx = trace.graph_execs;
     for (RowIndex i = 0; i < gx.size(); ++i) {
-      auto r = lookup.find(gx.global_pid[i], gx.correlation_id[i]);
-      if (!r || step_of_call[*r] < 0) continue;
-      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
+      Step* s = launching_step(gx.global_pid[i], gx.correlation_id[i]);
+      if (!s) continue;
       const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
-      s.kernel_ns += d;
-      s.class_ns[kWholeGraphClass] += d;
-      project(s, gx.start_ns[i], gx.end_ns[i]);
+      s->kernel_ns += d;
+      s->class_ns[kWholeGraphClass] += d;
+      project(*s, gx.start_ns[i], gx.end_ns[i]);
     }
     const auto& m = trace.memcpys;
     for (RowIndex i = 0; i < m.size(); ++i) {
-      auto r = lookup.find(m.global_pid[i], m.correlation_id[i]);
-      if (!r || step_of_call[*r] < 0) continue;
-      auto& s = steps[static_cast<std::size_t>(step_of_call[*r])];
-      if (m.copy_kind[i] == 1) ++s.h2d_copies;
-      if (m.copy_kind[i] == 2) ++s.d2h_copies;
-      project(s, m.start_ns[i], m.end_ns[i]);
+      Step* s = launching_step(m.global_pid[i], m.correlation_id[i]);
+      if (!s) continue;
+      if (m.copy_kind[i] == 1) ++s->h2d_copies;
+      if (m.copy_kind[i] == 2) ++s->d2h_copies;
+      project(*s, m.start_ns[i], m.end_ns[i]);
     }
     const auto& ms = trace.memsets;
     for (RowIndex i = 0; i < ms.size(); ++i) {
-      auto r = lookup.find(ms.global_pid[i], ms.correlation_id[i]);
-      if (r && step_of_call[*r] >= 0) project(steps[static_cast<std::size_t>(step_of_call[*r])], ms.start_ns[i], ms.end_ns[i]);
+      if (Step* s = launching_step(ms.global_pid[i], ms.correlation_id[i])) project(*s, ms.start_ns[i], ms.end_ns[i]);
     }
   } else {
     // Heuristic windows are disjoint and in time order: find each kernel's by binary search.
