@@ -178,7 +178,7 @@ nb::dict graph_exec_columns(const PyTrace& t) {
   d["global_pid"] = view(t.trace, g.global_pid);
   d["device"] = view(t.trace, g.device_id);
   d["stream"] = view(t.trace, g.stream_id);
-  d["correlation_id"] = view(t.trace, g.correlation_id);
+  d["correlation"] = view(t.trace, g.correlation_id);
   d["graph_id"] = view(t.trace, g.graph_id);
   d["graph_exec_id"] = view(t.trace, g.graph_exec_id);
   return d;

@@ -100,6 +100,7 @@ def test_graph_execs_equal_sqlite(tmp_path):
     assert list(g["start_ns"]) == [r[0] for r in rows]
     assert int(g["duration_ns"].sum()) == sum(r[1] - r[0] for r in rows)
     assert set(g["graph_exec_id"]) == {r[2] for r in rows}
+    assert "correlation" in g.columns  # named as in the kernel, copy and API frames, to join on
     node_level = kernscope.open(str(LLAMA / "trace.sqlite.gz")).graph_execs()
     assert len(node_level) == 0 and "graph_id" in node_level.columns
 
