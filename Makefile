@@ -16,18 +16,29 @@ APT_PACKAGES := cmake make g++ pkg-config python3 gzip libsqlite3-dev libcli11-d
 # libFuzzer needs a clang whose C++ front end takes libstdc++'s <expected> (clang >= 16).
 FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
 
+# The tracer needs CUPTI, the CUDA runtime and NVTX: from the CUDA toolkit where one is installed,
+# else from NVIDIA's wheels on PyPI (scripts/fetch-cuda-wheels.sh, into .cuda-wheels/). Without
+# them, configuring the tests fails unless KERNSCOPE_ALLOW_NO_TRACER=ON (then they are left out).
+CUDA_TOOLKIT_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h /usr/local/cuda/include/cupti.h \
+                      /usr/local/cuda/extras/CUPTI/include/cupti.h /usr/include/cupti.h)
+KERNSCOPE_ALLOW_NO_TRACER ?= OFF
+
 .PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean python python-test
 
 all: build
 
 deps:
 	@./scripts/install-deps.sh $(APT_PACKAGES)
+ifeq ($(CUDA_TOOLKIT_CUPTI),)
+	@./scripts/fetch-cuda-wheels.sh || [ "$(KERNSCOPE_ALLOW_NO_TRACER)" = ON ]
+endif
 
 fuzz-deps:
 	@./scripts/install-deps.sh $(FUZZ_PACKAGES)
 
 build: deps
-	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKERNSCOPE_BUILD_TESTS=ON -DKERNSCOPE_BUILD_BENCH=ON
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release -DKERNSCOPE_BUILD_TESTS=ON -DKERNSCOPE_BUILD_BENCH=ON \
+	  -DKERNSCOPE_ALLOW_NO_TRACER=$(KERNSCOPE_ALLOW_NO_TRACER)
 	cmake --build $(BUILD) -j $(JOBS)
 
 run: build
