@@ -1,45 +1,90 @@
 #!/bin/bash
-# Tracer cost per kernel measured in one process (launch_cost *-ab: untraced and traced repetitions
-# alternate, the tracer recording only between cudaProfilerStart/Stop), by what is recorded; then
-# whole-graph tracing (--cuda-graph-trace graph) checked against nsys's on the same programs.
+# Tracer overhead measured inside one process. The workload alternates untraced and traced
+# repetitions and the tracer records only the traced ones (between cudaProfilerStart/Stop, with
+# --capture-range=cudaProfilerApi --capture-range-end=repeat), so a drift of the shared host falls
+# on both kinds alike. Run from the repository root on the GPU machine (see tracer_env.sh).
+#
+# usage: bench/gpu/overhead_ab.sh WORKLOAD[,WORKLOAD...] VARIANT...
+#   WORKLOAD  eager   bench/gpu/launch_cost.cu eager-ab LAUNCHES REPS: launches of an empty kernel
+#                     (LAUNCHES 40000); prints the untraced, traced and per-pair cost per kernel
+#             graph   launch_cost graph-ab LAUNCHES REPS: replays of a graph of 32 empty kernels
+#                     (LAUNCHES 96000)
+#             llama   bench/gpu/llama_ab.py, the eager Llama decode (PAIRS, STEPS, PROMPT, NVTX,
+#                     BLOCKS are passed through), pinned with PIN; prints its TPOT summary line
+#   VARIANT   none         no tracer: both kinds of repetition alike, the A/B's own noise ("control")
+#             all          kernscope record with its defaults
+#             KINDS        kernscope record --record KINDS (kernel, runtime, kernel,runtime, nvtx, ...)
+#             graph-level  kernscope record --cuda-graph-trace graph
+#             all-kind     kernscope record with the tracer library OLD_TRACER_LIB (default
+#                          .gpu/bin/libkernscope_tracer_kindapi.so: the tracer before API records were
+#                          switched call by call)
+#             floor        bench/gpu/cupti_floor.cpp (.gpu/bin/libcupti_floor.so) injected instead:
+#                          CUPTI's kernel records counted and dropped, what any CUPTI tracer pays
+#             nsys         nsys profile --trace=cuda,nvtx with the same capture range
+#             torch        torch.profiler (CPU + CUDA) around the traced blocks (llama only)
+# Environment: ROUNDS (1) interleaved rounds of every workload and variant; REPS (9) and LAUNCHES
+# for launch_cost; PIN ("taskset -c 4-11", llama only); TIMEOUT per run (60 s, llama 200 s).
+# Prints "round R WORKLOAD VARIANT: <the workload's figures>" per run, then the record counts of
+# the last traced file of each kernscope variant (kernels = launches inside the capture ranges).
 source "$(dirname "$0")/tracer_env.sh"
 source $R/.gpu/tools/gpu-nsys-env.sh >/dev/null 2>&1
-cd /tmp
+if [ $# -lt 2 ]; then awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" >&2; exit 2; fi
+WORKLOADS=${1//,/ }
+shift
+VARIANTS="$*"
+AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat"
+PIN=${PIN-"taskset -c 4-11"}
+OLD_TRACER_LIB=${OLD_TRACER_LIB:-$R/.gpu/bin/libkernscope_tracer_kindapi.so}
+FLOOR=$R/.gpu/bin/libcupti_floor.so
+cd /tmp || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1
-AB="--nvml-interval 0 --capture-range=cudaProfilerApi --capture-range-end=repeat -o /tmp/ab.sqlite"
-for round in 1 2; do
-  for w in "eager-ab 40000 9" "graph-ab 96000 9"; do
-    echo "== round $round $w"
-    echo "no-tracer: $(timeout 60 /tmp/launch_cost $w | tr '\n' ' ')"
-    for rec in kernel runtime kernel,runtime nvtx all; do
-      sel=$([ $rec = all ] && echo "" || echo "--record $rec")
-      echo "$rec: $(timeout 60 $K record $AB $sel -- /tmp/launch_cost $w 2>/dev/null | tr '\n' ' ')"
+case " $WORKLOADS " in
+  *" eager "* | *" graph "*) nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o /tmp/launch_cost || exit 1 ;;
+esac
+
+# Sets CMD (the workload's command line), LIMIT (seconds per run) and FIGURES (the filter that
+# keeps the workload's result lines on one line).
+workload() {
+  case $1 in
+    eager) CMD="/tmp/launch_cost eager-ab ${LAUNCHES:-40000} ${REPS:-9}"; LIMIT=${TIMEOUT:-60}; FIGURES="grep ns_per_kernel" ;;
+    graph) CMD="/tmp/launch_cost graph-ab ${LAUNCHES:-96000} ${REPS:-9}"; LIMIT=${TIMEOUT:-60}; FIGURES="grep ns_per_kernel" ;;
+    llama) CMD="$PIN python3 $R/bench/gpu/llama_ab.py"; LIMIT=${TIMEOUT:-200}; FIGURES="grep TPOT" ;;
+    *) echo "unknown workload: $1" >&2; exit 2 ;;
+  esac
+}
+
+# One run of workload $1 under variant $2; its traced file is /tmp/ab_$1_$2.sqlite.
+run() {
+  local w=$1 v=$2 out=/tmp/ab_$1_${2//,/+}.sqlite
+  case $v in
+    none | control) timeout $LIMIT $CMD 2>/dev/null ;;
+    all) timeout $LIMIT $K record $AB -o $out -- $CMD 2>/dev/null ;;
+    graph-level) timeout $LIMIT $K record $AB --cuda-graph-trace graph -o $out -- $CMD 2>/dev/null ;;
+    all-kind) KERNSCOPE_TRACER_LIB=$OLD_TRACER_LIB timeout $LIMIT $K record $AB -o $out -- $CMD 2>/dev/null ;;
+    floor) CUDA_INJECTION64_PATH=$FLOOR timeout $LIMIT $CMD 2>/tmp/floor.err ;;
+    nsys) timeout $LIMIT "$NSYS" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=repeat \
+            --force-overwrite=true -o /tmp/ab_${w}_nsys $CMD 2>/dev/null ;;
+    torch)
+      [ $w = llama ] || { echo "variant torch needs the llama workload"; return; }
+      PEER=torch timeout $LIMIT $CMD 2>/dev/null ;;
+    *) timeout $LIMIT $K record $AB --record $v -o $out -- $CMD 2>/dev/null ;;
+  esac | $FIGURES | tr '\n' ' '
+  [ $v = floor ] && echo "[$(grep cupti_floor /tmp/floor.err)]"
+}
+
+rm -f /tmp/ab_*.sqlite
+for round in $(seq 1 ${ROUNDS:-1}); do
+  for w in $WORKLOADS; do
+    workload $w
+    for v in $VARIANTS; do
+      echo "round $round $w $v: $(run $w $v)"
     done
-    echo "all,graph-level: $(timeout 60 $K record $AB --cuda-graph-trace graph -- /tmp/launch_cost $w 2>/dev/null | tr '\n' ' ')"
   done
 done
-echo "== whole-graph tracing: kernscope vs nsys on launch_cost graph 3200 1 (2 x 100 replays of 32 kernels)"
-$K record --cuda-graph-trace graph -o /tmp/kg.sqlite -- /tmp/launch_cost graph 3200 1
-"$NSYS" profile --trace=cuda --cuda-graph-trace=graph --force-overwrite=true -o /tmp/ng /tmp/launch_cost graph 3200 1 >/dev/null 2>&1
-"$NSYS" export --type sqlite --force-overwrite=true -o /tmp/ng.sqlite /tmp/ng.nsys-rep >/dev/null 2>&1
-for f in /tmp/kg.sqlite /tmp/ng.sqlite; do
-  echo "$f: $(q $f 'select count(*), sum(end-start), min(graphId), max(graphId), min(graphExecId), max(graphExecId) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE' )" \
-       "kernels: $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL' 2>&1)"
+LAUNCH="select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id=r.nameId where s.value like '%Launch%'"
+for f in /tmp/ab_*.sqlite; do
+  [ -f "$f" ] || continue
+  echo "$f: kernels $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') launches $(q $f "$LAUNCH")" \
+    "api $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME')"
+  case $f in *graph-level*) echo "  graph execs $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE')" ;; esac
 done
-q /tmp/ng.sqlite "select e.graphId, e.originalGraphId, e.graphExecId, s.value from CUDA_GRAPH_EVENTS e join StringIds s on s.id = e.nameId" 2>&1 | head
-$K info /tmp/kg.sqlite | sed -n '/Events/,/Processes/p'
-echo "== decode_bench with CUDA graphs: node vs graph tracing (kernscope) and nsys graph-level"
-nvcc -O2 -std=c++17 -arch=sm_90 $R/examples/decode_bench/decode_bench.cu -lcublas -o /tmp/db || exit 1
-A="--iters 3 --warmup 1 --cuda-graph on"
-echo "none: $(timeout 100 /tmp/db $A | tail -1)"
-echo "node: $(timeout 100 $K record --cuda-graph-trace node -o /tmp/dbn.sqlite -- /tmp/db $A 2>/dev/null | tail -1)"
-echo "graph: $(timeout 100 $K record --cuda-graph-trace graph -o /tmp/dbg.sqlite -- /tmp/db $A 2>/dev/null | tail -1)"
-timeout 150 "$NSYS" profile --trace=cuda,nvtx --cuda-graph-trace=graph --force-overwrite=true -o /tmp/dbng /tmp/db $A 2>/dev/null | grep TPOT
-"$NSYS" export --type sqlite --force-overwrite=true -o /tmp/dbng.sqlite /tmp/dbng.nsys-rep >/dev/null 2>&1
-for f in /tmp/dbg.sqlite /tmp/dbng.sqlite; do
-  echo "$f: graph execs $(q $f 'select count(*), avg(end-start) from CUPTI_ACTIVITY_KIND_GRAPH_TRACE') kernels $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL')"
-done
-$K steps /tmp/dbg.sqlite 2>&1 | head -20
-$K steps /tmp/dbng.sqlite 2>&1 | head -12
-cp /tmp/kg.sqlite /tmp/ng.sqlite $OUT/ 2>/dev/null
