@@ -43,11 +43,11 @@ build: deps
 
 run: build
 	$(KERNSCOPE) info $(TRACE)
-	$(KERNSCOPE) stats --report cuda_gpu_kern_sum $(TRACE)
+	$(KERNSCOPE) report $(TRACE)
 
 test: build fuzz-smoke python
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	$(PY) -m pytest -q python/tests
+	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) $(PY) -m pytest -q python/tests
 
 # The Python package, built from this tree (scikit-build-core + nanobind) into a virtualenv.
 $(PY): python/requirements-dev.txt

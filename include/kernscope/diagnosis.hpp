@@ -38,7 +38,4 @@ struct Diagnosis {
 Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,
                            const AnalyzeOptions& analyze_options);
 
-std::string render_diagnosis_text(const Diagnosis& d);
-std::string render_diagnosis_json(const Diagnosis& d);
-
 }  // namespace kernscope

@@ -3,7 +3,8 @@
     import kernscope
     t = kernscope.open("run.sqlite")          # Nsight Systems export, or a PyTorch-profiler JSON
     t.kernels()                               # pandas DataFrame (dict of numpy arrays without pandas)
-    t.stats("cuda_gpu_kern_sum")              # the same rows as `kernscope stats --format json`
+    t.stats("cuda_gpu_kern_sum")              # DataFrame: the rows and columns of `kernscope stats`
+    t.steps()                                 # every analysis of the CLI is a method: steps, ops, tail...
     t.report()                                # the diagnosis, as `kernscope report --format json`
 
 Numeric columns share the C++ trace's memory (read-only numpy views); name columns are pandas
@@ -12,6 +13,7 @@ categoricals over the trace's string table. Errors raise kernscope.Error with th
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any, Dict, List, Optional, Union
 
 import numpy as np
@@ -20,8 +22,9 @@ from . import _core
 from . import annotate
 
 Error = _core.Error
+_log = logging.getLogger("kernscope")
 
-__all__ = ["open", "Trace", "Error", "annotate", "report_names"]
+__all__ = ["open", "Trace", "Error", "annotate", "report_names", "analyses"]
 
 try:  # pandas is optional: without it, frames are dicts of numpy arrays
     import pandas as _pd
@@ -49,12 +52,6 @@ class Trace:
         self._core = core
         self._strings: Optional[np.ndarray] = None
         self._categories = None  # the string table as a pandas Index, built once
-
-    # --- metadata -----------------------------------------------------------------------------
-    @property
-    def info(self) -> Dict[str, Any]:
-        """Source format, devices, processes, rank, and what the source lacks (notes)."""
-        return self._core.info()
 
     def _string_table(self) -> np.ndarray:
         if self._strings is None:
@@ -127,29 +124,106 @@ class Trace:
         data["duration_ns"] = data["end_ns"] - data["start_ns"]
         return data if _pd is None else _pd.DataFrame(data, copy=False)
 
-    # --- reports and analyses (the CLI's JSON) --------------------------------------------------
-    def stats(self, report: str, filter_time: Optional[str] = None, filter_nvtx: Optional[str] = None,
-              time_unit: str = "ns") -> List[Dict[str, Any]]:
-        """An nsys-compatible report's rows, as `kernscope stats --format json` prints them."""
-        return json.loads(self._core.stats(report, filter_time, filter_nvtx, time_unit))
+    # --- analyses: one method per row of the library's registry (see _install_analyses) --------
+    def run(self, analysis: str, *, format: Optional[str] = None, time_unit: Optional[str] = None,
+            filter_time: Optional[str] = None, filter_nvtx: Optional[str] = None, **options: Any) -> Any:
+        """Runs analysis `analysis` of the registry (the same code path as `kernscope ANALYSIS`).
 
-    def tail(self, by: str = "kernel", limit: int = 20) -> Dict[str, Any]:
-        """p50/p95/p99/max and tail score per kernel, API call or NVTX range (`by`)."""
-        return json.loads(self._core.tail(by, limit))
+        Tabular analyses return a DataFrame (a dict of DataFrames named by table when there are
+        several); documents (info, analyze, report) return the CLI's JSON as a dict, export what it
+        wrote. With format= ("csv", "json", "table", "text", ...) the result is the CLI's text for
+        that format, byte for byte."""
+        spec = _SPECS.get(analysis)
+        if spec is None:
+            raise Error(f"unknown analysis '{analysis}' (known: {', '.join(_SPECS)})")
+        values = _option_values(spec, options)
+        rendered = format is not None  # a format asked for: the CLI's text, as it prints it
+        if not rendered:
+            format = "frames" if spec["shape"] == "tables" else ("json" if "json" in spec["formats"] else "")
+        tables, text, messages, summary = self._core.run(analysis, values, format, time_unit or "",
+                                                          filter_time or "", filter_nvtx or "")
+        for message in messages:
+            _log.info("kernscope: %s", message)
+        if summary:
+            return json.loads(summary)
+        if rendered:
+            return text
+        if format == "frames":
+            frames = {t["report"]: self._table_frame(t["columns"]) for t in tables}
+            return next(iter(frames.values())) if len(frames) == 1 else frames
+        return json.loads(text) if text.strip() else None
 
-    def analyze(self) -> Dict[str, Any]:
-        """Rule findings (nsys's rules and the LLM rules), as `kernscope analyze --format json`."""
-        return json.loads(self._core.analyze())
+    def _table_frame(self, columns: Dict[str, Any]) -> Frame:
+        return columns if _pd is None else _pd.DataFrame(columns)
 
-    def report(self) -> Dict[str, Any]:
-        """The whole diagnosis, as `kernscope report --format json`."""
-        return json.loads(self._core.report())
+    @property
+    def info(self) -> Dict[str, Any]:
+        """`kernscope info --format json` (source, span, devices, counts, processes, threads, NVTX,
+        what is missing) plus the reader's notes, metadata and distributed-run details."""
+        document = self.run("info")
+        extra = self._core.info()
+        for key in ("notes", "metadata", "distributed"):
+            document[key] = extra[key]
+        return document
 
-    def export(self, path: str, format: str = "perfetto") -> Dict[str, int]:
+    def stats(self, report: Union[str, List[str]], **kwargs: Any) -> Any:
+        """nsys-compatible report(s) as DataFrames with nsys's column names (`kernscope stats`)."""
+        return self.run("stats", report=report, **kwargs)
+
+    def export(self, path: str, format: str = "perfetto", **kwargs: Any) -> Dict[str, Any]:
         """Writes a timeline for ui.perfetto.dev / chrome://tracing (.json or .json.gz)."""
-        events, flows, overlap_tracks = self._core.export(str(path), format)
-        return {"events": events, "flows": flows, "overlap_tracks": overlap_tracks}
+        return self.run("export", output=str(path), format=format, **kwargs)
 
     def __repr__(self) -> str:
         info = self.info
         return f"<kernscope.Trace {info['format']} {info['path']!r}>"
+
+
+# --- the registry's analyses as Trace methods ------------------------------------------------------
+_SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.analyses()}
+
+
+def analyses() -> List[Dict[str, Any]]:
+    """The analyses of the registry: name, summary, options, formats, result shape."""
+    return list(_SPECS.values())
+
+
+def _option_values(spec: Dict[str, Any], options: Dict[str, Any]) -> Dict[str, List[str]]:
+    known = {o["name"].replace("-", "_"): o for o in spec["options"]}
+    values: Dict[str, List[str]] = {}
+    for key, value in options.items():
+        option = known.get(key)
+        if option is None:
+            raise Error(f"{spec['name']}: unknown option '{key}' (known: {', '.join(known) or 'none'})")
+        if value is None or value is False:
+            continue
+        if option["kind"] == "flag":
+            values[option["name"]] = []
+        elif isinstance(value, (list, tuple)):
+            values[option["name"]] = [str(v) for v in value]
+        else:
+            values[option["name"]] = [str(value)]
+    return values
+
+
+def _analysis_method(spec: Dict[str, Any]):
+    def method(self: Trace, **kwargs: Any) -> Any:
+        return self.run(spec["name"], **kwargs)
+
+    lines = [spec["summary"], "", "Options (keyword arguments):"]
+    for o in spec["options"]:
+        default = f" [default: {o['default']}]" if o["default"] else ""
+        lines.append(f"    {o['name'].replace('-', '_')}: {o['help']}{default}")
+    lines.append("    format, time_unit, filter_time, filter_nvtx: as Trace.run")
+    method.__name__ = spec["name"]
+    method.__doc__ = "\n".join(lines)
+    return method
+
+
+def _install_analyses() -> None:
+    for name, spec in _SPECS.items():
+        if not hasattr(Trace, name):  # stats, export and info have hand-written signatures above
+            setattr(Trace, name, _analysis_method(spec))
+
+
+_install_analyses()

@@ -1,11 +1,13 @@
 // Python binding of the kernscope library (nanobind): opening traces, event columns as numpy
-// arrays that share the trace's memory, and every report and analysis as the CLI's JSON. The
+// arrays that share the trace's memory, and every analysis of the registry (kernscope/analysis.hpp)
+// run through the same path as the CLI: tables as columns, documents as the CLI's JSON. The
 // Python package (python/kernscope) turns the columns into pandas DataFrames.
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/vector.h>
 
 #include <map>
@@ -14,16 +16,10 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "kernscope/analyze.hpp"
-#include "kernscope/diagnosis.hpp"
-#include "kernscope/export.hpp"
+#include "kernscope/analysis.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
-#include "kernscope/render_findings.hpp"
 #include "kernscope/reports.hpp"
-#include "kernscope/steps.hpp"
-#include "kernscope/tail.hpp"
-#include "kernscope/trace_filter.hpp"
 
 #ifdef KERNSCOPE_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
@@ -228,56 +224,104 @@ std::vector<std::string> strings(const PyTrace& t) {
   return out;
 }
 
-// The trace a report sees: the loaded one, or a filtered copy when filters are given.
-std::shared_ptr<const Trace> filtered(const PyTrace& t, const std::optional<std::string>& filter_time,
-                                      const std::optional<std::string>& filter_nvtx) {
-  if (!filter_time && !filter_nvtx) return t.trace;
-  FilterSpec spec;
-  if (filter_time) spec.time = unwrap(parse_time_window(*filter_time));
-  if (filter_nvtx) spec.nvtx = *filter_nvtx;
-  const EventFilter filter = unwrap(resolve_filter(*t.trace, spec));
-  auto copy = std::make_shared<Trace>(*t.trace);
-  apply_filter(*copy, filter);
-  return copy;
-}
-
-std::string stats(const PyTrace& t, const std::string& report, const std::optional<std::string>& filter_time,
-                  const std::optional<std::string>& filter_nvtx, const std::string& time_unit) {
-  const ReportRequest request = unwrap(parse_report(report));
-  const TimeUnit unit = unwrap(parse_time_unit(time_unit));
-  auto trace = filtered(t, filter_time, filter_nvtx);
-  const Table table = unwrap(run_report(*trace, request));
-  std::ostringstream out;
-  render(out, table, RenderOptions{Format::kJson, unit});
-  return out.str();
-}
-
-std::string tail(const PyTrace& t, const std::string& by, std::size_t limit) {
-  const TailSubject subject = unwrap(parse_tail_subject(by));
-  const TailResult result = unwrap(tail_statistics(*t.trace, subject));
-  const RenderOptions options{Format::kJson, TimeUnit::kNs};
-  std::ostringstream out;
-  out << "{\"by_total\": ";
-  render(out, tail_table(result.by_total, subject, false, limit), options);
-  out << ", \"tail_candidates\": ";
-  render(out, tail_table(result.by_tail_score, subject, true, limit), options);
-  out << "}";
-  return out.str();
-}
-
-std::string analyze(const PyTrace& t) {
-  const AnalyzeOptions options = unwrap(validate(AnalyzeOptions{}));
-  const Trace& trace = *t.trace;
-  auto findings = run_nsys_rules(trace, options);
-  if (auto steps = analyze_steps(trace, OpRuleSet::builtin(), {})) {
-    for (auto& f : run_llm_rules(trace, *steps, options)) findings.push_back(std::move(f));
+// A result table as Python columns: whole-number columns as int64 arrays, numeric ones as
+// float64, anything else (text, or cells that can be empty) as a list of Python objects.
+nb::dict table_columns(const Table& table, TimeUnit unit) {
+  nb::dict columns;
+  for (std::size_t c = 0; c < table.columns.size(); ++c) {
+    bool all_int = true, all_number = true;
+    for (const auto& row : table.rows) {
+      const Cell& cell = row[c];
+      if (!std::holds_alternative<std::int64_t>(cell)) all_int = false;
+      if (!std::holds_alternative<std::int64_t>(cell) && !std::holds_alternative<double>(cell)) all_number = false;
+    }
+    const std::string header = column_header(table.columns[c], unit);
+    if (all_int && !table.rows.empty()) {
+      auto* values = new std::vector<std::int64_t>();
+      for (const auto& row : table.rows) values->push_back(std::get<std::int64_t>(row[c]));
+      nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<std::int64_t>*>(p); });
+      const std::size_t shape[1] = {values->size()};
+      columns[header.c_str()] = nb::cast(nb::ndarray<nb::numpy, std::int64_t, nb::ndim<1>>(values->data(), 1, shape, owner));
+    } else if (all_number && !table.rows.empty()) {
+      auto* values = new std::vector<double>();
+      for (const auto& row : table.rows) {
+        const Cell& cell = row[c];
+        values->push_back(std::holds_alternative<double>(cell) ? std::get<double>(cell)
+                                                                : static_cast<double>(std::get<std::int64_t>(cell)));
+      }
+      nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+      const std::size_t shape[1] = {values->size()};
+      columns[header.c_str()] = nb::cast(nb::ndarray<nb::numpy, double, nb::ndim<1>>(values->data(), 1, shape, owner));
+    } else {
+      nb::list values;
+      for (const auto& row : table.rows) {
+        const Cell& cell = row[c];
+        if (const auto* i = std::get_if<std::int64_t>(&cell)) values.append(*i);
+        else if (const auto* d = std::get_if<double>(&cell)) values.append(*d);
+        else if (const auto* text = std::get_if<std::string>(&cell)) values.append(nb::str(text->c_str(), text->size()));
+        else values.append(nb::none());
+      }
+      columns[header.c_str()] = values;
+    }
   }
-  return render_findings_json(findings);
+  return columns;
 }
 
-std::string report(const PyTrace& t) {
-  const Diagnosis d = unwrap(diagnose(*t.trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{}));
-  return render_diagnosis_json(d);
+// The analyses of the library's registry, for Python to build Trace.NAME() from.
+nb::list analyses() {
+  nb::list out;
+  for (const auto& spec : analysis_specs()) {
+    nb::dict d;
+    d["name"] = spec.name;
+    d["summary"] = spec.summary;
+    d["formats"] = spec.formats;
+    d["time_unit"] = spec.time_unit;
+    d["filters"] = spec.filters;
+    d["shape"] = spec.shape == ResultShape::kTables ? "tables" : "document";
+    nb::list options;
+    for (const auto& o : spec.options) {
+      static const char* kKinds[] = {"text", "integer", "number", "flag", "list"};
+      nb::dict option;
+      option["name"] = o.name;
+      option["kind"] = kKinds[static_cast<int>(o.kind)];
+      option["default"] = o.default_value;
+      option["help"] = o.help;
+      option["required"] = o.required;
+      options.append(option);
+    }
+    d["options"] = options;
+    out.append(d);
+  }
+  return out;
+}
+
+// Runs one analysis of the registry: (tables, text, messages, summary_json).
+nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
+              const std::string& format, const std::string& time_unit, const std::string& filter_time,
+              const std::string& filter_nvtx) {
+  AnalysisRequest request;
+  request.analysis = name;
+  request.options = options;
+  request.format = format;
+  request.time_unit = time_unit;
+  request.filter_time = filter_time;
+  request.filter_nvtx = filter_nvtx;
+  Result<AnalysisOutput> result;
+  {
+    nb::gil_scoped_release release;
+    result = run_analysis(*t.trace, request, /*apply_filters=*/true);
+  }
+  const AnalysisOutput output = unwrap(std::move(result));
+  const TimeUnit unit = time_unit.empty() ? TimeUnit::kNs : unwrap(parse_time_unit(time_unit));
+  nb::list tables;
+  for (const auto& table : output.tables) {
+    nb::dict d;
+    d["report"] = table.report;
+    d["title"] = table.title;
+    d["columns"] = table_columns(table, unit);
+    tables.append(d);
+  }
+  return nb::make_tuple(tables, output.text, output.messages, output.summary_json);
 }
 
 void nvtx_push(const std::string& name, const std::optional<std::string>& domain) {
@@ -337,16 +381,8 @@ NB_MODULE(_core, m) {
       .def("graph_exec_columns", &graph_exec_columns)
       .def("info", &info)
       .def("strings", &strings)
-      .def("stats", &stats, nb::arg("report"), nb::arg("filter_time") = nb::none(), nb::arg("filter_nvtx") = nb::none(),
-           nb::arg("time_unit") = "ns")
-      .def("tail", &tail, nb::arg("by") = "kernel", nb::arg("limit") = 20)
-      .def("analyze", &analyze)
-      .def("report", &report)
-      .def("export", [](const PyTrace& t, const std::string& path, const std::string& format) {
-        const ExportFormat f = unwrap(parse_export_format(format));
-        const ExportSummary s = unwrap(export_trace_file(*t.trace, OpRuleSet::builtin(), path, f));
-        return nb::make_tuple(s.events, s.flows, s.overlap_tracks);
-      }, nb::arg("path"), nb::arg("format") = "perfetto");
+      .def("run", &run, nb::arg("name"), nb::arg("options"), nb::arg("format") = "", nb::arg("time_unit") = "",
+           nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "");
 
   m.def("open", [](const std::string& path) {
     Trace trace;
@@ -362,6 +398,7 @@ NB_MODULE(_core, m) {
     return PyTrace{std::make_shared<const Trace>(std::move(trace))};
   }, nb::arg("path"));
   m.def("report_names", &report_names);
+  m.def("analyses", &analyses);
   m.def("nvtx_push", &nvtx_push, nb::arg("name"), nb::arg("domain") = nb::none());
   m.def("nvtx_pop", &nvtx_pop, nb::arg("domain") = nb::none());
 #ifdef KERNSCOPE_HAVE_NVTX

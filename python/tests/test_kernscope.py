@@ -32,25 +32,32 @@ def gold_csv(path):
 
 
 def test_stats_json_equals_nsys_json(llama):
-    # nsys's own `--format json` output for this export.
+    # nsys's own `--format json` output for this export: as a DataFrame's records, and as the
+    # rendered JSON text, byte for byte.
     for report in ("cuda_gpu_kern_sum", "cuda_api_sum"):
-        want = json.loads((LLAMA / "gold" / "variants" / f"json_{report}.json").read_text())
-        assert llama.stats(report) == want
+        gold = LLAMA / "gold" / "variants" / f"json_{report}.json"
+        want = json.loads(gold.read_text())
+        frame = llama.stats(report)
+        assert list(frame.columns) == list(want[0].keys())
+        assert frame.to_dict("records") == want
+        assert llama.stats(report, format="json") == gold.read_text()
+        assert json.loads(llama.run("stats", report=report, format="json")) == want
 
 
 def test_stats_with_filters_equal_nsys(llama):
-    for case in sorted((LLAMA / "gold" / "filters").iterdir()):
+    cases = sorted((LLAMA / "gold" / "filters").iterdir())
+    assert len(cases) >= 4
+    for case in cases:
         args = (case / "args.txt").read_text().split()
         kwargs = {"filter_time" if args[0] == "--filter-time" else "filter_nvtx": args[1]}
         want = (case / "cuda_gpu_kern_sum.csv").read_text()
         if not want.strip():
-            with pytest.raises(kernscope.Error):
-                llama.stats("cuda_gpu_kern_sum", **kwargs)
+            assert len(llama.stats("cuda_gpu_kern_sum", **kwargs)) == 0, case.name
             continue
         rows = llama.stats("cuda_gpu_kern_sum", **kwargs)
         gold = list(csv.DictReader(io.StringIO(want)))
-        assert [r["Name"] for r in rows] == [g["Name"] for g in gold], case.name
-        assert [r["Total Time (ns)"] for r in rows] == [int(g["Total Time (ns)"]) for g in gold], case.name
+        assert rows["Name"].tolist() == [g["Name"] for g in gold], case.name
+        assert rows["Total Time (ns)"].tolist() == [int(g["Total Time (ns)"]) for g in gold], case.name
 
 
 def test_kernel_frame_matches_nsys_summary(llama):
@@ -122,13 +129,79 @@ def test_kineto_kernels_equal_python_json():
         assert got.loc[name, "sum"] == sum(values)
 
 
-def test_analyses_return_the_cli_json(llama):
-    report = llama.report()
-    assert report["schema"] == "kernscope.report/1"
-    findings = llama.analyze()["findings"]
-    assert any(f["rule"] == "llm_launch_bound" for f in findings)
-    tail = llama.tail("kernel", limit=5)
-    assert len(tail["by_total"]) == 5 and "tail_candidates" in tail
+def test_tabular_analyses_are_dataframes(llama):
+    tail = llama.tail(by="kernel", limit=5)
+    assert set(tail) == {"tail_by_total", "tail_candidates"}
+    assert len(tail["tail_by_total"]) == 5
+    # The rows by total time come in descending order of total time.
+    totals = tail["tail_by_total"]["Total Time (ns)"].tolist()
+    assert totals == sorted(totals, reverse=True) and totals[0] > 0
+    steps = llama.steps()
+    per_step = steps["steps"]
+    # The fixture's NVTX ranges: 64 warm-up and 64 measured decode steps, one measured prefill
+    # (and its warm-up), as its workload (tools/llama_decode_workload.py) issued them.
+    assert (per_step["Phase"] == "decode").sum() == 128
+    assert set(steps["step_groups"]["Name"]) >= {":measure:decode_step", ":warmup:decode_step"}
+    ops = llama.ops(detail=True)
+    assert set(ops) == {"ops", "ops_detail"}
+    assert ops["ops_detail"]["Name"].nunique() == len(ops["ops_detail"])
+
+
+def test_documents_are_dicts(llama):
+    assert llama.report()["schema"] == "kernscope.report/1"
+    assert any(f["rule"] == "llm_launch_bound" for f in llama.analyze()["findings"])
+    info = llama.info
+    assert info["format"] == "nsys-sqlite" and info["counts"]["kernels"] == 90287
+
+
+def test_every_analysis_runs_through_python_as_through_the_cli(llama, tmp_path):
+    """Walks the registry: each analysis and format gives the same text from Python as from the CLI."""
+    cli = os.environ.get("KERNSCOPE_CLI")
+    assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
+    trace = str(LLAMA / "trace.sqlite.gz")
+    specs = kernscope.analyses()
+    assert {s["name"] for s in specs} >= {"info", "stats", "tail", "ops", "analyze", "steps", "report", "export"}
+    for spec in specs:
+        name = spec["name"]
+        assert hasattr(kernscope.Trace, name), name
+        for fmt in spec["formats"]:
+            if name == "export":
+                cli_out, py_out = tmp_path / f"cli.{fmt}.json", tmp_path / f"py.{fmt}.json"
+                subprocess.run([cli, name, "--format", fmt, "-o", str(cli_out), trace], check=True, capture_output=True)
+                summary = llama.export(str(py_out), format=fmt)
+                assert summary["path"] == str(py_out) and summary["events"] > 0
+                assert cli_out.read_bytes() == py_out.read_bytes(), fmt
+                continue
+            got = subprocess.run([cli, name, "--format", fmt, trace], check=True, capture_output=True, text=True).stdout
+            assert got.strip(), (name, fmt)
+            assert llama.run(name, format=fmt) == got, (name, fmt)
+            if fmt == "json":
+                json.loads(got)  # strict JSON
+
+
+def test_json_outputs_stay_valid_with_control_characters_in_names(tmp_path):
+    # A kernel and an NVTX range whose names hold a tab, a newline, a quote and a byte that is not
+    # UTF-8: every JSON output must still parse (the findings JSON escaped only three characters).
+    con = sqlite3.connect(LLAMA_COPY(tmp_path))
+    con.execute("UPDATE StringIds SET value = value || '\t\"x\n' || char(1) WHERE id = "
+                "(SELECT demangledName FROM CUPTI_ACTIVITY_KIND_KERNEL LIMIT 1)")
+    con.commit()
+    con.close()
+    t = kernscope.open(str(tmp_path / "llama.sqlite"))
+    for name, spec in {s["name"]: s for s in kernscope.analyses()}.items():
+        if "json" in spec["formats"]:
+            text = t.run(name, format="json")
+            parsed = json.loads(text)
+            assert parsed is not None, name
+    rows = t.stats("cuda_gpu_kern_sum")
+    assert rows["Name"].str.contains("\t\"x\n\x01").sum() == 1
+
+
+def LLAMA_COPY(tmp_path):
+    out = tmp_path / "llama.sqlite"
+    with gzip.open(LLAMA / "trace.sqlite.gz", "rb") as f:
+        out.write_bytes(f.read())
+    return str(out)
 
 
 def test_export_reads_back(llama, tmp_path):
@@ -136,7 +209,7 @@ def test_export_reads_back(llama, tmp_path):
     summary = llama.export(str(out))
     assert summary["flows"] > 0
     again = kernscope.open(str(out))
-    assert again.stats("cuda_gpu_kern_sum") == llama.stats("cuda_gpu_kern_sum")
+    assert again.stats("cuda_gpu_kern_sum").equals(llama.stats("cuda_gpu_kern_sum"))
 
 
 def test_errors_carry_the_cli_message(tmp_path, llama):

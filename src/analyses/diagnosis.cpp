@@ -5,7 +5,7 @@
 #include <map>
 #include <sstream>
 
-#include "analyses/text_util.hpp"
+#include "base/text_util.hpp"
 #include "kernscope/diagnosis.hpp"
 
 namespace kernscope {
@@ -41,11 +41,6 @@ const Finding* find(const std::vector<Finding>& all, const std::string& rule) {
     if (f.rule == rule) return &f;
   }
   return nullptr;
-}
-
-std::string short_name(std::string name) {
-  if (name.size() > 70) name = name.substr(0, 69) + "\xE2\x80\xA6";
-  return name;
 }
 
 }  // namespace
@@ -146,128 +141,6 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   }
   if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
   return d;
-}
-
-std::string render_diagnosis_text(const Diagnosis& d) {
-  std::ostringstream o;
-  o << "kernscope report: " << d.trace << "\n\n";
-  o << "What ran\n";
-  std::string devices;
-  for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
-  o << "  devices: " << (devices.empty() ? "unknown" : devices) << "; " << d.kernels << " kernels (" << fixed(d.gpu_kernel_ns / 1e6, 3)
-    << " ms), " << d.api_calls << " CUDA API calls\n";
-  o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
-  for (const auto& g : d.steps.groups) {
-    o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
-      << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
-      << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
-  }
-  if (d.steps.decode_wall.count) {
-    const auto& w = d.steps.decode_wall;
-    o << "  TPOT (decode step, as traced): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 " << fixed(w.p95 / 1e6, 3) << " ms, p99 "
-      << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3) << " ms\n";
-  }
-  if (d.steps.decode_gpu_period.count) {
-    const auto& g = d.steps.decode_gpu_period;
-    o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
-      << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
-  }
-  if (d.steps.prefill_wall.count) o << "  TTFT (prefill forward, as traced): " << fixed(d.steps.prefill_wall.p50 / 1e6, 3) << " ms\n";
-  for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
-  o << "\nTop kernels (share of GPU kernel time)\n";
-  for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
-  o << "\nOperation classes (all GPU time, incl. copies)\n ";
-  for (std::size_t i = 0; i < d.ops.classes.size() && i < 8; ++i) {
-    const auto& c = d.ops.classes[i];
-    o << " " << c.op_class << " " << fixed(d.ops.total_ns ? 100.0 * static_cast<double>(c.total_ns) / static_cast<double>(d.ops.total_ns) : 0, 1) << " %;";
-  }
-  o << "\n";
-  auto phase_line = [&](const char* label, const std::vector<ClassShare>& classes) {
-    if (classes.empty()) return;
-    o << "  " << label << ":";
-    for (std::size_t i = 0; i < classes.size() && i < 6; ++i) o << " " << classes[i].op_class << " " << pct(classes[i].share) << ";";
-    o << "\n";
-  };
-  phase_line("decode kernels", d.decode_classes);
-  phase_line("prefill kernels", d.prefill_classes);
-  o << "\nTail anomalies (highest tail scores)\n";
-  for (const auto& r : d.kernel_tail) {
-    o << "  kernel  p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
-      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << short_name(r.name) << "\n";
-  }
-  for (const auto& r : d.api_tail) {
-    o << "  api     p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
-      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << r.name << "\n";
-  }
-  o << "\nRule findings\n";
-  for (const auto& f : d.findings) {
-    if (f.skipped || f.count == 0) continue;
-    o << "  [" << f.severity << "] " << f.rule << ": " << f.evidence << "\n";
-  }
-  o << "\nDiagnosis\n";
-  for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
-  o << "\nNext actions\n";
-  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i] << "\n";
-  return o.str();
-}
-
-std::string render_diagnosis_json(const Diagnosis& d) {
-  auto q = [](const std::string& s) {
-    std::string out = "\"";
-    for (unsigned char c : s) {
-      if (c == '"' || c == '\\') { out += '\\'; out += static_cast<char>(c); }
-      else if (c < 0x20) { char buf[8]; std::snprintf(buf, sizeof buf, "\\u%04x", c); out += buf; }
-      else out += static_cast<char>(c);
-    }
-    return out + "\"";
-  };
-  auto dist = [](const Distribution& x) {
-    std::ostringstream o;
-    o << "{\"count\": " << x.count << ", \"p50_ns\": " << x.p50 << ", \"p95_ns\": " << x.p95 << ", \"p99_ns\": " << x.p99
-      << ", \"max_ns\": " << x.max << ", \"mean_ns\": " << x.mean << "}";
-    return o.str();
-  };
-  std::ostringstream o;
-  o << "{\n  \"schema\": \"kernscope.report/1\",\n  \"trace\": " << q(d.trace) << ",\n  \"devices\": [";
-  for (std::size_t i = 0; i < d.devices.size(); ++i) o << (i ? ", " : "") << q(d.devices[i]);
-  o << "],\n  \"kernels\": " << d.kernels << ",\n  \"api_calls\": " << d.api_calls << ",\n  \"gpu_kernel_ns\": " << d.gpu_kernel_ns
-    << ",\n  \"steps\": {\"method\": " << q(d.steps.method) << ", \"count\": " << d.steps.steps.size()
-    << ", \"decode_wall\": " << dist(d.steps.decode_wall) << ", \"prefill_wall\": " << dist(d.steps.prefill_wall)
-    << ", \"decode_kernel\": " << dist(d.steps.decode_kernel_ns) << ", \"decode_gpu_period\": " << dist(d.steps.decode_gpu_period)
-    << ", \"groups\": [";
-  for (std::size_t i = 0; i < d.steps.groups.size(); ++i) {
-    const auto& g = d.steps.groups[i];
-    o << (i ? ", " : "") << "{\"name\": " << q(g.name) << ", \"phase\": " << q(std::string(phase_name(g.phase))) << ", \"wall\": "
-      << dist(g.wall) << ", \"kernel\": " << dist(g.kernel_ns) << ", \"gpu_idle_permille\": " << dist(g.idle_share_permille)
-      << ", \"launches\": " << dist(g.launches) << ", \"gpu_span\": " << dist(g.gpu_span) << ", \"gpu_period\": " << dist(g.gpu_period)
-      << "}";
-  }
-  o << "]},\n  \"classes\": [";
-  for (std::size_t i = 0; i < d.ops.classes.size(); ++i) {
-    const auto& c = d.ops.classes[i];
-    o << (i ? ", " : "") << "{\"class\": " << q(c.op_class) << ", \"total_ns\": " << c.total_ns << ", \"instances\": " << c.instances << "}";
-  }
-  auto shares = [&](const std::vector<ClassShare>& v) {
-    std::ostringstream s;
-    s << "[";
-    for (std::size_t i = 0; i < v.size(); ++i) s << (i ? ", " : "") << "{\"class\": " << q(v[i].op_class) << ", \"ns\": " << v[i].ns << ", \"share\": " << v[i].share << "}";
-    s << "]";
-    return s.str();
-  };
-  o << "],\n  \"decode_classes\": " << shares(d.decode_classes) << ",\n  \"prefill_classes\": " << shares(d.prefill_classes)
-    << ",\n  \"findings\": [";
-  bool first = true;
-  for (const auto& f : d.findings) {
-    o << (first ? "" : ", ") << "{\"rule\": " << q(f.rule) << ", \"severity\": " << q(f.severity) << ", \"count\": " << f.count
-      << ", \"evidence\": " << q(f.skipped ? f.skip_reason : f.evidence) << ", \"action\": " << q(f.action) << "}";
-    first = false;
-  }
-  o << "],\n  \"diagnosis\": [";
-  for (std::size_t i = 0; i < d.diagnosis.size(); ++i) o << (i ? ", " : "") << q(d.diagnosis[i]);
-  o << "],\n  \"next_actions\": [";
-  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << (i ? ", " : "") << q(d.next_actions[i]);
-  o << "]\n}\n";
-  return o.str();
 }
 
 }  // namespace kernscope

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "analyses/text_util.hpp"
+#include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"

@@ -18,7 +18,7 @@
 
 #include "analyses/report_helpers.hpp"
 #include "analyses/sql_numeric.hpp"
-#include "analyses/text_util.hpp"
+#include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
 
 namespace kernscope {

@@ -11,7 +11,7 @@
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
-#include "analyses/text_util.hpp"
+#include "base/text_util.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 

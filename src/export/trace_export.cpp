@@ -11,41 +11,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/utf8.hpp"
 #include "kernscope/nvtx_names.hpp"
 #include "model/kineto_names.hpp"
+#include "render/json_writer.hpp"
 
 namespace kernscope {
 namespace {
-
-// Appends `text` as a JSON string; invalid UTF-8 becomes U+FFFD so viewers never reject the file.
-void append_json_string(std::string& out, std::string_view text) {
-  out.push_back('"');
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      out.push_back(static_cast<char>(c));
-      continue;
-    }
-    if (c == '"' || c == '\\') {
-      out.push_back('\\');
-      out.push_back(static_cast<char>(c));
-      continue;
-    }
-    if (c < 0x20) {
-      fmt::format_to(std::back_inserter(out), "\\u{:04x}", c);
-      continue;
-    }
-    const std::size_t len = utf8_sequence_length(text, i);
-    if (len == 0) {
-      out += "\\ufffd";
-      continue;
-    }
-    out.append(text.substr(i, len));
-    i += len - 1;
-  }
-  out.push_back('"');
-}
 
 // Exact microseconds with three decimals from nanoseconds relative to the base.
 void append_us(std::string& out, std::int64_t ns) {

@@ -4,6 +4,7 @@
 
 #include "kernscope/render.hpp"
 #include "kernscope/render_findings.hpp"
+#include "render/json_writer.hpp"
 
 namespace kernscope {
 namespace {
@@ -61,31 +62,26 @@ std::string render_finding_console(const Finding& f, std::size_t row_limit) {
 }
 
 std::string render_findings_json(const std::vector<Finding>& findings) {
-  auto quote = [](const std::string& s) {
-    std::string out = "\"";
-    for (char c : s) {
-      if (c == '"' || c == '\\') out += '\\';
-      if (c == '\n') { out += "\\n"; continue; }
-      out += c;
-    }
-    return out + "\"";
-  };
-  std::ostringstream out;
-  out << "{\"findings\": [";
-  for (std::size_t i = 0; i < findings.size(); ++i) {
-    const auto& f = findings[i];
-    out << (i ? ",\n  " : "\n  ") << "{\"rule\": " << quote(f.rule) << ", \"title\": " << quote(f.title)
-        << ", \"severity\": " << quote(f.severity) << ", \"count\": " << f.count
-        << ", \"skipped\": " << (f.skipped ? "true" : "false") << ", \"evidence\": " << quote(f.skipped ? f.skip_reason : f.evidence)
-        << ", \"action\": " << quote(f.action) << ", \"rows\": ";
+  JsonWriter json;
+  json.begin_object().key("findings").begin_array();
+  for (const auto& f : findings) {
+    json.begin_object()
+        .member("rule", f.rule)
+        .member("title", f.title)
+        .member("severity", f.severity)
+        .member("count", f.count)
+        .member("skipped", f.skipped)
+        .member("evidence", f.skipped ? f.skip_reason : f.evidence)
+        .member("action", f.action)
+        .key("rows");
     std::ostringstream rows;
     render(rows, f.rows, RenderOptions{Format::kJson, TimeUnit::kNs});
-    std::string r = rows.str();
-    while (!r.empty() && r.back() == '\n') r.pop_back();
-    out << (r.empty() ? "[]" : r) << "}";
+    const std::string r = rows.str();
+    json.raw(r.empty() ? std::string_view("[]") : std::string_view(r));
+    json.end_object();
   }
-  out << "\n]}\n";
-  return out.str();
+  json.end_array().end_object();
+  return json.finish();
 }
 
 }  // namespace kernscope

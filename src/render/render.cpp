@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernscope/render.hpp"
+#include "render/json_writer.hpp"
 
 namespace kernscope {
 namespace {
@@ -37,48 +38,11 @@ void write_delimited(std::ostream& out, const Table& table, const RenderOptions&
   }
 }
 
+// nsys's JSON reports are Python's json.dumps output: ASCII only, other characters as \uXXXX.
 void json_string(std::ostream& out, std::string_view text) {
-  out << '"';
-  // Decode UTF-8 so non-ASCII characters become \uXXXX escapes (surrogate pairs above U+FFFF).
-  for (std::size_t i = 0; i < text.size();) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    if (c < 0x80) {
-      switch (c) {
-        case '"': out << "\\\""; break;
-        case '\\': out << "\\\\"; break;
-        case '\n': out << "\\n"; break;
-        case '\r': out << "\\r"; break;
-        case '\t': out << "\\t"; break;
-        case '\b': out << "\\b"; break;
-        case '\f': out << "\\f"; break;
-        default:
-          if (c < 0x20) out << fmt::format("\\u{:04x}", c);
-          else out << static_cast<char>(c);
-      }
-      ++i;
-      continue;
-    }
-    std::uint32_t cp = 0xFFFD;
-    std::size_t len = 1;
-    if ((c & 0xE0) == 0xC0) { len = 2; cp = c & 0x1F; }
-    else if ((c & 0xF0) == 0xE0) { len = 3; cp = c & 0x0F; }
-    else if ((c & 0xF8) == 0xF0) { len = 4; cp = c & 0x07; }
-    bool valid = len > 1 && i + len <= text.size();
-    for (std::size_t k = 1; valid && k < len; ++k) {
-      const auto cc = static_cast<unsigned char>(text[i + k]);
-      if ((cc & 0xC0) != 0x80) valid = false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    if (!valid) { cp = 0xFFFD; len = 1; }
-    if (cp >= 0x10000) {
-      cp -= 0x10000;
-      out << fmt::format("\\u{:04x}\\u{:04x}", 0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF));
-    } else {
-      out << fmt::format("\\u{:04x}", cp);
-    }
-    i += len;
-  }
-  out << '"';
+  std::string quoted;
+  append_json_string(quoted, text, JsonText::kAscii);
+  out << quoted;
 }
 
 void write_json(std::ostream& out, const Table& table, const RenderOptions& options) {

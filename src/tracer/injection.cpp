@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/version.hpp"
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
 #include "tracer/nvml_sampler.hpp"
@@ -534,7 +535,7 @@ void Tracer::finish() {
   std::string process;
   std::ifstream("/proc/self/comm") >> process;
   std::vector<std::pair<std::string, std::string>> info = {
-      {"tracer", "kernscope 0.1.0"},
+      {"tracer", kVersionLine},
       {"dropped_records", std::to_string(dropped_.load())},
       {"unmapped_records", std::to_string(unknown_)},
       {"buffers_exhausted", std::to_string(pool_->exhausted())},

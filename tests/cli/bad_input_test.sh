@@ -72,7 +72,7 @@ printf '[1, 2' >"$T/array.json"
 expect_fail kineto_array_of_numbers "malformed trace event" -- info "$T/array.json"
 gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | sed 's/"ph": "X",/"ph": "X",,/' >"$T/badkey.json"
 expect_fail kineto_double_comma "malformed trace event" -- stats "$T/badkey.json"
-expect_fail export_bad_format "unknown export format" -- export --format svg -o "$T/x.json" "$GOOD"
+expect_fail export_bad_format "unknown format 'svg' (expected perfetto or chrome)" -- export --format svg -o "$T/x.json" "$GOOD"
 expect_fail export_unwritable "cannot write" -- export -o /nonexistent/dir/x.json.gz "$GOOD"
 expect_fail record_no_command "no command to run" -- record
 expect_fail record_not_found "command not found: no-such-program-xyz" -- record -- no-such-program-xyz

@@ -7,6 +7,7 @@
 #include <functional>
 #include <string>
 
+#include "kernscope/analysis.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/trace.hpp"
 
@@ -16,14 +17,9 @@ inline constexpr int kExitBadInput = 2;
 
 using Command = std::function<int()>;
 
-Command add_stats(CLI::App& app);
-Command add_info(CLI::App& app);
-Command add_tail(CLI::App& app);
-Command add_ops(CLI::App& app);
-Command add_analyze(CLI::App& app);
-Command add_steps(CLI::App& app);
-Command add_report(CLI::App& app);
-Command add_export(CLI::App& app);
+// `kernscope NAME` for one analysis of the library's registry (kernscope/analysis.hpp).
+Command add_analysis(CLI::App& app, const AnalysisSpec& spec);
+// `kernscope record`: runs a program under the tracer (not an analysis of a trace).
 Command add_record(CLI::App& app);
 
 // One line on stderr, exit code 2: the contract for every kind of bad input.

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <map>
 
+#include "base/version.hpp"
 #include "commands.hpp"
 
 namespace kernscope::cli {
@@ -20,21 +21,14 @@ int main(int argc, char** argv) {
   using namespace kernscope::cli;
   CLI::App app{"kernscope: profile LLM inference on NVIDIA GPUs (reads Nsight Systems exports)", "kernscope"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "kernscope 0.1.0");
+  app.set_version_flag("--version", kernscope::kVersionLine);
   std::map<const CLI::App*, Command> commands;
-  auto add = [&](Command (*adder)(CLI::App&)) {
-    Command run = adder(app);
+  for (const auto& spec : kernscope::analysis_specs()) {
+    Command run = add_analysis(app, spec);
     commands.emplace(app.get_subcommands({}).back(), std::move(run));
-  };
-  add(add_stats);
-  add(add_info);
-  add(add_tail);
-  add(add_ops);
-  add(add_analyze);
-  add(add_steps);
-  add(add_report);
-  add(add_export);
-  add(add_record);
+  }
+  Command record = add_record(app);
+  commands.emplace(app.get_subcommands({}).back(), std::move(record));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,160 @@
+// `kernscope report` as text and JSON.
+#include <sstream>
+
+#include "base/text_util.hpp"
+#include "render/document_render.hpp"
+#include "render/json_writer.hpp"
+
+namespace kernscope {
+namespace {
+
+using text::fixed;
+
+std::string pct(double share) { return fixed(share * 100, 1) + " %"; }
+
+// Long kernel names cut to 70 characters with an ellipsis: the report is one screen.
+std::string short_name(std::string name) {
+  if (name.size() > 70) name = name.substr(0, 69) + "\xE2\x80\xA6";
+  return name;
+}
+
+void distribution(JsonWriter& json, const Distribution& x) {
+  json.begin_object()
+      .member("count", x.count)
+      .member("p50_ns", x.p50)
+      .member("p95_ns", x.p95)
+      .member("p99_ns", x.p99)
+      .member("max_ns", x.max)
+      .member("mean_ns", x.mean)
+      .end_object();
+}
+
+void class_shares(JsonWriter& json, const std::vector<ClassShare>& shares) {
+  json.begin_array();
+  for (const auto& c : shares) json.begin_object().member("class", c.op_class).member("ns", c.ns).member("share", c.share).end_object();
+  json.end_array();
+}
+
+}  // namespace
+
+std::string render_diagnosis_text(const Diagnosis& d) {
+  std::ostringstream o;
+  o << "kernscope report: " << d.trace << "\n\n";
+  o << "What ran\n";
+  std::string devices;
+  for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
+  o << "  devices: " << (devices.empty() ? "unknown" : devices) << "; " << d.kernels << " kernels (" << fixed(d.gpu_kernel_ns / 1e6, 3)
+    << " ms), " << d.api_calls << " CUDA API calls\n";
+  o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
+  for (const auto& g : d.steps.groups) {
+    o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
+      << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
+      << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
+  }
+  if (d.steps.decode_wall.count) {
+    const auto& w = d.steps.decode_wall;
+    o << "  TPOT (decode step, as traced): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 " << fixed(w.p95 / 1e6, 3) << " ms, p99 "
+      << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3) << " ms\n";
+  }
+  if (d.steps.decode_gpu_period.count) {
+    const auto& g = d.steps.decode_gpu_period;
+    o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
+      << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
+  }
+  if (d.steps.prefill_wall.count) o << "  TTFT (prefill forward, as traced): " << fixed(d.steps.prefill_wall.p50 / 1e6, 3) << " ms\n";
+  for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
+  o << "\nTop kernels (share of GPU kernel time)\n";
+  for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
+  o << "\nOperation classes (all GPU time, incl. copies)\n ";
+  for (std::size_t i = 0; i < d.ops.classes.size() && i < 8; ++i) {
+    const auto& c = d.ops.classes[i];
+    o << " " << c.op_class << " " << fixed(d.ops.total_ns ? 100.0 * static_cast<double>(c.total_ns) / static_cast<double>(d.ops.total_ns) : 0, 1) << " %;";
+  }
+  o << "\n";
+  auto phase_line = [&](const char* label, const std::vector<ClassShare>& classes) {
+    if (classes.empty()) return;
+    o << "  " << label << ":";
+    for (std::size_t i = 0; i < classes.size() && i < 6; ++i) o << " " << classes[i].op_class << " " << pct(classes[i].share) << ";";
+    o << "\n";
+  };
+  phase_line("decode kernels", d.decode_classes);
+  phase_line("prefill kernels", d.prefill_classes);
+  o << "\nTail anomalies (highest tail scores)\n";
+  for (const auto& r : d.kernel_tail) {
+    o << "  kernel  p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
+      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << short_name(r.name) << "\n";
+  }
+  for (const auto& r : d.api_tail) {
+    o << "  api     p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
+      << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << r.name << "\n";
+  }
+  o << "\nRule findings\n";
+  for (const auto& f : d.findings) {
+    if (f.skipped || f.count == 0) continue;
+    o << "  [" << f.severity << "] " << f.rule << ": " << f.evidence << "\n";
+  }
+  o << "\nDiagnosis\n";
+  for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
+  o << "\nNext actions\n";
+  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i] << "\n";
+  return o.str();
+}
+
+std::string render_diagnosis_json(const Diagnosis& d) {
+  JsonWriter json;
+  json.begin_object().member("schema", "kernscope.report/1").member("trace", d.trace);
+  json.key("devices").begin_array();
+  for (const auto& device : d.devices) json.value(device);
+  json.end_array();
+  json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
+  json.key("steps").begin_object().member("method", d.steps.method).member("count", d.steps.steps.size());
+  json.key("decode_wall");
+  distribution(json, d.steps.decode_wall);
+  json.key("prefill_wall");
+  distribution(json, d.steps.prefill_wall);
+  json.key("decode_kernel");
+  distribution(json, d.steps.decode_kernel_ns);
+  json.key("decode_gpu_period");
+  distribution(json, d.steps.decode_gpu_period);
+  json.key("groups").begin_array();
+  for (const auto& g : d.steps.groups) {
+    json.begin_object().member("name", g.name).member("phase", phase_name(g.phase));
+    for (const auto& [key, dist] : {std::pair{"wall", &g.wall}, {"kernel", &g.kernel_ns}, {"gpu_idle_permille", &g.idle_share_permille},
+                                    {"launches", &g.launches}, {"gpu_span", &g.gpu_span}, {"gpu_period", &g.gpu_period}}) {
+      json.key(key);
+      distribution(json, *dist);
+    }
+    json.end_object();
+  }
+  json.end_array().end_object();
+  json.key("classes").begin_array();
+  for (const auto& c : d.ops.classes) {
+    json.begin_object().member("class", c.op_class).member("total_ns", c.total_ns).member("instances", c.instances).end_object();
+  }
+  json.end_array();
+  json.key("decode_classes");
+  class_shares(json, d.decode_classes);
+  json.key("prefill_classes");
+  class_shares(json, d.prefill_classes);
+  json.key("findings").begin_array();
+  for (const auto& f : d.findings) {
+    json.begin_object()
+        .member("rule", f.rule)
+        .member("severity", f.severity)
+        .member("count", f.count)
+        .member("evidence", f.skipped ? f.skip_reason : f.evidence)
+        .member("action", f.action)
+        .end_object();
+  }
+  json.end_array();
+  json.key("diagnosis").begin_array();
+  for (const auto& s : d.diagnosis) json.value(s);
+  json.end_array();
+  json.key("next_actions").begin_array();
+  for (const auto& s : d.next_actions) json.value(s);
+  json.end_array();
+  json.end_object();
+  return json.finish();
+}
+
+}  // namespace kernscope

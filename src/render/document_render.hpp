@@ -1,0 +1,18 @@
+// The documents kernscope prints (not nsys's tables): the trace overview (`info`) and the
+// diagnosis (`report`), each as text for people and as JSON for scripts (docs/interfaces.md).
+#pragma once
+
+#include <string>
+
+#include "kernscope/diagnosis.hpp"
+#include "kernscope/overview.hpp"
+
+namespace kernscope {
+
+std::string render_overview_text(const TraceOverview& overview);
+std::string render_overview_json(const TraceOverview& overview);
+
+std::string render_diagnosis_text(const Diagnosis& diagnosis);
+std::string render_diagnosis_json(const Diagnosis& diagnosis);
+
+}  // namespace kernscope

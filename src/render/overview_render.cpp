@@ -1,0 +1,112 @@
+// `kernscope info` as text and JSON.
+#include <fmt/format.h>
+
+#include "render/document_render.hpp"
+#include "render/json_writer.hpp"
+
+namespace kernscope {
+
+std::string render_overview_text(const TraceOverview& o) {
+  std::string out;
+  auto put = [&out](std::string s) { out += s; };
+  if (o.source.format == "nsys-sqlite") {
+    put(fmt::format("Trace:    {}\nFormat:   {} (Nsight Systems {}, export schema {})\n", o.source.path, o.source.format,
+                    o.source.product_version.empty() ? "?" : o.source.product_version,
+                    o.source.schema_version.empty() ? "?" : o.source.schema_version));
+  } else {
+    put(fmt::format("Trace:    {}\nFormat:   {}\n", o.source.path, o.source.format));
+  }
+  if (o.source.distributed) {
+    const auto& d = *o.source.distributed;
+    put(fmt::format("Rank:     {} of {} ({})\n", d.rank, d.world_size, d.backend.empty() ? "?" : d.backend));
+  }
+  for (const auto& [key, value] : o.source.metadata) put(fmt::format("  {}: {}\n", key, value));
+  put(fmt::format("Span:     {} ns .. {} ns ({:.3f} s)\n", o.first_ns, o.last_ns, static_cast<double>(o.last_ns - o.first_ns) / 1e9));
+  put("Devices:\n");
+  for (const auto& d : o.devices) {
+    put(fmt::format("  [{}] {}{}, {} SMs, {:.1f} GiB{}, compute capability {}.{}\n", d.id, d.name,
+                    d.chip_name.empty() ? "" : " (" + d.chip_name + ")", d.sm_count,
+                    static_cast<double>(d.total_memory_bytes) / (1 << 30),
+                    d.memory_bandwidth_bytes_per_s > 0
+                        ? fmt::format(", {:.0f} GB/s", static_cast<double>(d.memory_bandwidth_bytes_per_s) / 1e9)
+                        : "",
+                    d.compute_major, d.compute_minor));
+  }
+  put("Events:\n");
+  for (const auto& c : o.counts) put(fmt::format("  {:<11} {}\n", c.kind, c.present ? fmt::format("{}", c.count) : "absent"));
+  if (o.graph_launches || o.graph_node_kernels) {
+    put(fmt::format("  graph launches {}, kernels from graph nodes {}\n", o.graph_launches, o.graph_node_kernels));
+  }
+  put("Processes:\n");
+  for (const auto& p : o.processes) {
+    put(fmt::format("  {} {}\n", p.pid, p.name));
+    for (const auto& t : o.threads) {
+      if (pid_of(t.global_tid) == p.pid) put(fmt::format("    thread {} {}\n", tid_of(t.global_tid), t.name));
+    }
+  }
+  if (!o.top_level_ranges.empty()) {
+    put("Top-level NVTX ranges:\n");
+    for (const auto& r : o.top_level_ranges) {
+      put(fmt::format("  {:>6} x {:<40} {:>14.3f} ms\n", r.count, r.name, static_cast<double>(r.total_ns) / 1e6));
+    }
+  }
+  if (!o.missing.empty()) {
+    put("Missing or degraded:\n");
+    for (const auto& m : o.missing) put("  - " + m + '\n');
+  }
+  return out;
+}
+
+std::string render_overview_json(const TraceOverview& o) {
+  JsonWriter json;
+  json.begin_object()
+      .member("path", o.source.path)
+      .member("format", o.source.format)
+      .member("product_version", o.source.product_version)
+      .member("schema_version", o.source.schema_version)
+      .member("session_start_utc_ns", o.source.session_start_utc_ns)
+      .member("first_ns", o.first_ns)
+      .member("last_ns", o.last_ns);
+  json.key("devices").begin_array();
+  for (const auto& d : o.devices) {
+    json.begin_object()
+        .member("id", d.id)
+        .member("name", d.name)
+        .member("chip", d.chip_name)
+        .member("sm_count", d.sm_count)
+        .member("memory_bytes", d.total_memory_bytes)
+        .member("memory_bandwidth_bytes_per_s", d.memory_bandwidth_bytes_per_s)
+        .member("clock_rate_hz", d.clock_rate_hz)
+        .member("compute_capability", fmt::format("{}.{}", d.compute_major, d.compute_minor))
+        .end_object();
+  }
+  json.end_array();
+  json.key("counts").begin_object();
+  for (const auto& c : o.counts) {
+    json.key(c.kind);
+    if (c.present) json.value(c.count);
+    else json.null();
+  }
+  json.end_object();
+  json.member("graph_launches", o.graph_launches).member("graph_node_kernels", o.graph_node_kernels);
+  json.key("processes").begin_array();
+  for (const auto& p : o.processes) json.begin_object().member("pid", p.pid).member("name", p.name).end_object();
+  json.end_array();
+  json.key("threads").begin_array();
+  for (const auto& t : o.threads) {
+    json.begin_object().member("pid", pid_of(t.global_tid)).member("tid", tid_of(t.global_tid)).member("name", t.name).end_object();
+  }
+  json.end_array();
+  json.key("top_level_nvtx_ranges").begin_array();
+  for (const auto& r : o.top_level_ranges) {
+    json.begin_object().member("name", r.name).member("count", r.count).member("total_ns", r.total_ns).end_object();
+  }
+  json.end_array();
+  json.key("missing").begin_array();
+  for (const auto& m : o.missing) json.value(m);
+  json.end_array();
+  json.end_object();
+  return json.finish();
+}
+
+}  // namespace kernscope

@@ -1,0 +1,62 @@
+// What one analysis contributes to the registry: its spec, what to read, and how to run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernscope/analysis.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/open.hpp"
+#include "kernscope/render.hpp"
+#include "kernscope/time_units.hpp"
+
+namespace kernscope::session {
+
+// An analysis's option values, checked against its spec (integers parse, names exist).
+class Options {
+ public:
+  Options(const AnalysisSpec& spec, const OptionValues& values) : spec_(spec), values_(values) {}
+  static Result<void> check(const AnalysisSpec& spec, const OptionValues& values);
+
+  std::string text(const std::string& name) const;
+  std::int64_t integer(const std::string& name) const;
+  double number(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  std::vector<std::string> list(const std::string& name) const;
+
+ private:
+  const OptionSpec& spec_of(const std::string& name) const;
+  const AnalysisSpec& spec_;
+  const OptionValues& values_;
+};
+
+// What the caller asked to get back.
+struct Output {
+  std::string format;  // one of the spec's formats, or kFramesFormat
+  TimeUnit time_unit = TimeUnit::kNs;
+  bool frames() const { return format == kFramesFormat; }
+  // The format as a table format (table, csv, tsv, json); table for frames.
+  Format table_format() const;
+};
+
+struct AnalysisEntry {
+  AnalysisSpec spec;
+  // The event kinds to read (OpenOptions::kinds / detail_kinds) for these options.
+  Result<OpenOptions> (*plan)(const Options& options);
+  Result<AnalysisOutput> (*run)(const Trace& trace, const Options& options, const Output& output);
+};
+
+// One per analysis, each in its own file (run_<name>.cpp).
+const AnalysisEntry& info_entry();
+const AnalysisEntry& stats_entry();
+const AnalysisEntry& tail_entry();
+const AnalysisEntry& ops_entry();
+const AnalysisEntry& analyze_entry();
+const AnalysisEntry& steps_entry();
+const AnalysisEntry& report_entry();
+const AnalysisEntry& export_entry();
+
+// Reads --rules FILE on top of the built-in operation rules (shared by ops, steps, report).
+Result<OpRuleSet> rules_with(const std::string& user_rules_path);
+
+}  // namespace kernscope::session

@@ -1,0 +1,143 @@
+// The registry of analyses and the one path every front end takes through it: check the
+// request, read what the analysis needs, filter, run, render.
+#include <algorithm>
+#include <memory>
+
+#include "kernscope/trace_filter.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope {
+namespace {
+
+using session::AnalysisEntry;
+
+// The registry: one row per analysis, in the order `kernscope --help` lists them.
+const std::vector<const AnalysisEntry*>& entries() {
+  static const std::vector<const AnalysisEntry*> rows = {
+      &session::stats_entry(),   &session::info_entry(),  &session::tail_entry(),   &session::ops_entry(),
+      &session::analyze_entry(), &session::steps_entry(), &session::report_entry(), &session::export_entry(),
+  };
+  return rows;
+}
+
+const AnalysisEntry* find_entry(std::string_view name) {
+  for (const auto* e : entries()) {
+    if (e->spec.name == name) return e;
+  }
+  return nullptr;
+}
+
+Result<const AnalysisEntry*> entry_for(const AnalysisRequest& request) {
+  const auto* entry = find_entry(request.analysis);
+  if (!entry) return make_error(ErrorCode::kInvalidArgument, "unknown analysis '" + request.analysis + "'");
+  return entry;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
+Result<session::Output> output_of(const AnalysisEntry& entry, const AnalysisRequest& request) {
+  session::Output out;
+  out.format = request.format.empty() ? entry.spec.formats.front() : request.format;
+  const auto& formats = entry.spec.formats;
+  const bool frames = out.format == kFramesFormat && entry.spec.shape == ResultShape::kTables;
+  if (!frames && std::find(formats.begin(), formats.end(), out.format) == formats.end()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "unknown format '" + out.format + "' (expected " + joined(formats) + ")");
+  }
+  if (!request.time_unit.empty()) {
+    if (!entry.spec.time_unit) {
+      return make_error(ErrorCode::kInvalidArgument, entry.spec.name + " takes no time unit");
+    }
+    auto unit = parse_time_unit(request.time_unit);
+    if (!unit) return std::unexpected(unit.error());
+    out.time_unit = *unit;
+  }
+  return out;
+}
+
+Result<FilterSpec> filter_spec(const AnalysisEntry& entry, const AnalysisRequest& request) {
+  FilterSpec spec;
+  if (request.filter_time.empty() && request.filter_nvtx.empty()) return spec;
+  if (!entry.spec.filters) return make_error(ErrorCode::kInvalidArgument, entry.spec.name + " takes no filters");
+  if (!request.filter_time.empty()) {
+    auto window = parse_time_window(request.filter_time);
+    if (!window) return std::unexpected(window.error());
+    spec.time = *window;
+  }
+  if (!request.filter_nvtx.empty()) spec.nvtx = request.filter_nvtx;
+  return spec;
+}
+
+}  // namespace
+
+const std::vector<AnalysisSpec>& analysis_specs() {
+  static const std::vector<AnalysisSpec> specs = [] {
+    std::vector<AnalysisSpec> out;
+    for (const auto* e : entries()) out.push_back(e->spec);
+    return out;
+  }();
+  return specs;
+}
+
+const AnalysisSpec* find_analysis(std::string_view name) {
+  const auto* entry = find_entry(name);
+  return entry ? &entry->spec : nullptr;
+}
+
+Result<void> check_request(const AnalysisRequest& request) {
+  auto entry = entry_for(request);
+  if (!entry) return std::unexpected(entry.error());
+  if (auto ok = session::Options::check((*entry)->spec, request.options); !ok) return ok;
+  for (const auto& option : (*entry)->spec.options) {
+    if (option.required && !request.options.contains(option.name)) {
+      return make_error(ErrorCode::kInvalidArgument, (*entry)->spec.name + ": --" + option.name + " is required");
+    }
+  }
+  if (auto out = output_of(**entry, request); !out) return std::unexpected(out.error());
+  if (auto spec = filter_spec(**entry, request); !spec) return std::unexpected(spec.error());
+  return {};
+}
+
+Result<Trace> open_for_analysis(const std::string& path, const AnalysisRequest& request) {
+  if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+  const auto* entry = *entry_for(request);
+  const session::Options options(entry->spec, request.options);
+  auto plan = entry->plan(options);
+  if (!plan) return std::unexpected(plan.error());
+  auto spec = *filter_spec(*entry, request);
+  if (spec.nvtx) plan->kinds |= bit(EventKind::kNvtx);
+  auto trace = open_trace(path, *plan);
+  if (!trace) return std::unexpected(trace.error());
+  if (!spec.empty()) {
+    auto filter = resolve_filter(*trace, spec);
+    if (!filter) return std::unexpected(filter.error());
+    apply_filter(*trace, *filter);
+  }
+  return trace;
+}
+
+Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& request, bool apply_filters) {
+  if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+  const auto* entry = *entry_for(request);
+  const session::Options options(entry->spec, request.options);
+  const auto output = *output_of(*entry, request);
+  const auto spec = *filter_spec(*entry, request);
+  if (!apply_filters || spec.empty()) return entry->run(trace, options, output);
+  auto filter = resolve_filter(trace, spec);
+  if (!filter) return std::unexpected(filter.error());
+  auto copy = std::make_unique<Trace>(trace);
+  apply_filter(*copy, *filter);
+  return entry->run(*copy, options, output);
+}
+
+Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisRequest& request) {
+  auto trace = open_for_analysis(path, request);
+  if (!trace) return std::unexpected(trace.error());
+  return run_analysis(*trace, request);
+}
+
+}  // namespace kernscope

@@ -1,0 +1,66 @@
+// analyze: nsys analyze's six CUDA rules and kernscope's LLM rules, with evidence and actions.
+#include <future>
+
+#include "kernscope/analyze.hpp"
+#include "kernscope/render_findings.hpp"
+#include "kernscope/steps.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  // Summary columns suffice for every rule (launch geometry and return values are not used).
+  OpenOptions open;
+  open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  return open;
+}
+
+Result<AnalyzeOptions> rule_options(const Options& o) {
+  AnalyzeOptions rules;
+  rules.gap_ms = o.integer("gap");
+  rules.utilization_threshold = static_cast<int>(o.integer("threshold"));
+  rules.utilization_chunks = static_cast<int>(o.integer("chunks"));
+  if (o.integer("rows") < 0) return make_error(ErrorCode::kInvalidArgument, "analyze: --rows must be 0 or more");
+  rules.rows = static_cast<std::size_t>(o.integer("rows"));
+  return validate(rules);
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto options = rule_options(o);
+  if (!options) return std::unexpected(options.error());
+  // nsys's rules and the step analysis only read the trace: run them side by side.
+  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(trace, OpRuleSet::builtin(), {}); });
+  auto findings = run_nsys_rules(trace, *options);
+  if (auto steps = steps_job.get()) {
+    for (auto& f : run_llm_rules(trace, *steps, *options)) findings.push_back(std::move(f));
+  }
+  AnalysisOutput out;
+  if (output.format == "json") {
+    out.text = render_findings_json(findings);
+  } else {
+    for (const auto& f : findings) out.text += render_finding_console(f, options->rows);
+  }
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& analyze_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "analyze",
+          .summary = "Rule findings like `nsys analyze` (pageable/sync copies, syncs, GPU gaps, low utilisation)",
+          .options = {{"gap", 0, OptionKind::kInteger, "500", "gpu_gaps: minimum idle time in ms"},
+                      {"threshold", 0, OptionKind::kInteger, "50", "gpu_time_util: flag regions below this % in use"},
+                      {"chunks", 0, OptionKind::kInteger, "30", "gpu_time_util: chunks per device and process"},
+                      {"rows", 0, OptionKind::kInteger, "50", "evidence rows per rule"}},
+          .formats = {"table", "json"},
+          .time_unit = false,
+          .filters = true,
+          .shape = ResultShape::kDocument},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

@@ -1,0 +1,62 @@
+// ops: GPU time by operation class (GEMM, attention, norm, ... communication).
+#include <fmt/format.h>
+
+#include <sstream>
+
+#include "kernscope/op_classes.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.kinds = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kApiCalls) |
+               bit(EventKind::kNvtx);
+  open.detail_kinds = 0;
+  return open;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  auto result = classify_operations(trace, *rules);
+  if (!result) return std::unexpected(result.error());
+  AnalysisOutput out;
+  out.tables.push_back(ops_table(*result));
+  if (o.flag("detail")) out.tables.push_back(ops_detail_table(*result));
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, output.time_unit};
+  std::ostringstream text;
+  render(text, out.tables[0], render_options);
+  if (out.tables.size() > 1) {
+    if (format != Format::kTable) text << '\n';
+    render(text, out.tables[1], render_options);
+  }
+  if (format == Format::kTable) {
+    text << "\nAttention phases from: " << result->phase_source << "; GPU time classed 'other': "
+         << static_cast<int>(result->other_share * 1000 + 0.5) / 10.0 << " %\n";
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& ops_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "ops",
+          .summary = "GPU time by operation class (GEMM, GEMV, attention, norm, RoPE, ...)",
+          .options = {{"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX rules, tried before the built-in ones"},
+                      {"detail", 0, OptionKind::kFlag, "", "also list every kernel name with its class and the rule that matched"}},
+          .formats = {"table", "csv", "tsv", "json"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

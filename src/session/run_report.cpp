@@ -1,0 +1,45 @@
+// report: one screen — what ran, where time goes, what is wrong, what to do next.
+#include "kernscope/diagnosis.hpp"
+#include "render/document_render.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  // Summary columns suffice for every rule (launch geometry and return values are not used).
+  OpenOptions open;
+  open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  return open;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  StepOptions steps;
+  if (!o.text("step-range").empty()) steps.step_range = o.text("step-range");
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
+  if (!d) return std::unexpected(d.error());
+  AnalysisOutput out;
+  out.text = output.format == "json" ? render_diagnosis_json(*d) : render_diagnosis_text(*d);
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& report_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "report",
+          .summary = "One-screen diagnosis: phases, steps, classes, tails, findings, next actions",
+          .options = {{"step-range", 0, OptionKind::kText, "", "NVTX range NAME[@DOMAIN] that marks one step"},
+                      {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules, tried before the built-in ones"}},
+          .formats = {"text", "json"},
+          .time_unit = false,
+          .filters = true,
+          .shape = ResultShape::kDocument},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

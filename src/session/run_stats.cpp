@@ -1,0 +1,111 @@
+// stats: the reports of `nsys stats`, with the same rows, numbers and order.
+#include <fstream>
+#include <sstream>
+
+#include "kernscope/reports.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+// nsys stats' default report set, less the APIs kernscope does not model (OpenMP, Vulkan...).
+const std::vector<std::string> kDefaultReports = {"nvtx_sum", "osrt_sum", "cuda_api_sum",
+                                                  "cuda_gpu_kern_sum", "cuda_gpu_mem_time_sum",
+                                                  "cuda_gpu_mem_size_sum"};
+
+Result<std::vector<ReportRequest>> requests_of(const Options& o) {
+  std::vector<ReportRequest> requests;
+  auto names = o.list("report");
+  for (const auto& name : names.empty() ? kDefaultReports : names) {
+    auto request = parse_report(name);
+    if (!request) return std::unexpected(request.error());
+    requests.push_back(std::move(*request));
+  }
+  return requests;
+}
+
+Result<OpenOptions> plan(const Options& o) {
+  auto requests = requests_of(o);
+  if (!requests) return std::unexpected(requests.error());
+  OpenOptions open;
+  open.kinds = open.detail_kinds = 0;
+  for (const auto& r : *requests) {
+    open.kinds |= report_needs(r);
+    open.detail_kinds |= report_details(r);
+  }
+  return open;
+}
+
+std::string output_path(const std::string& prefix, const ReportRequest& r, Format format) {
+  std::string name = r.name;
+  if (r.kernel_names == KernelNameVariant::kBase) name += "_base";
+  if (r.kernel_names == KernelNameVariant::kMangled) name += "_mangled";
+  return prefix + "_" + name + "." + format_extension(format);
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto requests = requests_of(o);
+  if (!requests) return std::unexpected(requests.error());
+  constexpr EventKinds kCuda = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) |
+                               bit(EventKind::kApiCalls) | bit(EventKind::kOsrt);
+  if ((trace.present & kCuda) == 0) {
+    return make_error(ErrorCode::kNoData, trace.source.path + ": the export contains no CUDA data (no kernels, memory "
+                                                              "operations or CUDA API calls were traced)");
+  }
+  const std::string prefix = o.text("output");
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, output.time_unit};
+  AnalysisOutput out;
+  std::ostringstream text;
+  bool first = true;
+  for (const auto& request : *requests) {
+    auto table = run_report(trace, request);
+    if (!table) {
+      if (table.error().code != ErrorCode::kNoData) return std::unexpected(table.error());
+      out.messages.push_back("SKIPPED " + request.spelled + ": " + table.error().message);
+      continue;
+    }
+    if (table->rows.empty()) out.messages.push_back(request.spelled + ": no data in the selection");
+    if (output.frames()) {
+      out.tables.push_back(std::move(*table));
+      continue;
+    }
+    if (!prefix.empty() && prefix != "-") {
+      const std::string path = output_path(prefix, request, format);
+      std::ofstream file(path, std::ios::binary | std::ios::trunc);
+      if (file) render(file, *table, render_options);
+      file.close();
+      if (!file) return make_error(ErrorCode::kIo, "cannot write " + path);
+      out.messages.push_back("wrote " + path);
+      continue;
+    }
+    if (!first && format != Format::kTable && !table->rows.empty()) text << '\n';
+    render(text, *table, render_options);
+    if (!table->rows.empty()) first = false;
+    out.tables.push_back(std::move(*table));
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& stats_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "stats",
+          .summary = "Reports equal to `nsys stats` (same rows, numbers and order)",
+          .options = {{"report", 'r', OptionKind::kList, "",
+                       "Report to run, repeatable; REPORT[:base|:mangled] (default: nvtx_sum, osrt_sum, cuda_api_sum, "
+                       "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum)"},
+                      {"output", 'o', OptionKind::kText, "", "Write each report to PREFIX_<report>.<ext> ('-': stdout)"}},
+          .formats = {"table", "csv", "tsv", "json", "column"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables,
+          .trace_help = "Nsight Systems export (.sqlite, .sqlite.gz, .nsys-rep) or PyTorch-profiler JSON"},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

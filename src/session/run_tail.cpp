@@ -1,0 +1,75 @@
+// tail: tail-aware statistics per kernel, API call or NVTX range.
+#include <sstream>
+
+#include "kernscope/tail.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options& o) {
+  auto subject = parse_tail_subject(o.text("by"));
+  if (!subject) return std::unexpected(subject.error());
+  OpenOptions open;
+  open.kinds = *subject == TailSubject::kKernel ? bit(EventKind::kKernels)
+               : *subject == TailSubject::kApi  ? bit(EventKind::kApiCalls)
+                                                : bit(EventKind::kNvtx);
+  open.detail_kinds = 0;
+  return open;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto subject = parse_tail_subject(o.text("by"));
+  if (!subject) return std::unexpected(subject.error());
+  if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "tail: --limit must be 0 or more");
+  auto result = tail_statistics(trace, *subject);
+  if (!result) return std::unexpected(result.error());
+  AnalysisOutput out;
+  if (result->by_total.empty()) {
+    out.messages.push_back("tail: no events of that kind in the trace");
+    return out;
+  }
+  const auto limit = static_cast<std::size_t>(o.integer("limit"));
+  out.tables.push_back(tail_table(result->by_total, *subject, false, limit));
+  out.tables.push_back(tail_table(result->by_tail_score, *subject, true, limit));
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, output.time_unit};
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    // {"by_total": [...], "tail_candidates": [...]}: the two views of the same rows.
+    std::ostringstream by_total, by_score;
+    render(by_total, out.tables[0], render_options);
+    render(by_score, out.tables[1], render_options);
+    JsonWriter json(0);
+    json.begin_object().key("by_total").raw(by_total.str()).key("tail_candidates").raw(by_score.str()).end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    render(text, out.tables[0], render_options);
+    render(text, out.tables[1], render_options);
+  } else {
+    render(text, out.tables[0], render_options);  // CSV/TSV: one table, by total time
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& tail_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "tail",
+          .summary = "Tail statistics (p50/p95/p99/max, tail score) per kernel, API call or NVTX range",
+          .options = {{"by", 0, OptionKind::kText, "kernel", "kernel, api or nvtx"},
+                      {"limit", 0, OptionKind::kInteger, "20", "rows per table (0: all)"}},
+          .formats = {"table", "csv", "tsv", "json"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

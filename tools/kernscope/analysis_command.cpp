@@ -1,0 +1,84 @@
+// `kernscope NAME` for every analysis in the library's registry: options, formats and help text
+// come from the registry row, so the CLI has no per-analysis code.
+#include <iostream>
+#include <memory>
+
+#include "commands.hpp"
+#include "kernscope/analysis.hpp"
+
+namespace kernscope::cli {
+namespace {
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (std::size_t i = 0; i < words.size(); ++i) out += (i == 0 ? "" : i + 1 == words.size() ? " or " : ", ") + words[i];
+  return out;
+}
+
+// What CLI11 fills in for one subcommand, turned into an AnalysisRequest when it runs.
+struct Parsed {
+  std::string trace;
+  std::string format, time_unit, filter_time, filter_nvtx;
+  std::map<std::string, std::vector<std::string>> values;  // the analysis's own options
+  std::map<std::string, bool> flags;
+};
+
+std::string option_names(const OptionSpec& o) {
+  std::string names = "--" + o.name;
+  if (o.short_name) names = std::string("-") + o.short_name + "," + names;
+  return names;
+}
+
+int run(const AnalysisSpec& spec, const Parsed& p) {
+  AnalysisRequest request;
+  request.analysis = spec.name;
+  request.format = p.format;
+  request.time_unit = p.time_unit;
+  request.filter_time = p.filter_time;
+  request.filter_nvtx = p.filter_nvtx;
+  for (const auto& [name, values] : p.values) {
+    if (!values.empty()) request.options[name] = values;
+  }
+  for (const auto& [name, set] : p.flags) {
+    if (set) request.options[name] = {};
+  }
+  auto trace = open_for_analysis(p.trace, request);
+  if (!trace) return fail(trace.error());
+  const Trace& loaded = keep_until_exit(std::move(*trace));
+  auto output = run_analysis(loaded, request);
+  if (!output) return fail(output.error());
+  for (const auto& m : output->messages) std::cerr << "kernscope: " << m << '\n';
+  std::cout << output->text;
+  std::cout.flush();
+  if (!std::cout) return fail(Error{ErrorCode::kIo, "cannot write to standard output"});
+  return 0;
+}
+
+}  // namespace
+
+Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
+  auto p = std::make_shared<Parsed>();
+  auto* cmd = app.add_subcommand(spec.name, spec.summary);
+  for (const auto& o : spec.options) {
+    std::string help = o.help;
+    if (o.kind == OptionKind::kFlag) {
+      cmd->add_flag(option_names(o), p->flags[o.name], help);
+      continue;
+    }
+    if (!o.default_value.empty()) help += " [default: " + o.default_value + "]";
+    auto* option = o.kind == OptionKind::kList ? cmd->add_option(option_names(o), p->values[o.name], help)
+                                               : cmd->add_option(option_names(o), p->values[o.name], help)->expected(1);
+    if (o.required) option->required();
+  }
+  cmd->add_option("-f,--format", p->format, joined(spec.formats) + " [default: " + spec.formats.front() + "]");
+  if (spec.time_unit) cmd->add_option("--timeunit", p->time_unit, "ns, us, ms or s [default: ns]");
+  if (spec.filters) {
+    cmd->add_option("--filter-time", p->filter_time,
+                    "[START]/[END] with units ns us ms s m h (e.g. 1s2ms/3s): keep events overlapping it");
+    cmd->add_option("--filter-nvtx", p->filter_nvtx, "RANGE[@DOMAIN][/INDEX]: keep events overlapping that NVTX range instance");
+  }
+  cmd->add_option("trace", p->trace, spec.trace_help)->required();
+  return [&spec, p] { return run(spec, *p); };
+}
+
+}  // namespace kernscope::cli
