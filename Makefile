@@ -19,8 +19,9 @@ FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
 # The tracer needs CUPTI, the CUDA runtime and NVTX: from the CUDA toolkit where one is installed,
 # else from NVIDIA's wheels on PyPI (scripts/fetch-cuda-wheels.sh, into .cuda-wheels/). Without
 # them, configuring the tests fails unless KERNSCOPE_ALLOW_NO_TRACER=ON (then they are left out).
-CUDA_TOOLKIT_CUPTI := $(wildcard $(CUDA_HOME)/include/cupti.h /usr/local/cuda/include/cupti.h \
-                      /usr/local/cuda/extras/CUPTI/include/cupti.h /usr/include/cupti.h)
+# (realpath: a file, not a link left dangling by a removed toolkit)
+CUDA_TOOLKIT_CUPTI := $(realpath $(CUDA_HOME)/include/cupti.h /usr/local/cuda/include/cupti.h \
+                      /usr/local/cuda/extras/CUPTI/include/cupti.h /usr/local/include/cupti.h /usr/include/cupti.h)
 KERNSCOPE_ALLOW_NO_TRACER ?= OFF
 
 .PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean python python-test
