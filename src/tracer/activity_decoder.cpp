@@ -1,11 +1,9 @@
 #include "tracer/activity_decoder.hpp"
 
-#include <cxxabi.h>
-
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
+#include "base/nsys_demangle.hpp"
 #include "kernscope/kernel_short_name.hpp"
 
 namespace kernscope::tracer {
@@ -26,10 +24,9 @@ const ActivityDecoder::KernelNames& ActivityDecoder::kernel_names(const char* ma
   const std::string key = mangled ? mangled : "";
   auto it = kernel_names_.find(key);
   if (it != kernel_names_.end()) return it->second;
-  int status = -1;
-  char* demangled = key.empty() ? nullptr : abi::__cxa_demangle(key.c_str(), nullptr, nullptr, &status);
-  const std::string readable = status == 0 && demangled ? demangled : key;  // extern "C" kernels stay as they are
-  std::free(demangled);
+  // Spelled as nsys spells it, so traces of one program from kernscope and nsys join by name;
+  // extern "C" kernels stay as they are.
+  const std::string readable = nsys_demangle(key);
   KernelNames names{strings_.intern(readable), strings_.intern(kernel_short_name(readable)), strings_.intern(key)};
   return kernel_names_.emplace(key, names).first->second;
 }
