@@ -4,12 +4,13 @@
 #   2. collects the gold of every fixture with gold_collect.sh into a scratch folder;
 #   3. compares it with the gold already in the repository: gold_collect.sh must reproduce every file
 #      made before it byte for byte (inside analyze.txt, the analysed file's name aside);
-#   4. leaves in $OUT: gold.tgz (new and changed files, paths under tests/fixtures/nsys; unpack there),
+#   4. leaves in $OUT: gold.tgz.aa, .ab ... (the parts of one tar of the new and changed files, paths
+#      under tests/fixtures/nsys; cat the parts and unpack there),
 #      gold_removed.txt (files the new gold no longer has: delete them), gold_logs.tgz (nsys's messages),
 #      nsys_rules.tgz (nsys's report and rule scripts, to read their conditions), gold_summary.txt.
 # On the development machine, first: mkdir -p .gpu && cp -r /work/shared/tools .gpu/
 # then: run(command="bash bench/gpu/gold_device_run.sh", carry=[".gpu"], timeout_s=600).
-# Afterwards, here: tar xzf gold.tgz -C tests/fixtures/nsys; (cd tests/fixtures/nsys && xargs -r rm -f < gold_removed.txt);
+# Afterwards, here: cat gold.tgz.* | tar xz -C tests/fixtures/nsys; (cd tests/fixtures/nsys && xargs -r rm -f < gold_removed.txt);
 # drop the collected fixtures' "awaiting" lines from tests/golden/gold_skips.txt; run the golden tests.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,17 +30,27 @@ tar czf "$out/nsys_rules.tgz" -C "$nsys_dir" reports rules 2>/dev/null || say "n
 
 say "== 1. recording gaps_memset_sync"
 start=$SECONDS
-if bash "$here/gold_record_gaps_memset.sh" >> "$summary" 2>&1; then
+if timeout 120 bash "$here/gold_record_gaps_memset.sh" >> "$summary" 2>&1; then
   say "recorded in $((SECONDS - start)) s"
 else
   say "FAILED to record gaps_memset_sync (log above); collecting the other fixtures"
 fi
 
 say "== 2. collecting gold"
-start=$SECONDS
+# Small exports first, in one pass, so that their gold comes back even if the big ones run out of time.
 scratch=$(mktemp -d)
-bash "$here/gold_collect.sh" --dest "$scratch" --logs "$scratch/logs" --all 2>&1 | tee -a "$summary"
-say "collected in $((SECONDS - start)) s"
+small=(); big=()
+for t in "$fixtures"/*/trace.sqlite.gz; do
+  f=$(basename "$(dirname "$t")")
+  if [ "$(stat -c %s "$t")" -le $((5 * 1024 * 1024)) ]; then small+=("$f"); else big+=("$f"); fi
+done
+for pass in small big; do
+  if [ $pass = small ]; then group=("${small[@]}"); else group=("${big[@]}"); fi
+  [ ${#group[@]} -gt 0 ] || continue
+  start=$SECONDS
+  timeout "${GOLD_PASS_TIMEOUT:-240}" bash "$here/gold_collect.sh" --dest "$scratch" --logs "$scratch/logs" "${group[@]}" 2>&1 | tee -a "$summary"
+  say "$pass exports (${group[*]}): collected in $((SECONDS - start)) s"
+done
 
 say "== 3. the gold already here, reproduced?"
 # Inside analyze.txt nsys names the file it analysed; the first gold used other names for the copies.
@@ -65,17 +76,22 @@ done
 say "existing gold files: $same reproduced, $differ differ, $gone not made again"
 
 say "== 4. packing"
+# Only what is new or whose content changed travels back (a .gz made again differs in its header only).
 for new_gold in "$scratch"/*/gold; do
   f=$(basename "$(dirname "$new_gold")")
   while IFS= read -r rel; do
-    cmp -s "$new_gold/$rel" "$fixtures/$f/gold/$rel" 2>/dev/null || echo "$f/gold/$rel" >> "$list"
+    old=$fixtures/$f/gold/$rel
+    [ -f "$old" ] && [ "$rel" != MANIFEST.txt ] && cmp -s <(gunzip -c -f "$old") <(gunzip -c -f "$new_gold/$rel") && continue
+    echo "$f/gold/$rel" >> "$list"
   done < <(cd "$new_gold" && find . -type f | sed 's|^\./||' | sort)
 done
 [ -f "$fixtures/gaps_memset_sync/trace.sqlite.gz" ] && echo "gaps_memset_sync/trace.sqlite.gz" >> "$list"
 cp "$fixtures/gaps_memset_sync/trace.sqlite.gz" "$scratch/gaps_memset_sync/" 2>/dev/null
-tar czf "$out/gold.tgz" -C "$scratch" -T "$list"
+# Files come back at most 16 MB each: gold.tgz is cut into gold.tgz.aa, .ab ... (cat them to unpack).
+tar czf "$scratch/gold.tgz" -C "$scratch" -T "$list"
+split -b 15M "$scratch/gold.tgz" "$out/gold.tgz."
 tar czf "$out/gold_logs.tgz" -C "$scratch" logs
-say "$(wc -l < "$list") new or changed files, gold.tgz $(stat -c %s "$out/gold.tgz") bytes"
+say "$(wc -l < "$list") new or changed files, gold.tgz $(stat -c %s "$scratch/gold.tgz") bytes in $(ls "$out"/gold.tgz.* | wc -l) parts"
 for f in "$scratch"/*/gold/MANIFEST.txt; do
   say "$(basename "$(dirname "$(dirname "$f")")"): $(grep -c '^gold ' "$f") gold files, $(grep -c '^left-out ' "$f") left out"
 done

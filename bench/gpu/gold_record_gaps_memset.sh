@@ -8,6 +8,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 source "$here/gold_nsys_env.sh"
+export PATH=$PATH:/usr/local/cuda/bin  # nvcc, where CUDA is not on PATH
 fixture=$repo/tests/fixtures/nsys/gaps_memset_sync
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
