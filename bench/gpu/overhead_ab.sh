@@ -64,9 +64,7 @@ run() {
     floor) CUDA_INJECTION64_PATH=$FLOOR timeout $LIMIT $CMD 2>/tmp/floor.err ;;
     nsys) timeout $LIMIT "$NSYS" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=repeat \
             --force-overwrite=true -o /tmp/ab_${w}_nsys $CMD 2>/dev/null ;;
-    torch)
-      [ $w = llama ] || { echo "variant torch needs the llama workload"; return; }
-      PEER=torch timeout $LIMIT $CMD 2>/dev/null ;;
+    torch) PEER=torch timeout $LIMIT $CMD 2>/dev/null ;;
     *) timeout $LIMIT $K record $AB --record $v -o $out -- $CMD 2>/dev/null ;;
   esac | $FIGURES | tr '\n' ' '
   [ $v = floor ] && echo "[$(grep cupti_floor /tmp/floor.err)]"
@@ -77,6 +75,7 @@ for round in $(seq 1 ${ROUNDS:-1}); do
   for w in $WORKLOADS; do
     workload $w
     for v in $VARIANTS; do
+      if [ $v = torch ] && [ $w != llama ]; then echo "round $round $w $v: skipped (llama only)"; continue; fi
       echo "round $round $w $v: $(run $w $v)"
     done
   done
