@@ -3,8 +3,11 @@
 // ~13 ms wall for ~1.7 ms of kernels) are launch-bound by any reading.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "kernscope/diagnosis.hpp"
 #include "kernscope/open.hpp"
+#include "render/document_render.hpp"
 #include "support/findings.hpp"
 #include "support/synthetic_trace.hpp"
 #include "support/test_files.hpp"
@@ -75,22 +78,73 @@ TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 0);
 }
 
-TEST(Report, OddTracesGiveSensibleOutput) {
-  // No kernels at all, one step, overlapping ranges: a report, never a crash.
+// The JSON text without the whitespace between tokens, so checks do not depend on its layout.
+std::string compact_json(const std::string& json) {
+  std::string out;
+  bool in_string = false, escaped = false;
+  for (char c : json) {
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == ' ' || c == '\n' || c == '\t' || c == '\r') {
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+TEST(Report, TraceWithoutKernelsSaysSoAndStillReportsItsCalls) {
   testing::SyntheticTrace api_only;
   api_only.trace.present = bit(EventKind::kApiCalls);
   api_only.api("cudaMalloc_v3020", 0, 10, 1);
-  auto no_kernels = diagnose(api_only.trace, OpRuleSet::builtin(), {}, {});
-  ASSERT_TRUE(no_kernels) << no_kernels.error().message;
-  EXPECT_EQ(no_kernels->kernels, 0);
-  EXPECT_NE(no_kernels->diagnosis.front().find("No GPU kernels"), std::string::npos);
-  EXPECT_FALSE(render_diagnosis_text(*no_kernels).empty());
+  auto d = diagnose(api_only.trace, OpRuleSet::builtin(), {}, {});
+  ASSERT_TRUE(d) << d.error().message;
+  EXPECT_EQ(d->kernels, 0);
+  EXPECT_EQ(d->api_calls, 1);
+  EXPECT_EQ(d->gpu_kernel_ns, 0);
+  EXPECT_TRUE(d->steps.steps.empty());
+  // The lack of GPU work is the one diagnosis; with nothing on the GPU there is nothing to advise.
+  ASSERT_EQ(d->diagnosis.size(), 1u);
+  EXPECT_TRUE(d->diagnosis[0].starts_with("No GPU kernels")) << d->diagnosis[0];
+  EXPECT_TRUE(d->next_actions.empty());
+  ASSERT_EQ(d->api_tail.size(), 1u);
+  EXPECT_EQ(d->api_tail[0].name, "cudaMalloc");
+  const std::string text = render_diagnosis_text(*d);
+  EXPECT_NE(text.find("devices: Test GPU; 0 kernels (0.000 ms), 1 CUDA API calls\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nDiagnosis\n  - No GPU kernels"), std::string::npos) << text;
+  const std::string json = compact_json(render_diagnosis_json(*d));
+  EXPECT_NE(json.find("\"kernels\":0,\"api_calls\":1,\"gpu_kernel_ns\":0,"), std::string::npos) << json;
+}
+
+TEST(Report, OverlappingStepRangesAreTwoStepsThatShareNoLaunch) {
+  // One decode step of 5 launches (1 us kernels at 1000 + 4000 i + 2500 ns) and a "forward" range
+  // over 500..2,000,000 ns that overlaps the step without nesting. Both names mark steps and neither
+  // range encloses the other, so both are steps. A launch belongs to one step only (the last of its
+  // thread to start before it that also contains it: steps.cpp), so the five launches (1000..19,000
+  // ns) are the forward step's, counted once.
   auto one = decode_loop(1, 5, false, false, false);
-  one.nvtx(kNvtxPushPopRange, "forward", 500, 2'000'000);  // overlaps the step, not nested
+  one.nvtx(kNvtxPushPopRange, "forward", 500, 2'000'000);
   auto d = diagnose(one.trace, OpRuleSet::builtin(), {}, {});
   ASSERT_TRUE(d) << d.error().message;
-  EXPECT_FALSE(render_diagnosis_text(*d).empty());
-  EXPECT_NE(render_diagnosis_json(*d).find("\"schema\": \"kernscope.report/1\""), std::string::npos);
+  EXPECT_EQ(d->kernels, 5);
+  EXPECT_EQ(d->api_calls, 5);
+  EXPECT_EQ(d->gpu_kernel_ns, 5000);
+  ASSERT_EQ(d->steps.steps.size(), 2u);
+  std::map<std::string, std::vector<std::int64_t>> launches_kernels_ns;
+  for (const auto& step : d->steps.steps) launches_kernels_ns[step.name] = {step.launches, step.kernels, step.kernel_ns};
+  EXPECT_EQ(launches_kernels_ns, (std::map<std::string, std::vector<std::int64_t>>{
+                                     {":decode_step", {0, 0, 0}}, {":forward", {5, 5, 5000}}}));
+  const std::string text = render_diagnosis_text(*d);
+  EXPECT_NE(text.find("; 5 kernels (0.005 ms), 5 CUDA API calls\n  steps: 2 ("), std::string::npos) << text;
+  const std::string json = compact_json(render_diagnosis_json(*d));
+  EXPECT_TRUE(json.starts_with("{\"schema\":\"kernscope.report/1\",")) << json;
+  EXPECT_NE(json.find("\"kernels\":5,\"api_calls\":5,\"gpu_kernel_ns\":5000,"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"steps\":{\"method\":\"NVTX ranges named"), std::string::npos) << json;
+  EXPECT_NE(json.find("\",\"count\":2,\"decode_wall\":{\"count\":"), std::string::npos) << json;
 }
 
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {

@@ -59,6 +59,7 @@ TEST(ApiSync, CountsEveryCallButKeepsTopRows) {
 
 TEST(AnalyzeOptions, Validated) {
   AnalyzeOptions o;
+  EXPECT_TRUE(validate(o));  // the defaults (nsys analyze's) pass: the rejections below are not blanket
   o.utilization_chunks = 0;
   EXPECT_FALSE(validate(o));
   o.utilization_chunks = 30;

@@ -125,7 +125,8 @@ TEST_F(TerminationFlush, AnIgnoredSignalStaysIgnored) {
   close(ready[0]);
   kill(child, SIGKILL);
   int status = 0;
-  waitpid(child, &status, 0);
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "status " << status;
   EXPECT_EQ(WTERMSIG(status), SIGKILL);
   EXPECT_FALSE(std::filesystem::exists(g_marker));
 }

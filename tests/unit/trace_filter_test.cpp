@@ -36,6 +36,7 @@ TEST(TimeFilter, EventWithoutEndKeptOnlyIfItStartsInside) {
   s.nvtx(kNvtxPushPopRange, "open_before", 10, kNoTime);
   s.nvtx(kNvtxPushPopRange, "open_inside", 150, kNoTime);
   auto filter = resolve_filter(s.trace, FilterSpec{TimeWindow{100, 200}, std::nullopt});
+  ASSERT_TRUE(filter) << filter.error().message;
   apply_filter(s.trace, *filter);
   ASSERT_EQ(s.trace.nvtx.size(), 1u);
   EXPECT_EQ(s.trace.strings.get(s.trace.nvtx.text[0]), "open_inside");
@@ -46,6 +47,7 @@ TEST(TimeFilter, OpenEndsCoverEverything) {
   s.kernel("a", -5, 0);
   s.kernel("b", 1'000'000, 2'000'000);
   auto filter = resolve_filter(s.trace, FilterSpec{TimeWindow{std::nullopt, std::nullopt}, std::nullopt});
+  ASSERT_TRUE(filter) << filter.error().message;
   apply_filter(s.trace, *filter);
   EXPECT_EQ(s.trace.kernels.size(), 2u);
 }

@@ -177,9 +177,25 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   auto sum = run_report(*trace, *parse_report("cuda_gpu_kern_sum"));
   ASSERT_TRUE(sum.has_value());
   ASSERT_EQ(sum->rows.size(), 2u);
+  // Launches joined to kernels through correlation ids: runtime calls 11 and 12 launched gemv_k,
+  // driver call 13 the graph-node kernel; one row per (call, kernel) with its count.
   auto exec = run_report(*trace, *parse_report("cuda_kern_exec_sum"));
   ASSERT_TRUE(exec.has_value()) << exec.error().message;
-  EXPECT_FALSE(exec->rows.empty());  // launches joined to kernels through correlation ids
+  const auto column = [&](const std::string& name) {
+    for (std::size_t i = 0; i < exec->columns.size(); ++i) {
+      if (exec->columns[i].name == name) return i;
+    }
+    ADD_FAILURE() << "no column " << name;
+    return std::size_t{0};
+  };
+  std::map<std::pair<std::string, std::string>, std::int64_t> launches;
+  for (const auto& row : exec->rows) {
+    launches[{std::get<std::string>(row[column("API Name")]), std::get<std::string>(row[column("Kernel Name")])}] =
+        std::get<std::int64_t>(row[column("Count")]);
+  }
+  EXPECT_EQ(launches, (std::map<std::pair<std::string, std::string>, std::int64_t>{
+                          {{"cudaLaunchKernel", "void gemv_k<float>(float const*, float const*, float*, int)"}, 2},
+                          {{"cuLaunchKernel", "rmsnorm_kernel"}, 1}}));
   ASSERT_EQ(trace->api_calls.size(), 4u);
   std::map<std::string, int> apis;
   for (auto id : trace->api_calls.name) ++apis[std::string(trace->strings.get(id))];
