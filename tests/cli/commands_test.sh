@@ -7,6 +7,14 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 LLAMA="$FIX/nsys/llama_decode_h200"
 
+# Bad input must be refused with exit code 2 (not merely fail: a crash fails too).
+expect_refused() {  # expect_refused WHAT ARGS...
+  local what=$1 rc=0
+  shift
+  "$K" "$@" >/dev/null 2>&1 || rc=$?
+  if [ "$rc" -ne 2 ]; then echo "FAIL: $what: exit code $rc, want 2"; exit 1; fi
+}
+
 # stats through the CLI equals nsys's CSV for several reports at once, written with --output.
 "$K" stats -r cuda_gpu_kern_sum -r cuda_api_sum -r nvtx_sum -r cuda_gpu_mem_time_sum --format csv \
   -o "$T/x" "$LLAMA/trace.sqlite.gz" 2>"$T/err"
@@ -54,14 +62,14 @@ assert d['graph_node_kernels'] == 16320, d['graph_node_kernels']
 "$K" tail --by api --format csv "$LLAMA/trace.sqlite.gz" >"$T/tail.csv"
 head -1 "$T/tail.csv" | grep -q "P50 (ns),P95 (ns),P99 (ns),Max (ns),P99/P50,Max/P50,Tail Score"
 grep -q ",cudaLaunchKernel$" "$T/tail.csv"
-if "$K" tail --by gpu "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad --by accepted"; exit 1; fi
+expect_refused "bad --by" tail --by gpu "$LLAMA/trace.sqlite.gz"
 echo "tail checks passed"
 # ops: the scripted CSV interface.
 "$K" ops --format csv "$LLAMA/trace.sqlite.gz" >"$T/ops.csv"
 head -1 "$T/ops.csv" | grep -qx "Class,Time (%),Total Time (ns),Instances,Kernels"
 grep -q "^gemv," "$T/ops.csv"
 printf 'gemm no tab\n' >"$T/bad_rules.tsv"
-if "$K" ops --rules "$T/bad_rules.tsv" "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: bad rules accepted"; exit 1; fi
+expect_refused "bad rules" ops --rules "$T/bad_rules.tsv" "$LLAMA/trace.sqlite.gz"
 echo "ops checks passed"
 # analyze --format json: the scripted interface (rule ids are nsys's; counts are all offenders).
 "$K" analyze --format json "$LLAMA/trace.sqlite.gz" | python3 -c "
@@ -75,7 +83,7 @@ assert rules['cuda_memcpy_async']['count'] == 149   # every H2D copy of the expo
 assert rules['cuda_memcpy_sync']['count'] == 0 and rules['gpu_gaps']['count'] == 0
 for f in d['findings']: assert {'severity', 'evidence', 'action'} <= set(f)
 "
-if "$K" analyze --chunks 0 "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: --chunks 0 accepted"; exit 1; fi
+expect_refused "--chunks 0" analyze --chunks 0 "$LLAMA/trace.sqlite.gz"
 echo "analyze checks passed"
 # report: text with Diagnosis and Next actions; JSON with its schema tag.
 "$K" report "$LLAMA/trace.sqlite.gz" >"$T/report.txt"
@@ -86,7 +94,7 @@ d = json.load(sys.stdin)
 assert d['schema'] == 'kernscope.report/1' and d['steps']['decode_wall']['count'] == 64 and d['next_actions']
 "
 "$K" steps --format csv "$LLAMA/trace.sqlite.gz" | head -1 | grep -q "^Step,Phase,Start (ns),Wall (ns)"
-if "$K" steps --step-range nosuch "$LLAMA/trace.sqlite.gz" 2>/dev/null; then echo "FAIL: unknown step range accepted"; exit 1; fi
+expect_refused "unknown step range" steps --step-range nosuch "$LLAMA/trace.sqlite.gz"
 echo "report/steps checks passed"
 # record: the child's exit status comes back; Python children get the os._exit hook, which must
 # leave a program that never starts CUDA unchanged (and chain to a shadowed sitecustomize).
