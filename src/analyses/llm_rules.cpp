@@ -9,6 +9,7 @@
 
 #include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
+#include "kernscope/api_roles.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 
@@ -144,10 +145,8 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                      "re-trace with --cuda-graph-trace=node to see the kernels inside the graphs");
     f.rows.columns = {{"Graph Launches"}, {"Kernels From Graph Nodes"}};
     std::int64_t launches = 0, node_kernels = 0;
-    for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
-      const auto n = trace.strings.get(trace.api_calls.name[i]);
-      launches += n.starts_with("cudaGraphLaunch") || n.starts_with("cuGraphLaunch");
-    }
+    ApiRoleCache role_of_name(trace.strings);
+    for (StringId name : trace.api_calls.name) launches += has_any(role_of_name(name), ApiRole::kGraphLaunch);
     for (auto id : trace.kernels.graph_node_id) node_kernels += id != 0;
     if (launches > 0 && node_kernels == 0 && !trace.kernels.graph_node_id.empty()) {
       f.count = launches;

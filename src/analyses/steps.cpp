@@ -12,6 +12,7 @@
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
+#include "kernscope/api_roles.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 
@@ -20,27 +21,6 @@ namespace {
 
 // The class under which whole CUDA-graph executions count in a step (their kernels are not known).
 constexpr const char* kWholeGraphClass = "cuda graph (not itemized)";
-
-bool starts_with_any(std::string_view name, std::initializer_list<std::string_view> prefixes) {
-  for (auto p : prefixes) {
-    if (name.starts_with(p)) return true;
-  }
-  return false;
-}
-
-bool is_launch(std::string_view n) {
-  return starts_with_any(n, {"cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
-                             "cudaGraphLaunch", "cuGraphLaunch", "cudaLaunchKernelExC", "cuLaunchKernelEx"});
-}
-bool is_graph_launch(std::string_view n) { return starts_with_any(n, {"cudaGraphLaunch", "cuGraphLaunch"}); }
-bool is_sync(std::string_view n) {
-  return starts_with_any(n, {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cuCtxSynchronize",
-                             "cuStreamSynchronize", "cuEventSynchronize"});
-}
-bool is_alloc(std::string_view n) {
-  return starts_with_any(n, {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemCreate", "cuMemMap",
-                             "cuMemRelease", "cudaMallocAsync", "cudaFreeAsync"});
-}
 
 // Union length of intervals clipped to [lo, hi].
 std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, TimeNs hi) {
@@ -243,22 +223,17 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       const std::size_t w = *std::prev(it);
       if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
     }
-    // What each API name is, by StringId: bit 1 launch, 2 sync, 4 alloc, 8 graph; 16 known.
-    std::vector<std::uint8_t> api_kind(trace.strings.size() + 1, 0);
+    // What each call does (CUDA or HIP, any version): api_roles, once per name.
+    ApiRoleCache role_of_name(trace.strings);
     for (RowIndex i = 0; i < a.size(); ++i) {
       if (step_of_call[i] < 0) continue;
-      const std::size_t slot = a.name[i] == kNoString ? trace.strings.size() : a.name[i];
-      std::uint8_t& kind = api_kind[slot];
-      if (!(kind & 16)) {
-        const auto n = trace.strings.get(a.name[i]);
-        kind = static_cast<std::uint8_t>(16 | (is_launch(n) ? 1 : 0) | (is_sync(n) ? 2 : 0) | (is_alloc(n) ? 4 : 0) | (is_graph_launch(n) ? 8 : 0));
-      }
+      const ApiRole role = role_of_name(a.name[i]);
       auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
       const std::int64_t d = a.end_ns[i] - a.start_ns[i];
-      if (kind & 1) { ++s.launches; s.launch_api_ns += d; }
-      if (kind & 2) { ++s.syncs; s.sync_ns += d; }
-      if (kind & 4) ++s.allocations;
-      if (kind & 8) ++s.graph_launches;
+      if (has_any(role, kAnyLaunch)) { ++s.launches; s.launch_api_ns += d; }
+      if (has_any(role, ApiRole::kSync)) { ++s.syncs; s.sync_ns += d; }
+      if (has_any(role, kAllocOrFree)) ++s.allocations;
+      if (has_any(role, ApiRole::kGraphLaunch)) ++s.graph_launches;
     }
     // GPU operations belong to the step of the call that launched them (by correlation id).
     const report::ApiLookup lookup(a);

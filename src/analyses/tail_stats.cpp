@@ -3,13 +3,15 @@
 //   systematic-tail  p99 / p50 > 1.5       — the slow end is a regular occurrence
 //   rare-blocker     among the 10 highest tail scores yet under 1 % of total time — cheap on
 //                    average, occasionally blocks everything
-//   allocation / synchronization (API calls) — calls that stall the host or the device when slow
+//   allocation / synchronization (API calls) — calls that stall the host or the device when slow:
+//                    allocations and frees, synchronizations, stream waits and queries (api_roles)
 #include <algorithm>
 #include <cmath>
 #include <map>
 
 #include "analyses/report_helpers.hpp"
 #include "analyses/sql_numeric.hpp"
+#include "kernscope/api_roles.hpp"
 #include "kernscope/nvtx_names.hpp"
 #include "kernscope/tail.hpp"
 
@@ -17,23 +19,6 @@ namespace kernscope {
 namespace {
 
 constexpr std::size_t kRareBlockerRank = 10;
-
-bool is_allocation(std::string_view n) {
-  for (std::string_view p : {"cudaMalloc", "cudaFree", "cuMemAlloc", "cuMemFree", "cudaHostAlloc", "cuMemHostAlloc",
-                             "cudaHostRegister", "cuMemCreate", "cuMemMap", "cuMemRelease"}) {
-    if (n.starts_with(p)) return true;
-  }
-  return false;
-}
-
-bool is_synchronization(std::string_view n) {
-  for (std::string_view p : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize",
-                             "cudaStreamWaitEvent", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
-                             "cuStreamWaitEvent", "cudaStreamQuery", "cudaEventQuery"}) {
-    if (n.starts_with(p)) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
@@ -125,8 +110,11 @@ Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject) {
                      std::max(1.0, row.max_over_p50);
     if (row.max_over_p50 > 2) row.flags.emplace_back("outliers");
     if (row.p99_over_p50 > 1.5) row.flags.emplace_back("systematic-tail");
-    if (subject == TailSubject::kApi && is_allocation(row.name)) row.flags.emplace_back("allocation");
-    if (subject == TailSubject::kApi && is_synchronization(row.name)) row.flags.emplace_back("synchronization");
+    if (subject == TailSubject::kApi) {
+      const ApiRole role = role_of(row.name);
+      if (has_any(role, kAllocOrFree)) row.flags.emplace_back("allocation");
+      if (has_any(role, kAnyWait)) row.flags.emplace_back("synchronization");
+    }
     grand_total += row.total_ns;
     result.by_total.push_back(std::move(row));
   }
