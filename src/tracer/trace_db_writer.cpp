@@ -2,6 +2,7 @@
 
 #include <sqlite3.h>
 
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -59,6 +60,19 @@ struct TraceDbWriter::Impl {
     }
     return {};
   }
+  // Runs a PRAGMA that answers with one value (journal_mode answers with the mode now in use).
+  Result<std::string> pragma(const char* sql) {
+    sqlite3_stmt* stmt = nullptr;
+    if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) return fail(sql);
+    const int rc = sqlite3_step(stmt);
+    std::string value;
+    if (rc == SQLITE_ROW) {
+      if (const auto* text = sqlite3_column_text(stmt, 0)) value = reinterpret_cast<const char*>(text);
+    }
+    sqlite3_finalize(stmt);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) return fail(sql);
+    return value;
+  }
   std::unexpected<Error> fail(const char* what) {
     return make_error(ErrorCode::kIo, path + ": " + what + ": " + sqlite3_errmsg(db));
   }
@@ -71,15 +85,37 @@ Result<std::unique_ptr<TraceDbWriter>> TraceDbWriter::create(const std::string& 
   auto impl = std::make_unique<Impl>();
   impl->path = path;
   impl->pid = pid;
-  std::remove(path.c_str());
+  // A -wal or -journal left beside an earlier file of this name (a traced run that was killed)
+  // belongs to that file: SQLite, or a reader copying the sidecars, would apply it to this one.
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((path + suffix).c_str());
   if (sqlite3_open_v2(path.c_str(), &impl->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
     return make_error(ErrorCode::kIo, path + ": cannot create the trace file: " +
                                           (impl->db ? sqlite3_errmsg(impl->db) : "out of memory"));
   }
-  // The traced program's speed matters more than durability against power loss; a crash of the
-  // program itself still leaves every committed batch (the rollback journal stays on).
+  // Journaling: write-ahead log. Each batch's transaction appends its pages to `path`-wal and ends
+  // with a commit frame; pages spilled from the cache in the middle of a large batch go there too,
+  // never into the file. Whatever kills the program (SIGKILL, a crash, in the middle of a batch,
+  // of a commit or of a checkpoint), the file plus its -wal hold exactly the committed batches,
+  // and the file alone holds those of the last checkpoint. With the rollback journal the spilled
+  // pages overwrite the file itself and only the -journal can undo them: a file copied or read
+  // without it (kernscope used to open it immutable) shows half a batch or a corrupt b-tree. WAL
+  // also costs less per batch (pages written once, sequentially, no journal file created and
+  // deleted per commit) and lets a reader (sqlite3 on a live trace) read without blocking a
+  // commit. finish() folds the log back in, so a finished trace is one self-contained file.
+  // Where WAL cannot be used (a file system without shared memory), SQLite keeps the rollback
+  // journal, and kernscope's reader still honours a hot one.
+  if (auto r = impl->pragma("PRAGMA journal_mode=WAL"); !r) return std::unexpected(r.error());
+  // No fsync: the traced program's speed matters more than durability against power loss or an
+  // OS crash (then pages written but not yet on disk can be lost or reordered, and the last
+  // batches, or the file, with them). Against the program's own death it costs nothing: every
+  // write() already returned is in the kernel's page cache, which outlives the process.
   if (auto r = impl->exec("PRAGMA synchronous=OFF"); !r) return std::unexpected(r.error());
+  // The schema in one transaction: a program killed here leaves no half-made tables. Copied into
+  // the file at once, so that even the file alone (copied without its -wal) is a trace, if empty.
+  if (auto r = impl->exec("BEGIN"); !r) return std::unexpected(r.error());
   if (auto r = impl->exec(nsys_schema_sql()); !r) return std::unexpected(r.error());
+  if (auto r = impl->exec("COMMIT"); !r) return std::unexpected(r.error());
+  if (auto r = impl->exec("PRAGMA wal_checkpoint(TRUNCATE)"); !r) return std::unexpected(r.error());
   return std::unique_ptr<TraceDbWriter>(new TraceDbWriter(std::move(impl)));
 }
 
@@ -259,7 +295,18 @@ Result<void> TraceDbWriter::finish(const std::vector<std::pair<std::string, std:
       if (!t.step()) return w.fail("writing thread names");
     }
   }
-  return w.exec("COMMIT");
+  if (auto r = w.exec("COMMIT"); !r) return r;
+  // Back to the rollback journal: SQLite copies the log into the file and deletes it, and the
+  // file's header says it is an ordinary database again, so the finished trace is one file that
+  // can be copied alone, read by any SQLite (or from memory, as a .sqlite.gz) and opened immutable.
+  // That needs a moment without readers (a sqlite3 left open on the live trace): wait a little.
+  sqlite3_busy_timeout(w.db, 1000);
+  auto mode = w.pragma("PRAGMA journal_mode=DELETE");
+  if (!mode || *mode != "delete") {
+    return make_error(ErrorCode::kIo, (mode ? w.path + ": journal mode stays " + *mode : mode.error().message) +
+                                          " (the trace is complete, but its -wal file holds part of it: keep it beside the file)");
+  }
+  return {};
 }
 
 }  // namespace kernscope::tracer

@@ -1,6 +1,7 @@
 // Writes the tracer's rows into an SQLite file with Nsight Systems' export schema (the tables and
-// columns of nsys_schema.sql), batch by batch: each batch is one transaction, so a traced program
-// that crashes leaves a readable file with everything flushed before the crash.
+// columns of nsys_schema.sql), batch by batch: each batch is one transaction in a write-ahead log,
+// so a traced program killed at any point leaves the file and its -wal holding exactly the batches
+// committed before; finish() folds the log back into one self-contained file.
 #pragma once
 
 #include <memory>
@@ -21,8 +22,9 @@ class TraceDbWriter {
 
   // Writes a batch and the strings interned since the last call, in one transaction.
   Result<void> append(const RecordBatch& batch, const StringPool& strings);
-  // Metadata rows (KERNSCOPE_TRACER_INFO and META_DATA_EXPORT), process and thread names (which
-  // are interned into `strings`, then written with them).
+  // Metadata rows (KERNSCOPE_TRACER_INFO, whose rows mark the trace finished, and META_DATA_EXPORT),
+  // process and thread names (which are interned into `strings`, then written with them); then the
+  // log is copied into the file and removed.
   Result<void> finish(const std::vector<std::pair<std::string, std::string>>& info, const std::string& process_name,
                       const std::vector<std::pair<std::uint32_t, std::string>>& thread_names, StringPool& strings);
 

@@ -564,11 +564,14 @@ void Reader::map_samples_to_cuda_devices() {
   }
 }
 
-// The tracer's own counts: records CUPTI dropped are said beside every report.
+// The tracer's own counts: records CUPTI dropped are said beside every report. The tracer writes
+// these rows when it finishes the file; a file without them was cut short.
 Result<void> Reader::read_tracer_info() {
   if (!has_table(kTracerInfoTable)) return {};
   auto stmt = db_.prepare(std::string("SELECT name, value FROM ") + kTracerInfoTable);
   if (!stmt) return std::unexpected(stmt.error());
+  trace_.source.format = "kernscope-tracer";
+  bool finished = false;
   while (true) {
     auto more = stmt->step();
     if (!more) return std::unexpected(more.error());
@@ -587,9 +590,13 @@ Result<void> Reader::read_tracer_info() {
       } catch (const std::exception&) {
       }  // a malformed index: that device's samples keep NVML's numbering
     } else if (name == "tracer") {
-      trace_.source.format = "kernscope-tracer";
+      finished = true;
       trace_.source.product_version = value;
     }
+  }
+  if (!finished) {
+    note("the trace was cut short (the traced program was killed or crashed before kernscope's tracer finished "
+         "it): it holds the batches committed before, without the tracer's totals, process or thread names");
   }
   return {};
 }

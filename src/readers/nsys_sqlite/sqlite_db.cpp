@@ -1,6 +1,10 @@
 #include "readers/nsys_sqlite/sqlite_db.hpp"
 
+#include <stdlib.h>
+
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
 
 namespace kernscope::nsys {
 
@@ -33,8 +37,30 @@ std::string_view Statement::text(int col) const {
   return {bytes, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
+class TemporaryCopy {
+ public:
+  explicit TemporaryCopy(std::filesystem::path dir) : dir_(std::move(dir)) {}
+  TemporaryCopy(const TemporaryCopy&) = delete;
+  TemporaryCopy& operator=(const TemporaryCopy&) = delete;
+  ~TemporaryCopy() {
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
+  }
+  std::filesystem::path file() const { return dir_ / "trace.sqlite"; }
+
+ private:
+  std::filesystem::path dir_;
+};
+
+Database::Database(sqlite3* db, std::string file_path) : db_(db), file_path_(std::move(file_path)) {}
+
+Database::Database(Database&& other) noexcept
+    : db_(other.db_), file_path_(std::move(other.file_path_)), copy_(std::move(other.copy_)) {
+  other.db_ = nullptr;
+}
+
 Database::~Database() {
-  if (db_) sqlite3_close(db_);
+  if (db_) sqlite3_close(db_);  // before copy_ removes the file it reads
 }
 
 namespace {
@@ -44,13 +70,9 @@ const bool kMemStatusOff = [] {
   sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
   return true;
 }();
-}  // namespace
 
-Result<Database> Database::open_file(const std::string& path) {
-  (void)kMemStatusOff;
-  sqlite3* db = nullptr;
-  // immutable=1 lets SQLite skip locking and change detection; the URI form needs escaping of
-  // '?' and '#' in the path, so build it with percent-encoding.
+// The URI form needs escaping of '?' and '#' in the path, so build it with percent-encoding.
+std::string file_uri(const std::string& path, const char* query) {
   std::string uri = "file:";
   for (unsigned char c : path) {
     if (c == '?' || c == '#' || c == '%' || c < 0x20) {
@@ -61,18 +83,108 @@ Result<Database> Database::open_file(const std::string& path) {
       uri += static_cast<char>(c);
     }
   }
-  uri += "?mode=ro&immutable=1";
-  // NOMUTEX: one connection per reader, used by one thread; without it every sqlite3_column_*
-  // call takes the connection mutex, which cost ~10% of a full scan.
-  const int rc = sqlite3_open_v2(uri.c_str(), &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
+  return uri + "?" + query;
+}
+
+Result<sqlite3*> open_immutable(const std::string& path, const std::string& label) {
+  sqlite3* db = nullptr;
+  // immutable=1 lets SQLite skip locking and change detection, and ignore any -journal or -wal:
+  // only for a file that is the whole database. NOMUTEX: one connection per reader, used by one
+  // thread; without it every sqlite3_column_* call takes the connection mutex, which cost ~10% of
+  // a full scan.
+  const int rc = sqlite3_open_v2(file_uri(path, "mode=ro&immutable=1").c_str(), &db,
+                                 SQLITE_OPEN_READONLY | SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : "out of memory";
     if (db) sqlite3_close(db);
-    return make_error(ErrorCode::kBadInput, path + ": cannot open as SQLite: " + message);
+    return make_error(ErrorCode::kBadInput, label + ": cannot open as SQLite: " + message);
   }
   // No mmap: it saves ~20% of a scan, but mapped pages count in the resident set, and a 1 GB
   // export must be summarised in less memory than its own size.
-  return Database(db);
+  return db;
+}
+
+// The sidecars a writer cut short leaves beside `file` (named as SQLite names them, beside the
+// file a symbolic link points to) that are not empty: a -journal holding the pages of a
+// transaction it did not finish, a -wal holding transactions not yet copied into the file.
+std::vector<std::string> pending_sidecars(const std::filesystem::path& file) {
+  std::vector<std::string> suffixes;
+  for (const char* suffix : {"-journal", "-wal"}) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(file.string() + suffix, ec);
+    if (!ec && size > 0) suffixes.emplace_back(suffix);
+  }
+  return suffixes;
+}
+
+// Copies `file` and its sidecars into a new temporary folder and lets SQLite, on a read-write
+// connection to the copy, roll the journal back or apply the log, then fold everything into the
+// copy (journal_mode=DELETE): the copy is then the whole database, readable immutable. The
+// user's files are only read. A read-only connection cannot do this: on a hot journal SQLite
+// refuses it ("attempt to write a readonly database"), and on a WAL it would write the -shm beside
+// the user's file.
+Result<std::unique_ptr<TemporaryCopy>> recover_copy(const std::filesystem::path& file,
+                                                     const std::vector<std::string>& sidecars,
+                                                     const std::string& label) {
+  std::error_code ec;
+  std::string pattern = (std::filesystem::temp_directory_path(ec) / "kernscope-recover-XXXXXX").string();
+  const std::string why = label + ": its writer left " + file.filename().string() + sidecars.front() +
+                          " beside it (cut short, or still writing), which needs a temporary copy to be read";
+  if (ec || !::mkdtemp(pattern.data())) {
+    return make_error(ErrorCode::kIo, why + ", and no temporary folder could be made (TMPDIR?)");
+  }
+  auto copy = std::make_unique<TemporaryCopy>(pattern);
+  std::filesystem::copy_file(file, copy->file(), ec);
+  for (const auto& suffix : sidecars) {
+    if (!ec) std::filesystem::copy_file(file.string() + suffix, copy->file().string() + suffix, ec);
+  }
+  if (ec) return make_error(ErrorCode::kIo, why + ": " + ec.message() + " (space in " + pattern + "?)");
+
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(file_uri(copy->file().string(), "mode=rw").c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI, nullptr);
+  std::string mode;
+  // The first read rolls a hot journal back or reads the log; the journal mode change then copies
+  // the log into the file and deletes it.
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+  if (rc == SQLITE_OK) {
+    sqlite3_stmt* stmt = nullptr;
+    rc = sqlite3_prepare_v2(db, "PRAGMA journal_mode=DELETE", -1, &stmt, nullptr);
+    if (rc == SQLITE_OK && sqlite3_step(stmt) == SQLITE_ROW) {
+      if (const auto* text = sqlite3_column_text(stmt, 0)) mode = reinterpret_cast<const char*>(text);
+    }
+    sqlite3_finalize(stmt);
+  }
+  const std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+  if (db) sqlite3_close(db);
+  if (rc != SQLITE_OK || mode != "delete") {
+    return make_error(ErrorCode::kBadInput, label + ": cannot read as SQLite with its " +
+                                                file.filename().string() + sidecars.front() + ": " + message);
+  }
+  return copy;
+}
+
+}  // namespace
+
+Result<Database> Database::open_file(const std::string& path) {
+  (void)kMemStatusOff;
+  std::error_code ec;
+  std::filesystem::path file = std::filesystem::canonical(path, ec);
+  if (ec) file = path;
+  const auto sidecars = pending_sidecars(file);
+  if (sidecars.empty()) {
+    auto db = open_immutable(path, path);
+    if (!db) return std::unexpected(db.error());
+    return Database(*db, path);
+  }
+  auto copy = recover_copy(file, sidecars, path);
+  if (!copy) return std::unexpected(copy.error());
+  const std::string copied = (*copy)->file().string();
+  auto db = open_immutable(copied, path);
+  if (!db) return std::unexpected(db.error());
+  Database database(*db, copied);
+  database.copy_ = std::move(*copy);
+  return database;
 }
 
 Result<Database> Database::open_image(std::vector<unsigned char>&& bytes, const std::string& label) {
@@ -89,6 +201,10 @@ Result<Database> Database::open_image(std::vector<unsigned char>&& bytes, const 
   }
   std::memcpy(image, bytes.data(), bytes.size());
   bytes = {};  // release the decompressed copy before SQLite starts using its own
+  // A file in WAL mode (bytes 18-19 of the header are 2), compressed without its -wal: the file
+  // alone is the database as of its last checkpoint, but SQLite will not open an image in WAL
+  // mode. 1 is the rollback-journal mode SQLite writes when it leaves WAL mode.
+  if (size >= 20 && image[18] == 2 && image[19] == 2) image[18] = image[19] = 1;
   const int rc = sqlite3_deserialize(db, "main", image, size, size,
                                      SQLITE_DESERIALIZE_FREEONCLOSE | SQLITE_DESERIALIZE_READONLY);
   if (rc != SQLITE_OK) {

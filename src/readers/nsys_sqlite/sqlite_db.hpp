@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <memory>
 #include <set>
 #include <string>
 #include <string_view>
@@ -32,17 +33,30 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// A private copy of a database and the -journal or -wal its writer left beside it, in a
+// temporary folder removed with this object.
+class TemporaryCopy;
+
 class Database {
  public:
   Database() = default;
-  Database(Database&& other) noexcept : db_(other.db_) { other.db_ = nullptr; }
+  Database(Database&& other) noexcept;
   Database& operator=(Database&&) = delete;
   ~Database();
 
-  // Opens a file read-only and immutable (no locks, no journal): exports are never written to.
+  // Opens a file read-only. The user's files are never written to. Usually the file is the whole
+  // database and is opened immutable (no locks, no journal: the fast path). Where a writer left a
+  // non-empty -journal (a transaction it did not finish) or -wal (transactions not yet copied into
+  // the file) beside it, the file alone is not what SQLite would read: then the file and that
+  // sidecar are copied to a temporary folder, SQLite rolls back or applies it there, and the
+  // connection reads the copy (removed when this Database is destroyed).
   static Result<Database> open_file(const std::string& path);
   // Opens an in-memory image (a decompressed .sqlite.gz); the database takes ownership of `bytes`.
   static Result<Database> open_image(std::vector<unsigned char>&& bytes, const std::string& label);
+
+  // The file this connection reads (the temporary copy when there is one; empty for an image):
+  // open_file(file_path()) opens more connections to the same content, on the fast path.
+  const std::string& file_path() const { return file_path_; }
 
   Result<Statement> prepare(std::string_view sql) const;
   Result<std::set<std::string>> tables() const;
@@ -50,8 +64,10 @@ class Database {
   std::string last_error() const;
 
  private:
-  explicit Database(sqlite3* db) : db_(db) {}
+  explicit Database(sqlite3* db, std::string file_path = {});
   sqlite3* db_ = nullptr;
+  std::string file_path_;
+  std::unique_ptr<TemporaryCopy> copy_;
 };
 
 }  // namespace kernscope::nsys
