@@ -131,10 +131,11 @@ store() {  # SRC DIR NAME CAPPED
   echo "gold $rel.gz" >> "$manifest"
 }
 
-# nsys's file for a report: PREFIX_<report>.<ext>, ':' spelled '_' (both spellings are looked for).
+# nsys's file for a report: PREFIX_<report>.<ext>, ':' spelled '_' (both spellings are looked for);
+# under a filter nsys appends it: PREFIX_<report>_start=A_end=B.<ext>, PREFIX_<report>_nvtx=R.<ext>.
 nsys_file() {  # OUTDIR REPORT EXT
-  local stem=${2//:/_}
-  for p in "$1/x_$stem.$3" "$1/x_$2.$3"; do [ -f "$p" ] && { echo "$p"; return; }; done
+  local stem=${2//:/_} p
+  for p in "$1/x_$stem.$3" "$1/x_$2.$3" "$1/x_${stem}"_*=*."$3"; do [ -f "$p" ] && { echo "$p"; return; }; done
   echo "$1/absent"
 }
 
@@ -185,6 +186,7 @@ for f in "${names[@]}"; do
   for out in "$run"/*/out/*; do
     [ -e "$out" ] || continue
     name=${out##*/x_}; name=${name%.*}
+    [[ $name == *=* ]] && name=$(sed -E 's/_(start|nvtx)=.*//' <<< "$name")
     case " ${REPORTS[*]} ${NAME_VARIANT_REPORTS[*]/%/_base} ${NAME_VARIANT_REPORTS[*]/%/_mangled} " in
       *" $name "*) ;;
       *) [[ $out == */analyze_json/* ]] || { echo "gold: $f: unexpected nsys file $out" | tee -a "$logs/unexpected.txt"; status=1; } ;;

@@ -8,8 +8,11 @@ if [ -z "${NSYS:-}" ] || [ ! -x "$NSYS" ]; then
     echo "gold: no nsys: set NSYS, or copy /work/shared/tools to .gpu/tools (missing $_gold_env)" >&2
     exit 2
   fi
+  # It sets its own `here`: keep the caller's.
+  _gold_here=${here-}
   # shellcheck disable=SC1090
   source "$_gold_env"
+  here=$_gold_here
 fi
 if [ -z "${NSYS:-}" ] || [ ! -x "$NSYS" ]; then
   echo "gold: nsys not found" >&2
