@@ -13,12 +13,12 @@
 
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/phase.hpp"
 #include "kernscope/trace.hpp"
+#include "kernscope/workload.hpp"
 
 namespace kernscope {
 
-enum class Phase { kPrefill, kDecode, kUnknown };
-std::string_view phase_name(Phase phase);
 
 struct Step {
   std::string name;
@@ -78,6 +78,15 @@ struct StepAnalysis {
   Distribution decode_kernel_ns;
   Distribution decode_gpu_period;  // TPOT on the GPU side; what to read when decode_wall is launch time
   std::vector<std::string> notes;  // e.g. profiler inflation
+  // What the user feels, from the last group of each phase: time per output token (the GPU period
+  // when the steps are asynchronous, else the step wall) and time to first token (the prefill
+  // step until its GPU work ends, when that outlives its host range). Empty unless LLM inference.
+  Distribution tpot, ttft;
+  std::string tpot_from;  // "step wall" or "GPU period"
+  Workload workload;      // phases, TTFT and TPOT only for llm_inference
+  // The step each GPU operation belongs to (an index into `steps`, -1 for none), row by row of
+  // trace.kernels / memcpys / memsets: what Python's frames carry so users can pivot by step.
+  std::vector<std::int32_t> kernel_step, memcpy_step, memset_step;
 };
 
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options);

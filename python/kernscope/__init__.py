@@ -52,6 +52,7 @@ class Trace:
         self._core = core
         self._strings: Optional[np.ndarray] = None
         self._categories = None  # the string table as a pandas Index, built once
+        self._context: Optional[Dict[str, Any]] = None  # class, step and phase per operation
 
     def _string_table(self) -> np.ndarray:
         if self._strings is None:
@@ -85,8 +86,31 @@ class Trace:
 
     # --- events -------------------------------------------------------------------------------
     def kernels(self) -> Frame:
-        """One row per kernel: times (ns), device, stream, correlation, launch geometry, names."""
-        return self._frame(self._core.kernel_columns(), ["name", "short_name"])
+        """One row per kernel: times (ns), device, stream, correlation, launch geometry, names, and
+        its operation class, step (index into `steps()`, -1 outside any step) and phase."""
+        frame = self._frame(self._core.kernel_columns(), ["name", "short_name"])
+        context = self._operation_context()
+        extra = {
+            "op_class": self._labels(context["kernel_class"], context["class_names"]),
+            "step": context["kernel_step"],
+            "phase": self._labels(context["kernel_phase"], context["phase_names"]),
+        }
+        if _pd is None:
+            frame.update(extra)
+            return frame
+        return frame.assign(**extra)
+
+    def _operation_context(self) -> Dict[str, Any]:
+        if self._context is None:
+            self._context = self._core.operation_context()
+        return self._context
+
+    def _labels(self, codes: np.ndarray, names: List[str]):
+        """Codes into `names` (-1: none) as a categorical, or an object array without pandas."""
+        if _pd is not None:
+            return _pd.Categorical.from_codes(codes.astype(np.int64), categories=names)
+        table = np.array(list(names) + [None], dtype=object)
+        return table[np.where(codes < 0, len(names), codes)]
 
     def memops(self) -> Frame:
         """Memory copies and memsets, one row each; `op` says which ("memcpy" or "memset")."""
@@ -100,6 +124,8 @@ class Trace:
         data["src_kind"] = np.concatenate([copies["src_kind"], minus_one])
         data["dst_kind"] = np.concatenate([copies["dst_kind"], sets["mem_kind"]])
         data["op"] = np.array(["memcpy"] * n_copies + ["memset"] * n_sets, dtype=object)
+        context = self._operation_context()
+        data["step"] = np.concatenate([context["memcpy_step"], context["memset_step"]])
         data["duration_ns"] = data["end_ns"] - data["start_ns"]
         return data if _pd is None else _pd.DataFrame(data, copy=False)
 

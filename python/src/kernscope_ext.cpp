@@ -11,12 +11,15 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
 
 #include "kernscope/analysis.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/steps.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/reports.hpp"
@@ -267,6 +270,60 @@ nb::dict table_columns(const Table& table, TimeUnit unit) {
   return columns;
 }
 
+template <class T>
+nb::object owned_array(std::vector<T>&& values) {
+  auto* kept = new std::vector<T>(std::move(values));
+  nb::capsule owner(kept, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  const std::size_t shape[1] = {kept->size()};
+  return nb::cast(nb::ndarray<nb::numpy, T, nb::ndim<1>>(kept->data(), 1, shape, owner));
+}
+
+// Per GPU operation: its operation class (kernels), the step it belongs to and that step's phase,
+// from the same step analysis `kernscope steps` runs, so frames can be grouped by them.
+nb::dict operation_context(const PyTrace& t) {
+  const Trace& trace = *t.trace;
+  const auto& k = trace.kernels;
+  Result<StepAnalysis> steps_result;
+  {
+    nb::gil_scoped_release release;
+    steps_result = analyze_steps(trace, OpRuleSet::builtin(), {});
+  }
+  StepAnalysis steps = steps_result ? std::move(*steps_result) : StepAnalysis{};
+  if (!steps_result) {  // no kernels: every operation is outside any step
+    steps.kernel_step.assign(k.size(), -1);
+    steps.memcpy_step.assign(trace.memcpys.size(), -1);
+    steps.memset_step.assign(trace.memsets.size(), -1);
+  }
+  std::vector<std::string> class_names;
+  std::map<std::string, std::int32_t> class_code;
+  std::unordered_map<StringId, std::int32_t> code_of_name;
+  std::vector<std::int32_t> kernel_class(k.size());
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    auto it = code_of_name.find(k.demangled_name[i]);
+    if (it == code_of_name.end()) {
+      const std::string cls = OpRuleSet::builtin().classify(trace.strings.get(k.demangled_name[i])).first;
+      auto [c, added] = class_code.emplace(cls, static_cast<std::int32_t>(class_names.size()));
+      if (added) class_names.push_back(cls);
+      it = code_of_name.emplace(k.demangled_name[i], c->second).first;
+    }
+    kernel_class[i] = it->second;
+  }
+  std::vector<std::int8_t> kernel_phase(k.size(), -1);
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (steps.kernel_step[i] >= 0) kernel_phase[i] = static_cast<std::int8_t>(steps.steps[static_cast<std::size_t>(steps.kernel_step[i])].phase);
+  }
+  nb::dict d;
+  d["kernel_class"] = owned_array(std::move(kernel_class));
+  d["class_names"] = class_names;
+  d["kernel_phase"] = owned_array(std::move(kernel_phase));
+  d["phase_names"] = std::vector<std::string>{std::string(phase_name(Phase::kPrefill)), std::string(phase_name(Phase::kDecode)),
+                                              std::string(phase_name(Phase::kUnknown)), std::string(phase_name(Phase::kMixed))};
+  d["kernel_step"] = owned_array(std::move(steps.kernel_step));
+  d["memcpy_step"] = owned_array(std::move(steps.memcpy_step));
+  d["memset_step"] = owned_array(std::move(steps.memset_step));
+  return d;
+}
+
 // The analyses of the library's registry, for Python to build Trace.NAME() from.
 nb::list analyses() {
   nb::list out;
@@ -381,6 +438,7 @@ NB_MODULE(_core, m) {
       .def("graph_exec_columns", &graph_exec_columns)
       .def("info", &info)
       .def("strings", &strings)
+      .def("operation_context", &operation_context)
       .def("run", &run, nb::arg("name"), nb::arg("options"), nb::arg("format") = "", nb::arg("time_unit") = "",
            nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "");
 

@@ -93,8 +93,12 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   if (api_tail) {
     for (std::size_t i = 0; i < api_tail->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(api_tail->by_tail_score[i]);
   }
-  for (auto& f : run_llm_rules(trace, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
-    d.findings.push_back(std::move(f));
+  // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
+  const bool llm = d.steps.workload.kind == WorkloadKind::kLlmInference;
+  if (llm) {
+    for (auto& f : run_llm_rules(trace, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
+      d.findings.push_back(std::move(f));
+    }
   }
 
   // Diagnosis and next actions, most valuable first.
@@ -133,11 +137,18 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   }
   if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
     d.diagnosis.push_back("Async copies from pageable memory run synchronously: " + f->evidence + ".");
-    d.next_actions.push_back("Pin the host buffers of those copies (" + f->evidence + "), or move them out of the serving path.");
+    d.next_actions.push_back("Pin the host buffers of those copies (" + f->evidence + ")" +
+                             (llm ? ", or move them out of the serving path." : "."));
   }
   if (dw.count > 0 && dw.p50 > 0 && static_cast<double>(dw.max) > 2 * dw.p50) {
     d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
                           " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
+  }
+  // Warnings of nsys's rules are part of the diagnosis even when no sentence above covers them.
+  if (d.diagnosis.empty()) {
+    for (const auto& f : d.findings) {
+      if (!f.skipped && f.count > 0 && f.severity == "warning") d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
+    }
   }
   if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
   return d;

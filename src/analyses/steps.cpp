@@ -10,6 +10,7 @@
 
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
+#include "analyses/step_windows.hpp"
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/api_roles.hpp"
@@ -56,23 +57,7 @@ void project(Step& s, TimeNs start, TimeNs end) {
   s.gpu_end_ns = std::max(s.gpu_end_ns, end);
 }
 
-Phase phase_from_name(std::string_view name) {
-  const std::string n = text::lowercase(name);
-  if (n.find("prefill") != std::string::npos || n.find("prompt") != std::string::npos) return Phase::kPrefill;
-  if (n.find("decode") != std::string::npos || n.find("generate") != std::string::npos) return Phase::kDecode;
-  return Phase::kUnknown;
-}
-
 }  // namespace
-
-std::string_view phase_name(Phase phase) {
-  switch (phase) {
-    case Phase::kPrefill: return "prefill";
-    case Phase::kDecode: return "decode";
-    case Phase::kUnknown: break;
-  }
-  return "unknown";
-}
 
 Distribution distribution(std::vector<std::int64_t> values) {
   Distribution d;
@@ -96,91 +81,15 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   StepAnalysis result;
   const auto& k = trace.kernels;
   const auto& a = trace.api_calls;
+  result.kernel_step.assign(k.size(), -1);
+  result.memcpy_step.assign(trace.memcpys.size(), -1);
+  result.memset_step.assign(trace.memsets.size(), -1);
 
-  // 1. Step windows.
-  struct Window {
-    std::string name;
-    TimeNs start, end;
-    std::int64_t global_tid;  // 0: heuristic step (no thread)
-    Phase phase;
-  };
-  std::vector<Window> windows;
-  const auto ranges = report::index_ranges(trace);
-  if (!ranges.empty()) {
-    std::vector<std::size_t> chosen;
-    for (std::size_t r = 0; r < ranges.size(); ++r) {
-      // PyTorch's operator ranges and their GPU-side copies are not steps.
-      if (is_kineto_op_domain(trace.nvtx.domain_id[ranges[r].row])) continue;
-      const std::string text = ranges[r].name.substr(ranges[r].name.find(':') + 1);
-      const std::string domain = ranges[r].name.substr(0, ranges[r].name.find(':'));
-      if (options.step_range) {
-        const std::string label = domain.empty() ? text : text + "@" + domain;
-        if (label == *options.step_range || text == *options.step_range) chosen.push_back(r);
-        continue;
-      }
-      const std::string n = text::lowercase(text);
-      for (const char* word : {"prefill", "decode", "step", "forward"}) {
-        if (n.find(word) != std::string::npos) {
-          chosen.push_back(r);
-          break;
-        }
-      }
-    }
-    // Keep the innermost: drop a chosen range that encloses another chosen range of its thread.
-    std::vector<bool> outer(chosen.size(), false);
-    for (std::size_t i = 0; i < chosen.size(); ++i) {
-      for (std::size_t j = 0; j < chosen.size(); ++j) {
-        const auto& a_ = ranges[chosen[i]];
-        const auto& b_ = ranges[chosen[j]];
-        if (i != j && a_.global_tid == b_.global_tid && a_.start_ns <= b_.start_ns && a_.end_ns >= b_.end_ns &&
-            (a_.start_ns != b_.start_ns || a_.end_ns != b_.end_ns)) {
-          outer[i] = true;
-          break;
-        }
-      }
-    }
-    for (std::size_t i = 0; i < chosen.size(); ++i) {
-      if (outer[i]) continue;
-      const auto& r = ranges[chosen[i]];
-      windows.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(r.name)});
-    }
-    if (options.step_range && windows.empty()) {
-      return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
-    }
-    if (!windows.empty()) {
-      result.method = options.step_range ? "NVTX ranges named '" + *options.step_range + "'"
-                                         : "NVTX ranges named *prefill* / *decode* / *step* / *forward*";
-    }
-  } else if (options.step_range) {
-    return make_error(ErrorCode::kNoData, trace.source.path + " has no NVTX ranges, so --step-range cannot be used");
-  }
-  if (windows.empty() && k.size() > 0) {
-    // Heuristic: stretches of GPU work separated by idle gaps far longer than usual.
-    std::vector<std::pair<TimeNs, TimeNs>> spans;
-    for (RowIndex i = 0; i < k.size(); ++i) spans.push_back({k.start_ns[i], k.end_ns[i]});
-    std::sort(spans.begin(), spans.end());
-    std::vector<std::int64_t> gaps;
-    TimeNs reach = spans[0].second;
-    for (std::size_t i = 1; i < spans.size(); ++i) {
-      gaps.push_back(std::max<std::int64_t>(0, spans[i].first - reach));
-      reach = std::max(reach, spans[i].second);
-    }
-    std::vector<std::int64_t> sorted_gaps = gaps;
-    std::sort(sorted_gaps.begin(), sorted_gaps.end());
-    const double p90 = sorted_gaps.empty() ? 0 : percentile_linear(sorted_gaps, 90);
-    const std::int64_t threshold = std::max<std::int64_t>(1'000'000, static_cast<std::int64_t>(20 * p90));
-    TimeNs begin = spans[0].first;
-    reach = spans[0].second;
-    for (std::size_t i = 1; i <= spans.size(); ++i) {
-      if (i == spans.size() || spans[i].first - reach > threshold) {
-        windows.push_back({"gpu-segment", begin, reach, 0, Phase::kUnknown});
-        if (i < spans.size()) begin = spans[i].first;
-      }
-      if (i < spans.size()) reach = std::max(reach, spans[i].second);
-    }
-    result.method = "heuristic: GPU work split at idle gaps > " + std::to_string(threshold / 1000) +
-                    " us (no NVTX step ranges); phases from the kernel mix";
-  }
+  // 1. Step windows, from the most trustworthy source the trace offers (step_windows.hpp).
+  auto found = report::find_step_windows(trace, options);
+  if (!found) return std::unexpected(found.error());
+  const auto& windows = found->windows;
+  result.method = found->method;
 
   // 2. Attribute launches, API calls and GPU time to windows.
   std::vector<Step> steps(windows.size());
@@ -244,6 +153,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     for (RowIndex i = 0; i < k.size(); ++i) {
       Step* s = launching_step(k.global_pid[i], k.correlation_id[i]);
       if (!s) continue;
+      result.kernel_step[i] = static_cast<std::int32_t>(s - steps.data());
       const std::int64_t d = k.end_ns[i] - k.start_ns[i];
       ++s->kernels;
       s->kernel_ns += d;
@@ -265,13 +175,17 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     for (RowIndex i = 0; i < m.size(); ++i) {
       Step* s = launching_step(m.global_pid[i], m.correlation_id[i]);
       if (!s) continue;
+      result.memcpy_step[i] = static_cast<std::int32_t>(s - steps.data());
       if (m.copy_kind[i] == 1) ++s->h2d_copies;
       if (m.copy_kind[i] == 2) ++s->d2h_copies;
       project(*s, m.start_ns[i], m.end_ns[i]);
     }
     const auto& ms = trace.memsets;
     for (RowIndex i = 0; i < ms.size(); ++i) {
-      if (Step* s = launching_step(ms.global_pid[i], ms.correlation_id[i])) project(*s, ms.start_ns[i], ms.end_ns[i]);
+      if (Step* s = launching_step(ms.global_pid[i], ms.correlation_id[i])) {
+        result.memset_step[i] = static_cast<std::int32_t>(s - steps.data());
+        project(*s, ms.start_ns[i], ms.end_ns[i]);
+      }
     }
   } else {
     // Heuristic windows are disjoint and in time order: find each kernel's by binary search.
@@ -281,6 +195,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       if (it == steps.begin()) continue;
       auto& s = *std::prev(it);
       if (k.start_ns[i] >= s.end_ns) continue;
+      result.kernel_step[i] = static_cast<std::int32_t>(&s - steps.data());
       ++s.kernels;
       s.kernel_ns += k.end_ns[i] - k.start_ns[i];
       s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
@@ -312,9 +227,19 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
     s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
   }
-  // 3. Phases the names did not give: GEMM-heavy steps are prefill, GEMV-heavy ones decode.
+  // 3. What the workload is (workload.hpp); prefill/decode phases only for LLM inference.
+  WorkloadSignals signals;
+  for (RowIndex i = 0; i < k.size(); ++i) signals.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+  for (RowIndex i = 0; i < trace.graph_execs.size(); ++i) {
+    signals.class_ns[kWholeGraphClass] += trace.graph_execs.end_ns[i] - trace.graph_execs.start_ns[i];
+  }
+  for (const auto& w : windows) signals.annotated_phases |= w.phase != Phase::kUnknown;
+  result.workload = recognize_workload(trace, signals);
+  const bool llm = result.workload.kind == WorkloadKind::kLlmInference;
+  // Phases the names did not give: GEMM-heavy steps are prefill, GEMV-heavy ones decode.
   for (auto& s : steps) {
-    if (s.phase != Phase::kUnknown) continue;
+    if (!llm) s.phase = Phase::kUnknown;
+    if (s.phase != Phase::kUnknown || !llm) continue;
     const auto gemm = s.class_ns["gemm"] + s.class_ns["quantized_gemm"] + s.class_ns["attention_prefill"];
     const auto gemv = s.class_ns["gemv"] + s.class_ns["attention_decode"];
     if (gemm + gemv > 0) s.phase = gemm > gemv ? Phase::kPrefill : Phase::kDecode;
@@ -365,6 +290,16 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     }
     if (g.phase == Phase::kPrefill) result.prefill_wall = g.wall;
   }
+  // TTFT: the last prefill group's steps, each until its GPU work ends.
+  for (auto it = result.groups.rbegin(); it != result.groups.rend(); ++it) {
+    if (it->phase != Phase::kPrefill) continue;
+    std::vector<std::int64_t> felt;
+    for (const auto& st : steps) {
+      if (st.name == it->name && st.phase == Phase::kPrefill) felt.push_back(std::max(st.end_ns, st.gpu_end_ns) - st.start_ns);
+    }
+    result.ttft = distribution(felt);
+    break;
+  }
   result.steps = std::move(steps);
 
   // Steps whose GPU work outlasts their host range (CUDA graph replays, launches without a sync):
@@ -377,6 +312,14 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
                   "finishes a step every %.3f ms (p50 of the GPU period), which is the TPOT",
                   result.decode_wall.p50 / 1e6, result.decode_kernel_ns.p50 / 1e6, result.decode_gpu_period.p50 / 1e6);
     result.notes.emplace_back(line);
+  }
+  // TPOT: the step wall, unless the steps are asynchronous (then the GPU period is the time per token).
+  const bool asynchronous = result.decode_wall.count > 0 && result.decode_kernel_ns.p50 > 2 * result.decode_wall.p50;
+  result.tpot = asynchronous && result.decode_gpu_period.count ? result.decode_gpu_period : result.decode_wall;
+  result.tpot_from = asynchronous && result.decode_gpu_period.count ? "GPU period" : "step wall";
+  if (!llm) {
+    result.notes.push_back("workload: " + std::string(workload_name(result.workload.kind)) +
+                           " (not LLM inference), so steps have no prefill/decode phase, TTFT or TPOT");
   }
   std::int64_t node_kernels = 0;
   for (auto id : k.graph_node_id) node_kernels += id != 0;

@@ -78,7 +78,7 @@ Result<EventFilter> resolve_filter(const Trace& trace, const FilterSpec& spec) {
       bool joined = false;
       if (auto it = creations.find(n.domain_id[i]); it != creations.end()) {
         for (RowIndex d : it->second) {
-          if ((n.global_tid[d] >> 24) != (n.global_tid[i] >> 24)) continue;
+          if (process_key(n.global_tid[d]) != process_key(n.global_tid[i])) continue;
           joined = true;
           std::string label(text);
           label += '@';
@@ -119,12 +119,12 @@ void apply_filter(Trace& trace, const EventFilter& filter) {
     return [&, nvtx_tid, pushpop](RowIndex i) {
       if (!nvtx_tid) return true;
       if (pushpop) return global_tid[i] == *nvtx_tid;
-      return (global_tid[i] >> 24) == (*nvtx_tid >> 24);
+      return process_key(global_tid[i]) == process_key(*nvtx_tid);
     };
   };
   auto by_process = [&](const std::vector<std::int64_t>& global_pid) {
     return [&, nvtx_tid](RowIndex i) {
-      return !nvtx_tid || (global_pid[i] >> 24) == (*nvtx_tid >> 24);
+      return !nvtx_tid || process_key(global_pid[i]) == process_key(*nvtx_tid);
     };
   };
   filter_columns(trace.kernels, filter, by_process(trace.kernels.global_pid));

@@ -45,23 +45,27 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
   o << "  devices: " << (devices.empty() ? "unknown" : devices) << "; " << d.kernels << " kernels (" << fixed(d.gpu_kernel_ns / 1e6, 3)
     << " ms), " << d.api_calls << " CUDA API calls\n";
+  o << "  workload: " << workload_name(d.steps.workload.kind);
+  for (std::size_t i = 0; i < d.steps.workload.evidence.size(); ++i) o << (i ? "; " : " (") << d.steps.workload.evidence[i];
+  o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
   o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
   for (const auto& g : d.steps.groups) {
     o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
       << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
       << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
   }
-  if (d.steps.decode_wall.count) {
-    const auto& w = d.steps.decode_wall;
-    o << "  TPOT (decode step, as traced): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 " << fixed(w.p95 / 1e6, 3) << " ms, p99 "
-      << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3) << " ms\n";
+  if (d.steps.tpot.count) {
+    const auto& w = d.steps.tpot;
+    o << "  TPOT (per decode step, from the " << d.steps.tpot_from << "): p50 " << fixed(w.p50 / 1e6, 3) << " ms, p95 "
+      << fixed(w.p95 / 1e6, 3) << " ms, p99 " << fixed(w.p99 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(w.max) / 1e6, 3)
+      << " ms\n";
   }
-  if (d.steps.decode_gpu_period.count) {
+  if (d.steps.tpot_from != "GPU period" && d.steps.decode_gpu_period.count) {
     const auto& g = d.steps.decode_gpu_period;
     o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
       << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
   }
-  if (d.steps.prefill_wall.count) o << "  TTFT (prefill forward, as traced): " << fixed(d.steps.prefill_wall.p50 / 1e6, 3) << " ms\n";
+  if (d.steps.ttft.count) o << "  TTFT (prefill step until its GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
   o << "\nTop kernels (share of GPU kernel time)\n";
   for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
@@ -106,6 +110,9 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.key("devices").begin_array();
   for (const auto& device : d.devices) json.value(device);
   json.end_array();
+  json.key("workload").begin_object().member("kind", workload_name(d.steps.workload.kind)).key("evidence").begin_array();
+  for (const auto& e : d.steps.workload.evidence) json.value(e);
+  json.end_array().end_object();
   json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
   json.key("steps").begin_object().member("method", d.steps.method).member("count", d.steps.steps.size());
   json.key("decode_wall");
@@ -116,6 +123,11 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   distribution(json, d.steps.decode_kernel_ns);
   json.key("decode_gpu_period");
   distribution(json, d.steps.decode_gpu_period);
+  json.key("tpot");
+  distribution(json, d.steps.tpot);
+  json.member("tpot_from", d.steps.tpot_from);
+  json.key("ttft");
+  distribution(json, d.steps.ttft);
   json.key("groups").begin_array();
   for (const auto& g : d.steps.groups) {
     json.begin_object().member("name", g.name).member("phase", phase_name(g.phase));

@@ -45,10 +45,14 @@ std::string render_steps_summary(const StepAnalysis& steps) {
                        d.p50 / 1e6, d.p95 / 1e6, d.p99 / 1e6, static_cast<double>(d.max) / 1e6);
   };
   std::string out = "\nSteps from: " + steps.method + "\n";
+  out += "Workload: " + std::string(workload_name(steps.workload.kind));
+  for (std::size_t i = 0; i < steps.workload.evidence.size(); ++i) out += (i ? "; " : " (") + steps.workload.evidence[i];
+  out += steps.workload.evidence.empty() ? "\n" : ")\n";
   for (const auto& g : steps.groups) out += dist(fmt::format("{} [{}]", g.name, phase_name(g.phase)), g.wall);
-  out += "Headline (last group of each phase):\n" + dist("decode step (TPOT)", steps.decode_wall) +
-         dist("prefill (TTFT)", steps.prefill_wall) + dist("kernel time / decode step", steps.decode_kernel_ns) +
-         dist("GPU period / decode step", steps.decode_gpu_period);
+  out += "Headline (last group of each phase):\n" + dist("decode step wall", steps.decode_wall) +
+         dist("prefill step wall", steps.prefill_wall) + dist("kernel time / decode step", steps.decode_kernel_ns) +
+         dist("GPU period / decode step", steps.decode_gpu_period) +
+         dist("TPOT (" + steps.tpot_from + ")", steps.tpot) + dist("TTFT (until GPU work ends)", steps.ttft);
   for (const auto& n : steps.notes) out += "Note: " + n + '\n';
   return out;
 }

@@ -32,26 +32,26 @@ Result<std::pair<bool, int>> parse_capture_end(const std::string& text) {
 
 Result<TracerConfig> config_from_env(const std::function<const char*(const char*)>& getenv) {
   TracerConfig c;
-  if (const char* v = getenv("KERNSCOPE_OUTPUT"); v && *v) c.output = v;
-  if (const char* v = getenv("KERNSCOPE_API"); v && *v) {
+  if (const char* v = getenv(env::kOutput); v && *v) c.output = v;
+  if (const char* v = getenv(env::kApi); v && *v) {
     const std::string api = v;
     if (api != "all" && api != "default") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_API='" + api + "' (all or default)");
     c.api_all = api == "all";
   }
-  if (const char* v = getenv("KERNSCOPE_CUDA_GRAPH_TRACE"); v && *v) {
+  if (const char* v = getenv(env::kCudaGraphTrace); v && *v) {
     const std::string mode = v;
     if (mode != "node" && mode != "graph") {
       return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CUDA_GRAPH_TRACE='" + mode + "' (node or graph)");
     }
     c.graph_nodes = mode == "node";
   }
-  if (const char* v = getenv("KERNSCOPE_NVML_INTERVAL_MS"); v && *v) {
-    auto n = number("KERNSCOPE_NVML_INTERVAL_MS", v);
+  if (const char* v = getenv(env::kNvmlIntervalMs); v && *v) {
+    auto n = number(env::kNvmlIntervalMs, v);
     if (!n) return std::unexpected(n.error());
     c.nvml_interval_ms = static_cast<int>(*n);
   }
-  if (const char* v = getenv("KERNSCOPE_NVML_PCIE"); v && *v) c.nvml_pcie = std::string(v) == "1";
-  if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE"); v && *v) {
+  if (const char* v = getenv(env::kNvmlPcie); v && *v) c.nvml_pcie = std::string(v) == "1";
+  if (const char* v = getenv(env::kCaptureRange); v && *v) {
     const std::string range = v;
     if (range == "cudaProfilerApi") {
       c.capture = TracerConfig::Capture::kProfilerApi;
@@ -67,36 +67,36 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
       return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_CAPTURE_RANGE='" + range + "' (none, cudaProfilerApi or nvtx:NAME[@DOMAIN])");
     }
   }
-  if (const char* v = getenv("KERNSCOPE_CAPTURE_RANGE_END"); v && *v) {
+  if (const char* v = getenv(env::kCaptureRangeEnd); v && *v) {
     auto end = parse_capture_end(v);
     if (!end) return std::unexpected(end.error());
     c.capture_repeat = end->first;
     c.capture_ranges = end->second;
   }
-  for (auto [name, slot] : {std::pair{"KERNSCOPE_DELAY_S", &c.delay_s}, std::pair{"KERNSCOPE_DURATION_S", &c.duration_s}}) {
+  for (auto [name, slot] : {std::pair{env::kDelayS, &c.delay_s}, std::pair{env::kDurationS, &c.duration_s}}) {
     if (const char* v = getenv(name); v && *v) {
       auto n = number(name, v);
       if (!n) return std::unexpected(n.error());
       *slot = *n;
     }
   }
-  if (const char* v = getenv("KERNSCOPE_BUFFER_MB"); v && *v) {
-    auto n = number("KERNSCOPE_BUFFER_MB", v);
+  if (const char* v = getenv(env::kBufferMb); v && *v) {
+    auto n = number(env::kBufferMb, v);
     if (!n || *n < 1) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_BUFFER_MB must be at least 1");
     c.buffer_bytes = static_cast<std::size_t>(*n) << 20;
   }
-  if (const char* v = getenv("KERNSCOPE_BUFFERS"); v && *v) {
-    auto n = number("KERNSCOPE_BUFFERS", v);
+  if (const char* v = getenv(env::kBuffers); v && *v) {
+    auto n = number(env::kBuffers, v);
     if (!n || *n < 2) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_BUFFERS must be at least 2");
     c.buffers = static_cast<std::size_t>(*n);
   }
-  if (const char* v = getenv("KERNSCOPE_FLUSH_MS"); v && *v) {
-    auto n = number("KERNSCOPE_FLUSH_MS", v);
+  if (const char* v = getenv(env::kFlushMs); v && *v) {
+    auto n = number(env::kFlushMs, v);
     if (!n || *n < 0) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_FLUSH_MS must be 0 (only full buffers) or more");
     c.flush_ms = static_cast<int>(*n);
   }
-  if (const char* v = getenv("KERNSCOPE_FILE_LIST"); v && *v) c.file_list = v;
-  if (const char* v = getenv("KERNSCOPE_RECORD"); v && *v) {
+  if (const char* v = getenv(env::kFileList); v && *v) c.file_list = v;
+  if (const char* v = getenv(env::kRecord); v && *v) {
     const std::string list = v;
     std::size_t begin = 0;
     while (begin <= list.size()) {

@@ -13,6 +13,27 @@
 
 namespace kernscope::tracer {
 
+// The variables that carry `kernscope record`'s options into the traced program: named once, here,
+// for `record` (which sets them) and the injected library (which reads them).
+namespace env {
+inline constexpr const char* kOutput = "KERNSCOPE_OUTPUT";
+inline constexpr const char* kApi = "KERNSCOPE_API";
+inline constexpr const char* kCudaGraphTrace = "KERNSCOPE_CUDA_GRAPH_TRACE";
+inline constexpr const char* kNvmlIntervalMs = "KERNSCOPE_NVML_INTERVAL_MS";
+inline constexpr const char* kNvmlPcie = "KERNSCOPE_NVML_PCIE";
+inline constexpr const char* kCaptureRange = "KERNSCOPE_CAPTURE_RANGE";
+inline constexpr const char* kCaptureRangeEnd = "KERNSCOPE_CAPTURE_RANGE_END";
+inline constexpr const char* kDelayS = "KERNSCOPE_DELAY_S";
+inline constexpr const char* kDurationS = "KERNSCOPE_DURATION_S";
+inline constexpr const char* kBufferMb = "KERNSCOPE_BUFFER_MB";
+inline constexpr const char* kBuffers = "KERNSCOPE_BUFFERS";
+inline constexpr const char* kFlushMs = "KERNSCOPE_FLUSH_MS";
+inline constexpr const char* kFileList = "KERNSCOPE_FILE_LIST";
+inline constexpr const char* kRecord = "KERNSCOPE_RECORD";
+inline constexpr const char* kTracerPath = "KERNSCOPE_TRACER_PATH";
+inline constexpr const char* kTracerLib = "KERNSCOPE_TRACER_LIB";
+}  // namespace env
+
 // The CUPTI activity kinds `record --record` can choose, by name (injection.cpp enables them in
 // this order).
 inline constexpr std::array<std::string_view, 8> kRecordKinds = {"kernel", "memcpy", "memset", "runtime",

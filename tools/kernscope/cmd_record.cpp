@@ -20,6 +20,7 @@
 #include "commands.hpp"
 #include "kernscope/open.hpp"
 #include "python_hook_data.hpp"
+#include "tracer/tracer_config.hpp"
 
 namespace kernscope::cli {
 namespace {
@@ -54,7 +55,7 @@ std::string executable_dir() {
 
 // The injected library: KERNSCOPE_TRACER_LIB, else beside the binary (installed or build tree).
 std::string find_tracer_library() {
-  if (const char* env = std::getenv("KERNSCOPE_TRACER_LIB"); env && *env) return env;
+  if (const char* env = std::getenv(tracer::env::kTracerLib); env && *env) return env;
   const std::filesystem::path dir = executable_dir();
   for (const auto& candidate : {dir / "libkernscope_tracer.so", dir / "../lib/libkernscope_tracer.so",
                                 dir / "../../src/tracer/libkernscope_tracer.so"}) {
@@ -183,18 +184,30 @@ int run_record(const RecordOptions& o) {
 
   std::vector<std::pair<std::string, std::string>> env = {
       {"CUDA_INJECTION64_PATH", tracer},
-      {"KERNSCOPE_OUTPUT", std::filesystem::absolute(o.output).string()},
-      {"KERNSCOPE_API", o.api},
-      {"KERNSCOPE_CUDA_GRAPH_TRACE", o.graph_trace},
-      {"KERNSCOPE_NVML_INTERVAL_MS", std::to_string(o.nvml_interval_ms)},
-      {"KERNSCOPE_NVML_PCIE", o.nvml_pcie ? "1" : "0"},
-      {"KERNSCOPE_CAPTURE_RANGE", o.capture_range},
-      {"KERNSCOPE_CAPTURE_RANGE_END", o.capture_range_end},
-      {"KERNSCOPE_DELAY_S", std::to_string(o.delay_s)},
-      {"KERNSCOPE_DURATION_S", std::to_string(o.duration_s)},
-      {"KERNSCOPE_BUFFER_MB", std::to_string(o.buffer_mb)},
-      {"KERNSCOPE_RECORD", o.record},
-      {"KERNSCOPE_FILE_LIST", file_list}};
+      {tracer::env::kOutput, std::filesystem::absolute(o.output).string()},
+      {tracer::env::kApi, o.api},
+      {tracer::env::kCudaGraphTrace, o.graph_trace},
+      {tracer::env::kNvmlIntervalMs, std::to_string(o.nvml_interval_ms)},
+      {tracer::env::kNvmlPcie, o.nvml_pcie ? "1" : "0"},
+      {tracer::env::kCaptureRange, o.capture_range},
+      {tracer::env::kCaptureRangeEnd, o.capture_range_end},
+      {tracer::env::kDelayS, std::to_string(o.delay_s)},
+      {tracer::env::kDurationS, std::to_string(o.duration_s)},
+      {tracer::env::kBufferMb, std::to_string(o.buffer_mb)},
+      {tracer::env::kRecord, o.record},
+      {tracer::env::kFileList, file_list}};
+  // The injected library parses these variables; parsing them here first with the same code turns
+  // a bad option into one line and exit code 2 before the program starts, not a silent no-trace.
+  const auto lookup = [&env](const char* name) -> const char* {
+    for (const auto& [key, value] : env) {
+      if (key == name) return value.c_str();
+    }
+    return nullptr;
+  };
+  if (auto config = tracer::config_from_env(lookup); !config) {
+    std::filesystem::remove(file_list);
+    return fail(Error{ErrorCode::kInvalidArgument, "record: " + config.error().message});
+  }
   // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
   // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
   if (const std::string cupti = find_cupti_library(); !cupti.empty()) env.emplace_back("NVTX_INJECTION64_PATH", cupti);
@@ -206,7 +219,7 @@ int run_record(const RecordOptions& o) {
     std::ofstream(std::string(hook_dir) + "/sitecustomize.py") << kPythonHook;
     const char* old = std::getenv("PYTHONPATH");
     env.emplace_back("PYTHONPATH", std::string(hook_dir) + (old && *old ? ":" + std::string(old) : ""));
-    env.emplace_back("KERNSCOPE_TRACER_PATH", tracer);
+    env.emplace_back(tracer::env::kTracerPath, tracer);
   }
   // Children started by the program (fork/exec, spawn) inherit the environment and are traced
   // too, each into its own file: the output pattern should then hold %p.

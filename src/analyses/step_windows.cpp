@@ -1,0 +1,256 @@
+#include "analyses/step_windows.hpp"
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <unordered_map>
+
+#include "analyses/api_lookup.hpp"
+#include "analyses/nvtx_ranges.hpp"
+#include "base/text_util.hpp"
+#include "kernscope/tail.hpp"
+
+namespace kernscope::report {
+namespace {
+
+// The part of a range's text that names it: after the last ':' or '/' ("measure:decode_step",
+// "llm/prefill"), so a label in front of the step's name does not hide it.
+std::string_view last_segment(std::string_view text) {
+  const auto cut = text.find_last_of(":/");
+  return cut == std::string_view::npos ? text : text.substr(cut + 1);
+}
+
+// Names a step is called by, whole (after lowercasing and dropping a trailing step number).
+bool is_step_word(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      "prefill",    "decode",        "decode_step",  "prefill_step", "step",          "train_step", "training_step",
+      "iteration",  "iter",          "generate",     "generation",   "generate_step", "forward",    "forward_pass",
+      "forward_step", "model_forward", "execute_model", "profilerstep", "inference_step", "serving_step",
+      "denoise_step", "denoising_step"};
+  return std::find(std::begin(kWords), std::end(kWords), word) != std::end(kWords);
+}
+
+// "decode_step_12" / "ProfilerStep#3" / "step 7" -> "decode_step" / "profilerstep" / "step".
+std::string without_step_number(std::string text) {
+  std::size_t end = text.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(text[end - 1]))) --end;
+  if (end == text.size()) return text;
+  while (end > 0 && (text[end - 1] == '#' || text[end - 1] == '_' || text[end - 1] == ' ' || text[end - 1] == '-')) --end;
+  return text.substr(0, end);
+}
+
+Phase phase_from_counts(long context, long generation) {
+  if (context > 0 && generation > 0) return Phase::kMixed;
+  if (context > 0) return Phase::kPrefill;
+  if (generation > 0) return Phase::kDecode;
+  return Phase::kUnknown;
+}
+
+struct Occurrences {
+  std::vector<std::size_t> positions;  // in launch order of the process's kernels
+};
+
+}  // namespace
+
+std::optional<StepAnnotation> step_annotation(std::string_view text) {
+  const std::string lower = text::lowercase(text);
+  // vLLM (worker's execute_model, its NVTX ranges in profiling builds): scheduled tokens of
+  // context (prefill) and generation (decode) requests in the name.
+  static const std::regex kVllm(R"(execute_\d+_context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
+  // TensorRT-LLM's PyExecutor: "_forward_step 12: 1 ctx reqs, 3 gen reqs".
+  static const std::regex kTrtllm(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
+  std::smatch m;
+  if (std::regex_search(lower, m, kVllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
+  if (std::regex_search(lower, m, kTrtllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
+  const std::string word = without_step_number(std::string(last_segment(lower)));
+  if (!is_step_word(word)) return std::nullopt;
+  return StepAnnotation{phase_from_name(word)};
+}
+
+namespace {
+
+std::vector<StepWindow> innermost(std::vector<StepWindow> chosen) {
+  // Drop a window that encloses another of its thread: per thread, sorted by start (longer
+  // first), a window encloses the next ones that start before it ends.
+  std::sort(chosen.begin(), chosen.end(), [](const StepWindow& a, const StepWindow& b) {
+    return std::tie(a.global_tid, a.start, b.end) < std::tie(b.global_tid, b.start, a.end);
+  });
+  std::vector<bool> outer(chosen.size(), false);
+  for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
+    const auto& a = chosen[i];
+    const auto& b = chosen[i + 1];
+    if (a.global_tid == b.global_tid && b.start < a.end && b.end <= a.end && (a.start != b.start || a.end != b.end)) {
+      outer[i] = true;
+    }
+  }
+  std::vector<StepWindow> out;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (!outer[i]) out.push_back(std::move(chosen[i]));
+  }
+  std::sort(out.begin(), out.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  return out;
+}
+
+std::optional<StepWindows> from_annotations(const Trace& trace, const std::vector<IndexedRange>& ranges,
+                                            const StepOptions& options) {
+  std::vector<StepWindow> chosen;
+  std::unordered_map<std::string, std::optional<StepAnnotation>> seen;  // by range name
+  for (const auto& r : ranges) {
+    // PyTorch's operator ranges and their GPU-side copies are not steps.
+    if (is_kineto_op_domain(trace.nvtx.domain_id[r.row])) continue;
+    const auto colon = r.name.find(':');
+    const std::string domain = r.name.substr(0, colon);
+    const std::string text = r.name.substr(colon + 1);
+    if (options.step_range) {
+      const std::string label = domain.empty() ? text : text + "@" + domain;
+      if (label == *options.step_range || text == *options.step_range) {
+        chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(text)});
+      }
+      continue;
+    }
+    auto it = seen.find(r.name);
+    if (it == seen.end()) it = seen.emplace(r.name, step_annotation(text)).first;
+    if (it->second) chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, it->second->phase});
+  }
+  if (chosen.empty()) return std::nullopt;
+  StepWindows out;
+  out.windows = innermost(std::move(chosen));
+  out.source = options.step_range ? StepSource::kStepRange : StepSource::kAnnotations;
+  out.method = options.step_range ? "NVTX ranges named '" + *options.step_range + "'"
+                                  : "annotations that name steps (e.g. prefill, decode_step, ProfilerStep#N, execute_model)";
+  return out;
+}
+
+// The kernel launched once per forward pass: among kernels of the busiest process in launch order,
+// the name whose occurrences come at the most regular spacing (the same number of kernels apart
+// for at least half of them), the widest such spacing; of names equally spaced, the one that comes
+// first in the sequence (the start of the pass).
+std::optional<StepWindows> from_kernel_period(const Trace& trace) {
+  const auto& k = trace.kernels;
+  if (k.size() < 16) return std::nullopt;
+  std::unordered_map<std::int64_t, std::size_t> per_process;
+  for (RowIndex i = 0; i < k.size(); ++i) ++per_process[k.global_pid[i]];
+  const std::int64_t pid = std::max_element(per_process.begin(), per_process.end(), [](auto& a, auto& b) {
+                             return a.second < b.second;
+                           })->first;
+  std::vector<RowIndex> order;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (k.global_pid[i] == pid) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
+  std::unordered_map<StringId, Occurrences> by_name;
+  for (std::size_t p = 0; p < order.size(); ++p) by_name[k.demangled_name[order[p]]].positions.push_back(p);
+
+  struct Candidate {
+    StringId name;
+    std::size_t spacing, count, first;
+  };
+  std::optional<Candidate> best;
+  for (const auto& [name, occ] : by_name) {
+    const auto& pos = occ.positions;
+    if (pos.size() < 4) continue;
+    std::map<std::size_t, std::size_t> spacings;
+    for (std::size_t j = 1; j < pos.size(); ++j) ++spacings[pos[j] - pos[j - 1]];
+    const auto mode = std::max_element(spacings.begin(), spacings.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    if (mode->first < 2 || 2 * mode->second < pos.size() - 1) continue;
+    const Candidate c{name, mode->first, pos.size(), pos.front()};
+    if (!best || c.spacing > best->spacing || (c.spacing == best->spacing && c.first < best->first)) best = c;
+  }
+  if (!best) return std::nullopt;
+  const auto& anchors = by_name[best->name].positions;
+  // Host windows on the launching thread when the launches are traced, else GPU-time windows.
+  const ApiLookup lookup(trace.api_calls);
+  std::vector<std::pair<TimeNs, std::int64_t>> starts;  // (time, thread)
+  for (std::size_t p : anchors) {
+    const RowIndex i = order[p];
+    if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      starts.push_back({trace.api_calls.start_ns[*r], trace.api_calls.global_tid[*r]});
+    } else {
+      starts.push_back({k.start_ns[i], 0});
+    }
+  }
+  const bool host = std::all_of(starts.begin(), starts.end(), [&](auto& s) { return s.second != 0 && s.second == starts[0].second; });
+  if (!host) {
+    for (std::size_t j = 0; j < anchors.size(); ++j) starts[j] = {k.start_ns[order[anchors[j]]], 0};
+  }
+  std::vector<std::int64_t> lengths;
+  for (std::size_t j = 1; j < starts.size(); ++j) lengths.push_back(starts[j].first - starts[j - 1].first);
+  std::sort(lengths.begin(), lengths.end());
+  const auto median = static_cast<std::int64_t>(percentile_linear(lengths, 50));
+  // The last step ends where its work ends: the last launch (host) or kernel (GPU) of its run,
+  // at most a median step after its start.
+  TimeNs last_end = starts.back().first;
+  for (std::size_t p = anchors.back(); p < order.size(); ++p) {
+    const RowIndex i = order[p];
+    TimeNs t = k.end_ns[i];
+    if (host) {
+      auto r = lookup.find(k.global_pid[i], k.correlation_id[i]);
+      if (!r) continue;
+      t = trace.api_calls.end_ns[*r];
+    }
+    if (t > starts.back().first + median) break;
+    last_end = std::max(last_end, t);
+  }
+  StepWindows out;
+  const std::string name = "forward";
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    const TimeNs end = j + 1 < starts.size() ? starts[j + 1].first : last_end;
+    out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown});
+  }
+  out.source = StepSource::kKernelPeriod;
+  std::string anchor(trace.strings.get(best->name));
+  if (anchor.size() > 60) anchor = anchor.substr(0, 59) + "\xE2\x80\xA6";
+  out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +
+               std::to_string(best->count) + " launches, most " + std::to_string(best->spacing) +
+               " kernels apart); phases from the kernel mix";
+  return out;
+}
+
+StepWindows from_gpu_gaps(const Trace& trace) {
+  const auto& k = trace.kernels;
+  StepWindows out;
+  if (k.size() == 0) return out;
+  // Stretches of GPU work separated by idle gaps far longer than usual.
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  for (RowIndex i = 0; i < k.size(); ++i) spans.push_back({k.start_ns[i], k.end_ns[i]});
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::int64_t> gaps;
+  TimeNs reach = spans[0].second;
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    gaps.push_back(std::max<std::int64_t>(0, spans[i].first - reach));
+    reach = std::max(reach, spans[i].second);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  const double p90 = gaps.empty() ? 0 : percentile_linear(gaps, 90);
+  const std::int64_t threshold = std::max<std::int64_t>(1'000'000, static_cast<std::int64_t>(20 * p90));
+  TimeNs begin = spans[0].first;
+  reach = spans[0].second;
+  for (std::size_t i = 1; i <= spans.size(); ++i) {
+    if (i == spans.size() || spans[i].first - reach > threshold) {
+      out.windows.push_back({"gpu-segment", begin, reach, 0, Phase::kUnknown});
+      if (i < spans.size()) begin = spans[i].first;
+    }
+    if (i < spans.size()) reach = std::max(reach, spans[i].second);
+  }
+  out.source = StepSource::kGpuGaps;
+  out.method = "heuristic: GPU work split at idle gaps > " + std::to_string(threshold / 1000) +
+               " us (no step annotations, no regular kernel period); phases from the kernel mix";
+  return out;
+}
+
+}  // namespace
+
+Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options) {
+  const auto ranges = index_ranges(trace);
+  if (options.step_range && ranges.empty()) {
+    return make_error(ErrorCode::kNoData, trace.source.path + " has no NVTX ranges, so --step-range cannot be used");
+  }
+  if (auto annotated = from_annotations(trace, ranges, options)) return std::move(*annotated);
+  if (options.step_range) {
+    return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
+  }
+  if (auto periodic = from_kernel_period(trace); periodic && periodic->windows.size() >= 3) return std::move(*periodic);
+  return from_gpu_gaps(trace);
+}
+
+}  // namespace kernscope::report

@@ -1,0 +1,48 @@
+// Where the steps are: the time windows `steps` decomposes, from the most trustworthy source the
+// trace offers, saying which was used.
+//   1. --step-range NAME[@DOMAIN]: the ranges of that exact name;
+//   2. annotations that name a step as a word (decode_step, prefill, ProfilerStep#3, vLLM's
+//      execute_model / execute_N_context_M(..)_generation_K(..), TensorRT-LLM's _forward_step N: ...),
+//      never a name that merely contains such a word (resolveForwardedInputs, pre_forward);
+//   3. without such annotations, the period of the work: a kernel launched once per forward pass
+//      (the anchor: the kernel whose occurrences are regular and furthest apart) starts each step;
+//   4. stretches of GPU work split at idle gaps far longer than usual.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernscope/error.hpp"
+#include "kernscope/phase.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope::report {
+
+struct StepWindow {
+  std::string name;
+  TimeNs start = 0, end = 0;
+  std::int64_t global_tid = 0;  // the host thread of the window; 0: a window in GPU time only
+  Phase phase = Phase::kUnknown;
+};
+
+enum class StepSource { kStepRange, kAnnotations, kKernelPeriod, kGpuGaps, kNone };
+
+struct StepWindows {
+  std::vector<StepWindow> windows;
+  StepSource source = StepSource::kNone;
+  std::string method;  // in words, for the report
+};
+
+// The step name an annotation's text stands for and the phase it states, or nullopt when the
+// text is not a step annotation (see the list above). `text` is the range's text without domain.
+struct StepAnnotation {
+  Phase phase = Phase::kUnknown;
+};
+std::optional<StepAnnotation> step_annotation(std::string_view text);
+
+Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options);
+
+}  // namespace kernscope::report

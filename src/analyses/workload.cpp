@@ -1,0 +1,122 @@
+// Workload recognition. Evidence, in the order it is weighed:
+//   training   — backward kernels (autograd's *_backward, cuDNN/cuBLAS wgrad/dgrad, flash *_bwd) or
+//                optimizer kernels (multi_tensor_apply, fused Adam/SGD) taking real kernel time;
+//   inference  — convolutions (CNNs, the VAE of a diffusion/video model) without backward work;
+//   LLM inference — attention kernels together with what only token generation has: rotary
+//                embedding, KV-cache writes, token sampling (argmax/top-k/top-p), embedding lookups,
+//                GEMV-shaped decode GEMMs, or step annotations that name prefill/decode;
+//   benchmark  — a handful of distinct kernels and none of the above (kernel and HPC benchmarks);
+//   unknown    — anything else.
+#include <fmt/format.h>
+
+#include <regex>
+#include <unordered_map>
+
+#include "kernscope/workload.hpp"
+
+namespace kernscope {
+namespace {
+
+std::int64_t sum_of(const std::map<std::string, std::int64_t>& class_ns, std::initializer_list<std::string_view> prefixes) {
+  std::int64_t total = 0;
+  for (const auto& [cls, ns] : class_ns) {
+    for (auto p : prefixes) {
+      if (std::string_view(cls).starts_with(p)) {
+        total += ns;
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+std::string percent(std::int64_t part, std::int64_t whole) {
+  return fmt::format("{:.1f} %", whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0);
+}
+
+}  // namespace
+
+std::string_view workload_name(WorkloadKind kind) {
+  switch (kind) {
+    case WorkloadKind::kLlmInference: return "llm_inference";
+    case WorkloadKind::kTraining: return "training";
+    case WorkloadKind::kInference: return "inference";
+    case WorkloadKind::kBenchmark: return "benchmark";
+    case WorkloadKind::kUnknown: break;
+  }
+  return "unknown";
+}
+
+Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) {
+  Workload w;
+  const auto& k = trace.kernels;
+  std::int64_t total = 0;
+  for (const auto& [cls, ns] : signals.class_ns) total += ns;
+  if (k.size() == 0 && trace.graph_execs.size() == 0) {
+    w.evidence.push_back("no GPU kernels in the trace");
+    return w;
+  }
+  // Backward and optimizer kernels, by name (per distinct name, then weighted by time).
+  static const std::regex kBackward(R"((backward|_bwd|bwd_|wgrad|dgrad|grad_input|grad_weight|col2im))", std::regex::icase);
+  static const std::regex kOptimizer(R"((multi_tensor_apply|adam|_sgd|sgd_|lamb_|fused_optimizer|optimizer))", std::regex::icase);
+  std::unordered_map<StringId, int> kind_of_name;  // 1 backward, 2 optimizer, 0 neither
+  std::int64_t backward_ns = 0, optimizer_ns = 0;
+  std::size_t distinct = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    auto it = kind_of_name.find(k.demangled_name[i]);
+    if (it == kind_of_name.end()) {
+      const std::string name(trace.strings.get(k.demangled_name[i]));
+      const int kind = std::regex_search(name, kBackward) ? 1 : std::regex_search(name, kOptimizer) ? 2 : 0;
+      it = kind_of_name.emplace(k.demangled_name[i], kind).first;
+      ++distinct;
+    }
+    if (it->second == 1) backward_ns += k.end_ns[i] - k.start_ns[i];
+    if (it->second == 2) optimizer_ns += k.end_ns[i] - k.start_ns[i];
+  }
+  backward_ns += sum_of(signals.class_ns, {"backward"});
+  optimizer_ns += sum_of(signals.class_ns, {"optimizer"});
+  if (total > 0 && (20 * backward_ns >= total || (backward_ns > 0 && optimizer_ns > 0))) {
+    w.kind = WorkloadKind::kTraining;
+    w.evidence.push_back("backward kernels take " + percent(backward_ns, total) + " of kernel time");
+    if (optimizer_ns > 0) w.evidence.push_back("optimizer kernels take " + percent(optimizer_ns, total));
+    return w;
+  }
+  const std::int64_t conv = sum_of(signals.class_ns, {"convolution"});
+  const std::int64_t attention = sum_of(signals.class_ns, {"attention", "splitkv_reduce"});
+  const std::int64_t rope = sum_of(signals.class_ns, {"rope"});
+  const std::int64_t kv = sum_of(signals.class_ns, {"kv_cache_write"});
+  const std::int64_t sampling = sum_of(signals.class_ns, {"sampling"});
+  const std::int64_t embedding = sum_of(signals.class_ns, {"embedding"});
+  const std::int64_t gemv = sum_of(signals.class_ns, {"gemv", "attention_decode"});
+  if (total > 0 && 100 * conv >= total) {
+    w.kind = WorkloadKind::kInference;
+    w.evidence.push_back("convolutions take " + percent(conv, total) + " of kernel time and no backward kernels ran");
+    if (attention > 0) w.evidence.push_back("attention kernels take " + percent(attention, total) + " (a transformer beside the convolutions)");
+    return w;
+  }
+  std::vector<std::string> llm;
+  if (signals.annotated_phases) llm.push_back("step annotations name prefill/decode phases");
+  if (rope > 0) llm.push_back("rotary-embedding kernels " + percent(rope, total));
+  if (kv > 0) llm.push_back("KV-cache writes " + percent(kv, total));
+  if (sampling > 0) llm.push_back("token sampling kernels " + percent(sampling, total));
+  if (embedding > 0) llm.push_back("embedding lookups " + percent(embedding, total));
+  if (gemv > 0) llm.push_back("GEMV-shaped (decode) kernels " + percent(gemv, total));
+  if ((attention > 0 && !llm.empty()) || signals.annotated_phases) {
+    w.kind = WorkloadKind::kLlmInference;
+    if (attention > 0) w.evidence.push_back("attention kernels take " + percent(attention, total) + " of kernel time");
+    for (auto& e : llm) w.evidence.push_back(std::move(e));
+    w.evidence.push_back("no backward or optimizer kernels, no convolutions");
+    return w;
+  }
+  if (distinct <= 32 && attention == 0) {
+    w.kind = WorkloadKind::kBenchmark;
+    w.evidence.push_back(std::to_string(distinct) + " distinct kernels, no attention, backward or convolution kernels");
+    return w;
+  }
+  w.evidence.push_back(fmt::format("{} distinct kernels; no evidence of LLM inference (attention with rotary embedding, "
+                                   "KV-cache, sampling or decode GEMVs), training or convolutions",
+                                   distinct));
+  return w;
+}
+
+}  // namespace kernscope
