@@ -80,7 +80,7 @@ struct StepAnalysis {
   std::vector<std::string> notes;  // e.g. profiler inflation
   // What the user feels, from the last group of each phase: time per output token (the GPU period
   // when the steps are asynchronous, else the step wall) and time to first token (the prefill
-  // step until its GPU work ends, when that outlives its host range). Empty unless LLM inference.
+  // step's host range, or its GPU span when that is longer). Empty unless LLM inference.
   Distribution tpot, ttft;
   std::string tpot_from;  // "step wall" or "GPU period"
   Workload workload;      // phases, TTFT and TPOT only for llm_inference

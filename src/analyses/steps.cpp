@@ -295,7 +295,9 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     if (it->phase != Phase::kPrefill) continue;
     std::vector<std::int64_t> felt;
     for (const auto& st : steps) {
-      if (st.name == it->name && st.phase == Phase::kPrefill) felt.push_back(std::max(st.end_ns, st.gpu_end_ns) - st.start_ns);
+      // The step's own time: its host range, or its GPU work when that lasts longer (GPU work
+      // that starts late waited for earlier work in the queue, which is not this step's).
+      if (st.name == it->name && st.phase == Phase::kPrefill) felt.push_back(std::max(st.wall_ns, st.gpu_span_ns));
     }
     result.ttft = distribution(felt);
     break;

@@ -1,6 +1,8 @@
 // Workload recognition. Evidence, in the order it is weighed:
 //   training   — backward kernels (autograd's *_backward, cuDNN/cuBLAS wgrad/dgrad, flash *_bwd) or
-//                optimizer kernels (multi_tensor_apply, fused Adam/SGD) taking real kernel time;
+//                optimizer kernels (multi_tensor_apply, fused Adam/SGD) taking real kernel time, or
+//                annotations of autograd at work (a window of a training run may hold only forward
+//                kernels: its emit_nvtx ranges still carry backward functions and sequence numbers);
 //   inference  — convolutions (CNNs, the VAE of a diffusion/video model) without backward work;
 //   LLM inference — attention kernels together with what only token generation has: rotary
 //                embedding, KV-cache writes, token sampling (argmax/top-k/top-p), embedding lookups,
@@ -73,12 +75,30 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
     if (it->second == 1) backward_ns += k.end_ns[i] - k.start_ns[i];
     if (it->second == 2) optimizer_ns += k.end_ns[i] - k.start_ns[i];
   }
+  // Annotations of autograd at work: backward functions (MmBackward0, FSDP's
+  // RegisterPostBackwardFunction), optimizer steps, or the sequence numbers emit_nvtx gives ops
+  // recorded for backward (", seq = N": only with gradients enabled).
+  static const std::regex kAutograd(R"((Backward\d*\b|backward|[Oo]ptimizer\.step|, seq = \d+))");
+  std::unordered_map<StringId, bool> autograd_text;
+  std::int64_t autograd_ranges = 0;
+  for (RowIndex i = 0; i < trace.nvtx.size(); ++i) {
+    auto it = autograd_text.find(trace.nvtx.text[i]);
+    if (it == autograd_text.end()) {
+      it = autograd_text.emplace(trace.nvtx.text[i], std::regex_search(std::string(trace.strings.get(trace.nvtx.text[i])), kAutograd)).first;
+    }
+    autograd_ranges += it->second;
+  }
   backward_ns += sum_of(signals.class_ns, {"backward"});
   optimizer_ns += sum_of(signals.class_ns, {"optimizer"});
-  if (total > 0 && (20 * backward_ns >= total || (backward_ns > 0 && optimizer_ns > 0))) {
+  if ((total > 0 && (20 * backward_ns >= total || (backward_ns > 0 && optimizer_ns > 0))) || autograd_ranges >= 10) {
     w.kind = WorkloadKind::kTraining;
-    w.evidence.push_back("backward kernels take " + percent(backward_ns, total) + " of kernel time");
+    if (backward_ns > 0) w.evidence.push_back("backward kernels take " + percent(backward_ns, total) + " of kernel time");
     if (optimizer_ns > 0) w.evidence.push_back("optimizer kernels take " + percent(optimizer_ns, total));
+    if (autograd_ranges > 0) {
+      w.evidence.push_back(std::to_string(autograd_ranges) +
+                           " annotations of autograd at work (backward functions, optimizer steps, ops recorded with "
+                           "autograd sequence numbers)");
+    }
     return w;
   }
   const std::int64_t conv = sum_of(signals.class_ns, {"convolution"});

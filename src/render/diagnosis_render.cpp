@@ -65,7 +65,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
     o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
       << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
   }
-  if (d.steps.ttft.count) o << "  TTFT (prefill step until its GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
+  if (d.steps.ttft.count) o << "  TTFT (prefill step: its host range or its GPU work, the longer): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
   o << "\nTop kernels (share of GPU kernel time)\n";
   for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
