@@ -2,6 +2,7 @@
 // once. Ambiguous attention kernels (cuDNN SDPA, FlashAttention's flash_fwd) are told apart per
 // instance by the NVTX ranges enclosing their launch: a range named *prefill* or *decode*.
 #include <algorithm>
+#include <cctype>
 #include <deque>
 #include <map>
 #include <set>
@@ -58,10 +59,17 @@ std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
 }  // namespace
 
 const std::vector<std::string>& operation_classes() {
+  // Grouped by what a reader compares: matrix products, attention, the layer's other operations,
+  // routing/sampling/communication, data movement and generic kernels, training-only kernels,
+  // memory operations, then the remainder.
   static const std::vector<std::string> classes = {
-      "gemm", "gemv", "quantized_gemm", "attention_prefill", "attention_decode", "attention", "splitkv_reduce",
-      "kv_cache_write", "norm", "rope", "activation", "sampling", "embedding", "moe_routing", "moe_gemm",
-      "communication", "quantization", "copy_cast", "elementwise", "reduction", "memcpy", "memset", "other"};
+      "gemm", "gemv", "quantized_gemm", "moe_gemm", "convolution",
+      "attention_prefill", "attention_decode", "attention", "splitkv_reduce", "kv_cache_write",
+      "norm", "softmax", "rope", "activation", "pooling", "embedding", "quantization",
+      "moe_routing", "sampling", "communication",
+      "copy_cast", "elementwise", "reduction",
+      "backward", "optimizer",
+      "memcpy", "memset", "other"};
   return classes;
 }
 
@@ -151,8 +159,8 @@ std::optional<NcclKernel> parse_nccl_kernel(std::string_view name) {
       k.algorithm += "_" + p;
     } else if (std::find(reductions.begin(), reductions.end(), p) != reductions.end()) {
       k.reduction = p;
-    } else if (k.dtype.empty()) {
-      k.dtype = p;
+    } else if (k.dtype.empty() && !std::all_of(p.begin(), p.end(), [](unsigned char c) { return std::isdigit(c); })) {
+      k.dtype = p;  // a number is a kernel variant (RCCL's ncclDevKernel_Generic_1), not a type
       if ((p == "int8" || p == "uint8" || p == "int32" || p == "uint32" || p == "int64" || p == "uint64") &&
           i + 1 < parts.size() && parts[i + 1] == "t") {
         ++i;  // older names spell C types: int8_t
