@@ -302,6 +302,32 @@ TEST(KinetoReader, OldTracesWithAbsoluteMicrosecondsAndStringIds) {
   EXPECT_EQ(t->kernels.global_pid[0], process_key(t->api_calls.global_tid[0]));
 }
 
+// AMD (roctracer) and some CUDA Kineto traces keep kernel names mangled. Expected names are what
+// nsys wrote for the same manglings (tests/fixtures/demangle/nsys_pairs.tsv: demangledName and
+// shortName read with sqlite3 from its exports); the JSON's own spelling stays as the mangled name.
+TEST(KinetoReader, MangledKernelNamesAreDemangledAsNsysWritesThem) {
+  auto t = read(R"json({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE",
+     "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 1}},
+    {"ph": "X", "cat": "kernel", "name": "_ZN4demo11tmpl_kernelIfLi128ELb1EEEvPT_PKS1_i",
+     "pid": 0, "tid": 7, "ts": 3, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 2}},
+    {"ph": "X", "cat": "kernel", "name": "void gemv<float>(float*, int)",
+     "pid": 0, "tid": 7, "ts": 5, "dur": 1, "args": {"device": 0, "stream": 7, "correlation": 3}}]})json");
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  const auto& k = t->kernels;
+  ASSERT_EQ(k.size(), 3u);
+  auto name = [&](StringId id) { return std::string(t->strings.get(id)); };
+  EXPECT_EQ(name(k.demangled_name[0]), "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<(unsigned long)4096>)");
+  EXPECT_EQ(name(k.short_name[0]), "ncclDevKernel_SendRecv");
+  EXPECT_EQ(name(k.mangled_name[0]), "_Z22ncclDevKernel_SendRecv24ncclDevKernelArgsStorageILm4096EE");
+  EXPECT_EQ(name(k.demangled_name[1]), "void demo::tmpl_kernel<float, (int)128, (bool)1>(T1 *, const T1 *, int)");
+  EXPECT_EQ(name(k.short_name[1]), "tmpl_kernel");
+  // A name Kineto already wrote demangled has no mangled form.
+  EXPECT_EQ(name(k.demangled_name[2]), "void gemv<float>(float*, int)");
+  EXPECT_EQ(k.mangled_name[2], kNoString);
+  EXPECT_TRUE(t->has_mangled_names);
+}
+
 TEST(KinetoReader, RepairsAndTruncationAreReported) {
   auto t = read("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"say \"hi\"\", \"pid\": 1, "
                 "\"tid\": 1, \"ts\": 1, \"dur\": 1,}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 3");

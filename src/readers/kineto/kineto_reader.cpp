@@ -11,6 +11,7 @@
 #include "readers/kineto/decimal_time.hpp"
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
+#include "base/nsys_demangle.hpp"
 #include "kernscope/kernel_short_name.hpp"
 #include "model/kineto_names.hpp"
 #include "readers/kineto/kineto_event.hpp"
@@ -91,7 +92,13 @@ class Builder {
   std::optional<std::int64_t> base_ns_;
   std::string display_unit_;
   std::map<std::string, std::int64_t> ignored_;  // what was not mapped, by category
-  std::unordered_map<StringId, StringId> short_names_;  // kernel name -> nsys-style short name
+  // A kernel's names as nsys's columns hold them, derived once per distinct name in the JSON.
+  struct KernelNames {
+    StringId demangled, short_name, mangled;
+  };
+  KernelNames kernel_names(std::string_view name);
+  std::unordered_map<StringId, KernelNames> kernel_names_;
+  std::int64_t demangled_kernels_ = 0;  // kernels whose name came mangled
   std::int64_t flows_ = 0;
   std::int64_t bad_times_ = 0;
 
@@ -122,6 +129,27 @@ std::int64_t Builder::global_tid(const KinetoEvent& e) {
   const std::int64_t pid = compact_pid(e.pid);
   const std::int64_t tid = compact_pid(e.tid);
   return (pid << 24) | tid;
+}
+
+// Kineto writes the name CUPTI or roctracer gave it: demangled on NVIDIA, but AMD traces (and
+// some CUDA ones) keep Itanium manglings (_Z...). Those are shown as nsys shows names (its
+// demangler's spelling) and the mangled form goes to the mangled-name column, as in an nsys export.
+// A kernel name repeats thousands of times and can be kilobytes long: this runs once per name.
+Builder::KernelNames Builder::kernel_names(std::string_view name) {
+  const StringId raw = intern(name);
+  auto it = kernel_names_.find(raw);
+  if (it != kernel_names_.end()) return it->second;
+  KernelNames names{raw, kNoString, kNoString};
+  std::string demangled;
+  if (name.starts_with("_Z")) demangled = nsys_demangle(name);
+  if (!demangled.empty() && demangled != name) {
+    names.demangled = intern(demangled);
+    names.mangled = raw;
+    names.short_name = intern(kernel_short_name(demangled));
+  } else {
+    names.short_name = intern(kernel_short_name(name));
+  }
+  return kernel_names_.emplace(raw, names).first->second;
 }
 
 // Top-level members are small: simdjson's DOM parser (validating, runtime-dispatched) reads them.
@@ -282,14 +310,11 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       k.dynamic_smem_bytes.push_back(static_cast<std::int32_t>(std::max<std::int64_t>(e.shared_memory, 0)));
       k.launch_type.push_back(0);
       k.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
-      const StringId name = intern(e.name);
-      k.demangled_name.push_back(name);
-      // A kernel name repeats thousands of times and can be kilobytes long: derive its short
-      // name once.
-      auto short_it = short_names_.find(name);
-      if (short_it == short_names_.end()) short_it = short_names_.emplace(name, intern(kernel_short_name(e.name))).first;
-      k.short_name.push_back(short_it->second);
-      k.mangled_name.push_back(kNoString);
+      const KernelNames names = kernel_names(e.name);
+      k.demangled_name.push_back(names.demangled);
+      k.short_name.push_back(names.short_name);
+      k.mangled_name.push_back(names.mangled);
+      demangled_kernels_ += names.mangled != kNoString;
       k.graph_id.push_back(std::max<std::int64_t>(e.graph_id, 0));
       k.external_id.push_back(std::max<std::int64_t>(e.external_id, 0));
       return {};
@@ -487,13 +512,18 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
   t.has_string_table = true;
   t.has_gpu_info = !t.devices.empty();
   t.has_thread_names = !thread_names_.empty();
-  t.has_mangled_names = false;
+  t.has_mangled_names = demangled_kernels_ > 0;
   t.has_green_context = false;
 
   // What the source lacks and what the reader did, said plainly.
   auto& notes = t.notes;
-  notes.push_back("PyTorch profiler (Kineto) trace: no mangled kernel names, no OS runtime calls, no profiler "
-                  "overhead records; kernel shared memory is static + dynamic together; memset values are not recorded");
+  notes.push_back("PyTorch profiler (Kineto) trace: no OS runtime calls, no profiler overhead records; kernel shared "
+                  "memory is static + dynamic together; memset values are not recorded");
+  notes.push_back(demangled_kernels_ > 0
+                      ? std::to_string(demangled_kernels_) +
+                            " kernels came with mangled names (_Z...): shown demangled, the mangled form kept for "
+                            "the :mangled reports"
+                      : "no mangled kernel names: Kineto wrote them demangled");
   if (!base_ns_) notes.push_back("timestamps are absolute microseconds (no baseTimeNanoseconds: a trace from before 2024)");
   if (split.truncated) {
     notes.push_back("the file is cut short (the profiled process was killed?): read up to the last complete event; " +
@@ -544,6 +574,15 @@ Result<Trace> read_kineto(ByteSource& source, const std::string& label, const Op
   if (!split) return make_error(split.error().code, label + ": " + split.error().message);
   auto finished = builder.finish(*split, source);
   if (!finished) return make_error(finished.error().code, label + ": " + finished.error().message);
+  // A trace with no complete event of any kind kernscope reads is an error, as an empty nsys
+  // export is (checked when kernels were asked for: a read of other kinds only sees those).
+  const bool nothing = trace.kernels.size() == 0 && trace.memcpys.size() == 0 && trace.memsets.size() == 0 &&
+                       trace.api_calls.size() == 0 && trace.nvtx.size() == 0 && trace.syncs.size() == 0 &&
+                       trace.graph_execs.size() == 0;
+  if (nothing && (options.kinds & bit(EventKind::kKernels))) {
+    return make_error(ErrorCode::kBadInput, label + ": the JSON holds no complete trace event kernscope reads (no kernel, "
+                                                    "copy, runtime call or annotation with a start and a duration)");
+  }
   return trace;
 }
 
