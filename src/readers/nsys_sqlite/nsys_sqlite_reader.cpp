@@ -595,8 +595,9 @@ Result<void> Reader::read_tracer_info() {
     }
   }
   if (!finished) {
-    note("the trace was cut short (the traced program was killed or crashed before kernscope's tracer finished "
-         "it): it holds the batches committed before, without the tracer's totals, process or thread names");
+    note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
+         "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
+         "process or thread names");
   }
   return {};
 }

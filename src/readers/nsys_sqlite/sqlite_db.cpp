@@ -2,9 +2,13 @@
 
 #include <stdlib.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 namespace kernscope::nsys {
 
@@ -117,6 +121,20 @@ std::vector<std::string> pending_sidecars(const std::filesystem::path& file) {
   return suffixes;
 }
 
+// What moves when a writer still at work goes on: the file (a checkpoint, a commit with the rollback
+// journal) and the -wal's header (a new generation of the log after a checkpoint). Frames appended
+// to the log do not matter: SQLite ignores a last frame copied half-written.
+std::string writer_state(const std::filesystem::path& file) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(file, ec);
+  const auto time = std::filesystem::last_write_time(file, ec).time_since_epoch().count();
+  std::string state = std::to_string(size) + "@" + std::to_string(time) + ":";
+  std::ifstream wal(file.string() + "-wal", std::ios::binary);
+  char header[32] = {};
+  wal.read(header, sizeof header);
+  return state.append(header, static_cast<std::size_t>(wal.gcount()));
+}
+
 // Copies `file` and its sidecars into a new temporary folder and lets SQLite, on a read-write
 // connection to the copy, roll the journal back or apply the log, then fold everything into the
 // copy (journal_mode=DELETE): the copy is then the whole database, readable immutable. The
@@ -134,11 +152,22 @@ Result<std::unique_ptr<TemporaryCopy>> recover_copy(const std::filesystem::path&
     return make_error(ErrorCode::kIo, why + ", and no temporary folder could be made (TMPDIR?)");
   }
   auto copy = std::make_unique<TemporaryCopy>(pattern);
-  std::filesystem::copy_file(file, copy->file(), ec);
-  for (const auto& suffix : sidecars) {
-    if (!ec) std::filesystem::copy_file(file.string() + suffix, copy->file().string() + suffix, ec);
+  // A writer still at work may change the files during the copy (a checkpoint rewrites pages of
+  // the file for a while); then the copy is made again, a little later each time.
+  for (int attempt = 1;; ++attempt) {
+    const std::string before = writer_state(file);
+    for (const std::string suffix : {"", "-journal", "-wal"}) {
+      const bool wanted = suffix.empty() || std::find(sidecars.begin(), sidecars.end(), suffix) != sidecars.end();
+      if (!ec && wanted) {
+        std::filesystem::copy_file(file.string() + suffix, copy->file().string() + suffix,
+                                   std::filesystem::copy_options::overwrite_existing, ec);
+      }
+    }
+    if (ec) return make_error(ErrorCode::kIo, why + ": " + ec.message() + " (space in " + pattern + "?)");
+    if (writer_state(file) == before) break;
+    if (attempt == 10) return make_error(ErrorCode::kIo, why + ", and it kept changing while copied: read it when its writer has ended");
+    std::this_thread::sleep_for(std::chrono::milliseconds(10 * attempt));
   }
-  if (ec) return make_error(ErrorCode::kIo, why + ": " + ec.message() + " (space in " + pattern + "?)");
 
   sqlite3* db = nullptr;
   int rc = sqlite3_open_v2(file_uri(copy->file().string(), "mode=rw").c_str(), &db,
@@ -171,13 +200,16 @@ Result<Database> Database::open_file(const std::string& path) {
   std::error_code ec;
   std::filesystem::path file = std::filesystem::canonical(path, ec);
   if (ec) file = path;
-  const auto sidecars = pending_sidecars(file);
+  auto sidecars = pending_sidecars(file);
   if (sidecars.empty()) {
     auto db = open_immutable(path, path);
     if (!db) return std::unexpected(db.error());
     return Database(*db, path);
   }
   auto copy = recover_copy(file, sidecars, path);
+  // A writer still at work may have removed its sidecar meanwhile (a commit with the rollback
+  // journal, the end of a trace): then look again.
+  if (!copy && pending_sidecars(file) != sidecars) return open_file(path);
   if (!copy) return std::unexpected(copy.error());
   const std::string copied = (*copy)->file().string();
   auto db = open_immutable(copied, path);
