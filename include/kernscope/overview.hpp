@@ -27,8 +27,12 @@ struct TraceOverview {
   TimeNs last_ns = 0;
   std::vector<Device> devices;
   std::vector<KindCount> counts;
-  std::vector<Process> processes;
+  std::vector<Process> processes;  // every process and thread the trace names, in id order
   std::vector<Thread> threads;
+  // Those with GPU or CUDA activity (kernels, copies, API calls, NVTX ranges): what `info` lists
+  // unless asked for --all; a trace can name a thousand idle system threads.
+  std::vector<Process> active_processes;
+  std::vector<Thread> active_threads;
   std::vector<TopLevelRange> top_level_ranges;
   std::int64_t graph_node_kernels = 0;
   std::int64_t graph_launches = 0;

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "base/text_util.hpp"
@@ -41,6 +42,39 @@ const Finding* find(const std::vector<Finding>& all, const std::string& rule) {
     if (f.rule == rule) return &f;
   }
   return nullptr;
+}
+
+// A tail anomaly needs a tail: the slowest call at least this many times the median one.
+constexpr double kTailRatio = 2.0;
+
+// The time a finding's evidence rows add up to (their first duration column), or -1 when its
+// rows measure no time. Rows are capped (--rows), so this is a lower bound.
+std::int64_t time_involved(const Finding& f) {
+  for (std::size_t c = 0; c < f.rows.columns.size(); ++c) {
+    if (f.rows.columns[c].unit != Unit::kDuration) continue;
+    std::int64_t total = 0;
+    for (const auto& row : f.rows.rows) {
+      if (const auto* v = std::get_if<std::int64_t>(&row[c])) total += *v;
+      else if (const auto* x = std::get_if<double>(&row[c])) total += static_cast<std::int64_t>(*x);
+    }
+    return total;
+  }
+  return -1;
+}
+
+// First start to last end of the trace's GPU work and API calls.
+std::int64_t trace_span(const Trace& trace) {
+  TimeNs first = INT64_MAX, last = INT64_MIN;
+  auto widen = [&](const auto& starts, const auto& ends) {
+    for (std::size_t i = 0; i < starts.size(); ++i) {
+      first = std::min(first, starts[i]);
+      last = std::max(last, ends[i]);
+    }
+  };
+  widen(trace.kernels.start_ns, trace.kernels.end_ns);
+  widen(trace.memcpys.start_ns, trace.memcpys.end_ns);
+  widen(trace.api_calls.start_ns, trace.api_calls.end_ns);
+  return first <= last ? last - first : 0;
 }
 
 }  // namespace
@@ -88,10 +122,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     d.top_kernels.push_back({k.name, d.gpu_kernel_ns ? static_cast<double>(k.total_ns) / static_cast<double>(d.gpu_kernel_ns) : 0});
   }
   if (kernel_tail) {
-    for (std::size_t i = 0; i < kernel_tail->by_tail_score.size() && i < 3; ++i) d.kernel_tail.push_back(kernel_tail->by_tail_score[i]);
+    for (const auto& r : kernel_tail->by_tail_score) {
+      if (d.kernel_tail.size() < 3 && r.max_over_p50 >= kTailRatio) d.kernel_tail.push_back(r);
+    }
   }
   if (api_tail) {
-    for (std::size_t i = 0; i < api_tail->by_tail_score.size() && i < 3; ++i) d.api_tail.push_back(api_tail->by_tail_score[i]);
+    for (const auto& r : api_tail->by_tail_score) {
+      if (d.api_tail.size() < 3 && r.max_over_p50 >= kTailRatio) d.api_tail.push_back(r);
+    }
   }
   // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
   const bool llm = d.steps.workload.kind == WorkloadKind::kLlmInference;
@@ -101,14 +139,32 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     }
   }
 
-  // Diagnosis and next actions, most valuable first.
+  // Diagnosis and next actions. Each action carries the time it could save where the trace
+  // measures it; actions are ranked by that (those whose saving is not measured come after), and a
+  // finding involving less than 1 % of the time steps (or the trace) span is neither said nor advised.
+  struct Action {
+    std::int64_t saving_ns;  // -1: not measured
+    std::string text;
+  };
+  std::vector<Action> actions;
+  std::int64_t span_ns = 0;
+  for (const auto& st : d.steps.steps) span_ns += st.wall_ns;
+  if (span_ns == 0) span_ns = trace_span(trace);
+  const std::int64_t threshold_ns = span_ns / 100;
+  auto saving_text = [](std::int64_t ns, const char* how) {
+    return std::string(" (") + how + " " + fixed(static_cast<double>(ns) / 1e6, 3) + " ms of the trace)";
+  };
+  std::set<std::string> said;  // rules already in the diagnosis
+
   const auto& dw = d.steps.decode_wall;
   if (const Finding* lb = find(d.findings, "llm_launch_bound"); lb && lb->count > 0) {
+    said.insert(lb->rule);
     d.diagnosis.push_back("Decode is launch/host-bound: " + lb->evidence + ".");
-    d.next_actions.push_back("Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
-                             "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
-                             "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
-                             "the time per token.");
+    const auto saving = static_cast<std::int64_t>((dw.p50 - d.steps.decode_kernel_ns.p50) * static_cast<double>(dw.count));
+    actions.push_back({saving, "Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
+                               "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
+                               "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
+                               "the time per token" + saving_text(saving, "about") + "."});
   }
   if (!d.decode_classes.empty()) {
     const auto& top = d.decode_classes.front();
@@ -117,39 +173,53 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     if (d.decode_classes.size() > 2) line += " and " + d.decode_classes[2].op_class + " " + pct(d.decode_classes[2].share);
     d.diagnosis.push_back(line + ".");
     if (top.op_class == "gemv" || top.op_class == "gemm" || top.op_class == "quantized_gemm") {
-      d.next_actions.push_back("Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
-                               " of decode kernel time): bytes of weights read per step / kernel time against the device's "
-                               "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling.");
+      actions.push_back({-1, "Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
+                                 " of decode kernel time): bytes of weights read per step / kernel time against the device's "
+                                 "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling."});
     } else if (top.op_class == "elementwise" || top.op_class == "copy_cast" || top.op_class == "norm") {
-      d.next_actions.push_back("Fuse the " + top.op_class + " kernels (" + pct(top.share) +
-                               " of decode kernel time) with their neighbours (torch.compile or fused kernels).");
+      actions.push_back({-1, "Fuse the " + top.op_class + " kernels (" + pct(top.share) +
+                                 " of decode kernel time) with their neighbours (torch.compile or fused kernels)."});
     }
   }
   if (const Finding* tiny = find(d.findings, "llm_tiny_kernels"); tiny && tiny->count > 0) {
+    said.insert(tiny->rule);
     d.diagnosis.push_back("Kernels are tiny: " + tiny->evidence + ".");
-    d.next_actions.push_back("Fuse small elementwise kernels (norm, RoPE, activation, residual adds): " + tiny->evidence + ".");
+    actions.push_back({-1, "Fuse small elementwise kernels (norm, RoPE, activation, residual adds): " + tiny->evidence + "."});
   }
+  // Findings whose evidence rows measure the time involved: said and advised only above the threshold.
+  auto sized = [&](const Finding& f, const std::string& sentence, const std::string& action) {
+    said.insert(f.rule);
+    const std::int64_t involved = time_involved(f);
+    if (involved >= 0 && involved < threshold_ns) return;
+    d.diagnosis.push_back(sentence);
+    // Evidence rows are capped (--rows), so their time is a lower bound.
+    actions.push_back({involved, action + (involved >= 0 ? saving_text(involved, "at least") : std::string()) + "."});
+  };
   for (const char* rule : {"llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden"}) {
     if (const Finding* f = find(d.findings, rule); f && f->count > 0) {
-      d.diagnosis.push_back(f->title + ": " + f->evidence + ".");
-      d.next_actions.push_back(f->action + " (" + f->evidence + ").");
+      sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
     }
   }
   if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
-    d.diagnosis.push_back("Async copies from pageable memory run synchronously: " + f->evidence + ".");
-    d.next_actions.push_back("Pin the host buffers of those copies (" + f->evidence + ")" +
-                             (llm ? ", or move them out of the serving path." : "."));
+    sized(*f, "Async copies from pageable memory run synchronously: " + f->evidence + ".",
+          "Pin the host buffers of those copies (" + f->evidence + ")" + (llm ? ", or move them out of the serving path" : ""));
   }
   if (dw.count > 0 && dw.p50 > 0 && static_cast<double>(dw.max) > 2 * dw.p50) {
     d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
                           " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
   }
-  // Warnings of nsys's rules are part of the diagnosis even when no sentence above covers them.
-  if (d.diagnosis.empty()) {
-    for (const auto& f : d.findings) {
-      if (!f.skipped && f.count > 0 && f.severity == "warning") d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
-    }
+  // Warnings of nsys's rules reach the diagnosis too, above the same threshold.
+  for (const auto& f : d.findings) {
+    if (f.skipped || f.count == 0 || f.severity != "warning" || said.contains(f.rule)) continue;
+    const std::int64_t involved = time_involved(f);
+    if (involved >= 0 && involved < threshold_ns) continue;
+    d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
   }
+  std::stable_sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
+    if ((a.saving_ns < 0) != (b.saving_ns < 0)) return b.saving_ns < 0;
+    return a.saving_ns > b.saving_ns;
+  });
+  for (auto& a : actions) d.next_actions.push_back(std::move(a.text));
   if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
   return d;
 }

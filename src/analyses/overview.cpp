@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "analyses/nvtx_ranges.hpp"
 #include "kernscope/api_roles.hpp"
@@ -27,6 +28,23 @@ TraceOverview describe(const Trace& trace) {
   o.devices = trace.devices;
   o.processes = trace.processes;
   o.threads = trace.threads;
+  std::sort(o.devices.begin(), o.devices.end(), [](const Device& a, const Device& b) { return a.id < b.id; });
+  std::sort(o.processes.begin(), o.processes.end(), [](const Process& a, const Process& b) { return a.pid < b.pid; });
+  std::sort(o.threads.begin(), o.threads.end(), [](const Thread& a, const Thread& b) { return a.global_tid < b.global_tid; });
+  {
+    std::set<std::int64_t> active_tids, active_pids;
+    for (auto tid : trace.api_calls.global_tid) active_tids.insert(tid);
+    for (auto tid : trace.nvtx.global_tid) active_tids.insert(tid);
+    for (auto tid : active_tids) active_pids.insert(pid_of(tid));
+    for (auto pid : trace.kernels.global_pid) active_pids.insert(pid_of(pid));
+    for (auto pid : trace.memcpys.global_pid) active_pids.insert(pid_of(pid));
+    for (const auto& p : o.processes) {
+      if (active_pids.contains(p.pid)) o.active_processes.push_back(p);
+    }
+    for (const auto& t : o.threads) {
+      if (active_tids.contains(t.global_tid)) o.active_threads.push_back(t);
+    }
+  }
   o.missing = trace.notes;
 
   auto count = [&](const char* name, EventKind kind, std::size_t n) {

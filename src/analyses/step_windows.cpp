@@ -192,7 +192,7 @@ std::optional<StepWindows> from_kernel_period(const Trace& trace) {
     last_end = std::max(last_end, t);
   }
   StepWindows out;
-  const std::string name = "forward";
+  const std::string name = "period-step";  // not "forward": the name is kernscope's, not the trace's
   for (std::size_t j = 0; j < starts.size(); ++j) {
     const TimeNs end = j + 1 < starts.size() ? starts[j + 1].first : last_end;
     out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown});

@@ -9,7 +9,8 @@
 
 namespace kernscope {
 
-std::string render_overview_text(const TraceOverview& overview);
+// Lists processes and threads with GPU or CUDA activity and the top NVTX ranges; `all`: everything.
+std::string render_overview_text(const TraceOverview& overview, bool all = false);
 std::string render_overview_json(const TraceOverview& overview);
 
 std::string render_diagnosis_text(const Diagnosis& diagnosis);

@@ -1,12 +1,14 @@
 // `kernscope info` as text and JSON.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "render/document_render.hpp"
 #include "render/json_writer.hpp"
 
 namespace kernscope {
 
-std::string render_overview_text(const TraceOverview& o) {
+std::string render_overview_text(const TraceOverview& o, bool all) {
   std::string out;
   auto put = [&out](std::string s) { out += s; };
   if (o.source.format == "nsys-sqlite") {
@@ -22,7 +24,8 @@ std::string render_overview_text(const TraceOverview& o) {
   }
   for (const auto& [key, value] : o.source.metadata) put(fmt::format("  {}: {}\n", key, value));
   put(fmt::format("Span:     {} ns .. {} ns ({:.3f} s)\n", o.first_ns, o.last_ns, static_cast<double>(o.last_ns - o.first_ns) / 1e9));
-  put("Devices:\n");
+  if (o.devices.empty()) put("Devices:  none recorded\n");
+  else put("Devices:\n");
   for (const auto& d : o.devices) {
     put(fmt::format("  [{}] {}{}, {} SMs, {:.1f} GiB{}, compute capability {}.{}\n", d.id, d.name,
                     d.chip_name.empty() ? "" : " (" + d.chip_name + ")", d.sm_count,
@@ -37,17 +40,31 @@ std::string render_overview_text(const TraceOverview& o) {
   if (o.graph_launches || o.graph_node_kernels) {
     put(fmt::format("  graph launches {}, kernels from graph nodes {}\n", o.graph_launches, o.graph_node_kernels));
   }
-  put("Processes:\n");
-  for (const auto& p : o.processes) {
+  // Processes and threads with GPU or CUDA activity; the idle rest only with --all.
+  const auto& processes = all ? o.processes : o.active_processes;
+  const auto& threads = all ? o.threads : o.active_threads;
+  if (!processes.empty()) put(all ? "Processes:\n" : "Processes with GPU or CUDA activity:\n");
+  for (const auto& p : processes) {
     put(fmt::format("  {} {}\n", p.pid, p.name));
-    for (const auto& t : o.threads) {
+    for (const auto& t : threads) {
       if (pid_of(t.global_tid) == p.pid) put(fmt::format("    thread {} {}\n", tid_of(t.global_tid), t.name));
     }
   }
+  const std::size_t hidden_processes = o.processes.size() - processes.size(), hidden_threads = o.threads.size() - threads.size();
+  if (hidden_processes + hidden_threads > 0) {
+    put(fmt::format("  ({} more processes and {} more threads without CUDA or NVTX activity: --all lists them)\n",
+                    hidden_processes, hidden_threads));
+  }
+  constexpr std::size_t kTopRanges = 15;
   if (!o.top_level_ranges.empty()) {
-    put("Top-level NVTX ranges:\n");
-    for (const auto& r : o.top_level_ranges) {
+    put("Top-level NVTX ranges (by total time):\n");
+    const std::size_t shown = all ? o.top_level_ranges.size() : std::min(kTopRanges, o.top_level_ranges.size());
+    for (std::size_t i = 0; i < shown; ++i) {
+      const auto& r = o.top_level_ranges[i];
       put(fmt::format("  {:>6} x {:<40} {:>14.3f} ms\n", r.count, r.name, static_cast<double>(r.total_ns) / 1e6));
+    }
+    if (shown < o.top_level_ranges.size()) {
+      put(fmt::format("  ({} more range names: --all lists them)\n", o.top_level_ranges.size() - shown));
     }
   }
   if (!o.missing.empty()) {

@@ -8,10 +8,10 @@ namespace {
 
 Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options&, const Output& output) {
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   const TraceOverview overview = describe(trace);
   AnalysisOutput out;
-  out.text = output.format == "json" ? render_overview_json(overview) : render_overview_text(overview);
+  out.text = output.format == "json" ? render_overview_json(overview) : render_overview_text(overview, o.flag("all"));
   return out;
 }
 
@@ -21,7 +21,7 @@ const AnalysisEntry& info_entry() {
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "info",
                    .summary = "What a trace holds: source, span, devices, counts, NVTX, what is missing",
-                   .options = {},
+                   .options = {{"all", 0, OptionKind::kFlag, "", "list every process, thread and NVTX range name"}},
                    .formats = {"text", "json"},
                    .time_unit = false,
                    .filters = false,

@@ -71,6 +71,7 @@ Category category_of(std::string_view cat) {
 class Builder {
  public:
   Builder(Trace& trace, const OpenOptions& options) : t_(trace), options_(options) {}
+  std::int64_t complete_events() const { return complete_events_; }
 
   Result<void> member(std::string_view key, const Span& value);
   Result<void> element(const Span& span);
@@ -101,6 +102,7 @@ class Builder {
   std::int64_t demangled_kernels_ = 0;  // kernels whose name came mangled
   std::int64_t flows_ = 0;
   std::int64_t bad_times_ = 0;
+  std::int64_t complete_events_ = 0;  // "X" events of a category the model holds, with valid times
 
   // Ids: pids/tids that do not fit nsys's 24-bit fields, or are strings, get compact stand-ins.
   std::unordered_map<std::string, std::int64_t> text_ids_;
@@ -280,6 +282,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
     ++bad_times_;
     return {};
   }
+  ++complete_events_;  // a complete event of a category the model holds, loaded or not
   const TimeNs begin = *start;
   const TimeNs end = begin + *duration;
   const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); };
@@ -574,12 +577,9 @@ Result<Trace> read_kineto(ByteSource& source, const std::string& label, const Op
   if (!split) return make_error(split.error().code, label + ": " + split.error().message);
   auto finished = builder.finish(*split, source);
   if (!finished) return make_error(finished.error().code, label + ": " + finished.error().message);
-  // A trace with no complete event of any kind kernscope reads is an error, as an empty nsys
-  // export is (checked when kernels were asked for: a read of other kinds only sees those).
-  const bool nothing = trace.kernels.size() == 0 && trace.memcpys.size() == 0 && trace.memsets.size() == 0 &&
-                       trace.api_calls.size() == 0 && trace.nvtx.size() == 0 && trace.syncs.size() == 0 &&
-                       trace.graph_execs.size() == 0;
-  if (nothing && (options.kinds & bit(EventKind::kKernels))) {
+  // A trace with no complete event of any category kernscope reads is an error, as an empty nsys
+  // export is.
+  if (builder.complete_events() == 0) {
     return make_error(ErrorCode::kBadInput, label + ": the JSON holds no complete trace event kernscope reads (no kernel, "
                                                     "copy, runtime call or annotation with a start and a duration)");
   }

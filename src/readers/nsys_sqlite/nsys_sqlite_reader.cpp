@@ -1,7 +1,10 @@
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
+#include "model/kineto_names.hpp"
+
 #include "kernscope/columns.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <functional>
@@ -251,16 +254,11 @@ Result<void> Reader::read_enums() {
   // Older exports lack the enum tables; the values are CUPTI's own and have not changed, so the
   // labels nsys 2025.3 writes stand in for them (noted, since they are not from the file).
   if (!*copy) {
-    trace_.memcpy_kind_labels = {{0, "Unknown"}, {1, "Host-to-Device"}, {2, "Device-to-Host"},
-                                 {3, "Host-to-Array"}, {4, "Array-to-Host"}, {5, "Array-to-Array"},
-                                 {6, "Array-to-Device"}, {7, "Device-to-Array"}, {8, "Device-to-Device"},
-                                 {9, "Host-to-Host"}, {10, "Peer-to-Peer"}, {11, "Unified Host-to-Device"},
-                                 {12, "Unified Device-to-Host"}, {13, "Unified Device-to-Device"}};
+    trace_.memcpy_kind_labels = kineto_names::nsys_memcpy_kind_labels();
     if (has_table(kMemcpyTable)) note("no ENUM_CUDA_MEMCPY_OPER table: memcpy directions use CUPTI's standard labels");
   }
   if (!*mem) {
-    trace_.memory_kind_labels = {{0, "Pageable"}, {1, "Pinned"}, {2, "Device"}, {3, "Array"},
-                                 {4, "Managed"}, {5, "Device Static"}, {6, "Managed Static"}, {7, "Unknown"}};
+    trace_.memory_kind_labels = kineto_names::nsys_memory_kind_labels();
     if (has_table(kMemcpyTable) || has_table(kMemsetTable)) note("no ENUM_CUDA_MEM_KIND table: memory kinds use CUPTI's standard labels");
   }
   return {};
@@ -705,10 +703,19 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   const bool has_meta = has_table("META_DATA_EXPORT") || has_table("EXPORT_META_DATA");
   const bool has_cupti = has_table(kKernelTable) || has_table(kRuntimeTable) ||
                          has_table(kMemcpyTable) || has_table(kNvtxTable);
-  if (!has_meta && !(has_table("StringIds") && has_cupti)) {
+  // Old exports (2021) have no metadata table; with no event table either, nsys's own enum and
+  // target tables still say what the file is: an export in which nothing was traced.
+  const bool has_nsys_tables = has_table("StringIds") &&
+                               std::any_of(tables_.begin(), tables_.end(), [](const std::string& t) {
+                                 return t.starts_with("ENUM_") || t.starts_with("TARGET_INFO_") || t == "ThreadNames";
+                               });
+  if (!has_meta && !(has_table("StringIds") && has_cupti) && !has_nsys_tables) {
     return make_error(ErrorCode::kBadInput,
                       label_ + ": SQLite file is not an Nsight Systems export (no META_DATA_EXPORT "
                                "or StringIds table)");
+  }
+  if (!has_cupti && !has_table(kOsrtTable) && !has_table(kSamplesTable) && !has_table(kGraphTraceTable)) {
+    note("the export holds Nsight Systems tables but no event tables: nothing was traced");
   }
 
   struct KindTable {
