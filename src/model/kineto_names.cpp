@@ -5,8 +5,10 @@
 namespace kernscope::kineto_names {
 namespace {
 
-constexpr std::array<std::string_view, 11> kCopyCodes = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                                         "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
+// CUPTI's copy kinds 0-10 as Kineto spells them; 11-13 are nsys's unified-memory transfers, which
+// Kineto never writes: kernscope's export spells them with a U so they read back as the same kind.
+constexpr std::array<std::string_view, 14> kCopyCodes = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH",  "AtoA",  "AtoD",
+                                                         "DtoA",    "DtoD", "HtoH", "PtoP", "UHtoD", "UDtoH", "UDtoD"};
 constexpr std::array<std::string_view, 8> kMemoryLabels = {"Pageable", "Pinned",         "Device",        "Array",
                                                            "Managed",  "Device Static", "Managed Static", "Unknown"};
 constexpr std::array<std::string_view, 5> kSyncNames = {"Synchronization", "Event Sync", "Stream Wait Event",
@@ -19,7 +21,8 @@ std::string_view copy_code(std::int32_t kind) {
 }
 
 std::int32_t copy_kind_in(std::string_view name) {
-  for (std::size_t kind = 1; kind < kCopyCodes.size(); ++kind) {
+  // Longest codes first: "UHtoD" holds "HtoD".
+  for (std::size_t kind = kCopyCodes.size() - 1; kind >= 1; --kind) {
     if (name.find(kCopyCodes[kind]) != std::string_view::npos) return static_cast<std::int32_t>(kind);
   }
   return 0;
