@@ -99,9 +99,12 @@ Result<std::unique_ptr<TraceDbWriter>> TraceDbWriter::create(const std::string& 
   // and the file alone holds those of the last checkpoint. With the rollback journal the spilled
   // pages overwrite the file itself and only the -journal can undo them: a file copied or read
   // without it (kernscope used to open it immutable) shows half a batch or a corrupt b-tree. WAL
-  // also costs less per batch (pages written once, sequentially, no journal file created and
-  // deleted per commit) and lets a reader (sqlite3 on a live trace) read without blocking a
-  // commit. finish() folds the log back in, so a finished trace is one self-contained file.
+  // also lets a reader (sqlite3 on a live trace) read without making a commit fail as busy. Its
+  // cost, measured with the kernel INSERT on a 2-core VM (2025-11-23, CPU time per row, median of
+  // 5): the same as the rollback journal for 2,000-row batches (1.9 us), half for 20-row batches
+  // (4.2 against 8.9 us: no journal file created and deleted per commit), 2.6 against 2.1 us for
+  // 60,000-row batches (spilled pages and checkpoints written twice), within the runs' spread.
+  // finish() folds the log back in, so a finished trace is one self-contained file.
   // Where WAL cannot be used (a file system without shared memory), SQLite keeps the rollback
   // journal, and kernscope's reader still honours a hot one.
   if (auto r = impl->pragma("PRAGMA journal_mode=WAL"); !r) return std::unexpected(r.error());
