@@ -177,8 +177,8 @@ std::optional<StepWindows> from_kernel_period(const Trace& trace) {
   for (std::size_t j = 1; j < starts.size(); ++j) lengths.push_back(starts[j].first - starts[j - 1].first);
   std::sort(lengths.begin(), lengths.end());
   const auto median = static_cast<std::int64_t>(percentile_linear(lengths, 50));
-  // The last step ends where its work ends: the last launch (host) or kernel (GPU) of its run,
-  // at most a median step after its start.
+  // The last step ends where its work ends: the last launch (host) or kernel (GPU) of its run
+  // that comes within two median steps of its start (later work is not the loop's).
   TimeNs last_end = starts.back().first;
   for (std::size_t p = anchors.back(); p < order.size(); ++p) {
     const RowIndex i = order[p];
@@ -188,8 +188,7 @@ std::optional<StepWindows> from_kernel_period(const Trace& trace) {
       if (!r) continue;
       t = trace.api_calls.end_ns[*r];
     }
-    if (t > starts.back().first + median) break;
-    last_end = std::max(last_end, t);
+    if (t <= starts.back().first + 2 * median) last_end = std::max(last_end, t);
   }
   StepWindows out;
   const std::string name = "period-step";  // not "forward": the name is kernscope's, not the trace's

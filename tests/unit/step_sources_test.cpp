@@ -75,9 +75,14 @@ TEST(StepSources, WithoutNvtxTheKernelPeriodGivesTheAnnotatedSteps) {
     auto got = kernels_per_step(bare, phase);
     ASSERT_EQ(got.size(), want.size()) << phase_name(phase);
     ASSERT_EQ(want.size(), phase == Phase::kPrefill ? 2u : 128u);
-    // The period's steps start at the first kernel of a pass, the annotations a little before it:
-    // each step holds the same kernels either way.
-    EXPECT_EQ(got, want) << phase_name(phase);
+    // A period step starts at the anchor's launch, which need not be the pass's first: the few
+    // kernels a pass launches before its anchor count in the step before it. Counts per step are
+    // then the same, but for the very last step, which has no next step to give it its own.
+    ASSERT_FALSE(want.empty());
+    const std::size_t last = want.size() - 1;
+    for (std::size_t i = 0; i < last; ++i) EXPECT_EQ(got[i], want[i]) << phase_name(phase) << " step " << i;
+    EXPECT_LE(want[last] - got[last], 16) << phase_name(phase);
+    EXPECT_GE(want[last] - got[last], 0) << phase_name(phase);
   }
   EXPECT_EQ(bare.workload.kind, WorkloadKind::kLlmInference);
 }

@@ -146,20 +146,33 @@ TEST(Steps, WholeGraphExecutionsCountAsTheStepsGpuWork) {
 }
 
 TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
-  testing::SyntheticTrace s;
-  const TimeNs ms = 1'000'000;
   // A GEMM-heavy burst, a 50 ms gap, then three GEMV-heavy bursts 20 ms apart.
-  for (int i = 0; i < 10; ++i) s.kernel("sm90_xmma_gemm_bf16", i * 10'000, i * 10'000 + 9'000);
-  for (int step = 0; step < 3; ++step) {
-    const TimeNs base = 50 * ms + step * 20 * ms;
-    for (int i = 0; i < 10; ++i) s.kernel("gemvx::kernel", base + i * 2'000, base + i * 2'000 + 1'500);
-  }
-  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
-  EXPECT_NE(r.method.find("heuristic"), std::string::npos);
-  ASSERT_EQ(r.steps.size(), 4u);
-  EXPECT_EQ(r.steps[0].phase, Phase::kPrefill);
-  for (int i = 1; i < 4; ++i) EXPECT_EQ(r.steps[static_cast<std::size_t>(i)].phase, Phase::kDecode);
-  EXPECT_EQ(r.decode_wall.count, 3);
+  auto bursts = [](bool with_attention) {
+    testing::SyntheticTrace s;
+    const TimeNs ms = 1'000'000;
+    for (int i = 0; i < 10; ++i) s.kernel("sm90_xmma_gemm_bf16", i * 10'000, i * 10'000 + 9'000);
+    if (with_attention) s.kernel("flash_fwd_kernel", 95'000, 99'000);
+    for (int step = 0; step < 3; ++step) {
+      const TimeNs base = 50 * ms + step * 20 * ms;
+      for (int i = 0; i < 10; ++i) s.kernel("gemvx::kernel", base + i * 2'000, base + i * 2'000 + 1'500);
+      if (with_attention) s.kernel("flash_fwd_splitkv_kernel", base + 19'000, base + 19'800);
+    }
+    return s;
+  };
+  // GEMMs and GEMVs alone are no evidence of LLM inference (an HPC solver has both): plain steps.
+  auto plain = analyze_steps(bursts(false).trace, OpRuleSet::builtin(), {}).value();
+  EXPECT_NE(plain.method.find("heuristic"), std::string::npos);
+  ASSERT_EQ(plain.steps.size(), 4u);
+  for (const auto& st : plain.steps) EXPECT_EQ(st.phase, Phase::kUnknown);
+  EXPECT_EQ(plain.decode_wall.count, 0);
+  EXPECT_NE(plain.workload.kind, WorkloadKind::kLlmInference);
+  // With attention kernels beside them it is LLM inference: phases from the kernel mix.
+  auto llm = analyze_steps(bursts(true).trace, OpRuleSet::builtin(), {}).value();
+  EXPECT_EQ(llm.workload.kind, WorkloadKind::kLlmInference);
+  ASSERT_EQ(llm.steps.size(), 4u);
+  EXPECT_EQ(llm.steps[0].phase, Phase::kPrefill);
+  for (int i = 1; i < 4; ++i) EXPECT_EQ(llm.steps[static_cast<std::size_t>(i)].phase, Phase::kDecode);
+  EXPECT_EQ(llm.decode_wall.count, 3);
 }
 
 TEST(Steps, StepRangeMustExist) {
