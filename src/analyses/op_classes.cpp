@@ -14,13 +14,12 @@
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/phase.hpp"
 
 extern const char* const kernscope_builtin_op_rules;  // data/op_rules.tsv, generated at build time
 
 namespace kernscope {
 namespace {
-
-enum class Phase { kUnknown, kPrefill, kDecode };
 
 // Phase of each kernel from the names of the NVTX ranges around its launching API call.
 std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
@@ -31,9 +30,7 @@ std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
   std::vector<Phase> range_phase(ranges.size(), Phase::kUnknown);
   bool any_named = false;
   for (std::size_t r = 0; r < ranges.size(); ++r) {
-    const std::string n = text::lowercase(ranges[r].name);
-    if (n.find("prefill") != std::string::npos) range_phase[r] = Phase::kPrefill;
-    else if (n.find("decode") != std::string::npos) range_phase[r] = Phase::kDecode;
+    range_phase[r] = phase_from_name(ranges[r].name);
     any_named |= range_phase[r] != Phase::kUnknown;
   }
   if (!any_named) return phases;
