@@ -19,6 +19,10 @@ struct RenderOptions {
   Format format = Format::kTable;
   TimeUnit time_unit = TimeUnit::kNs;
   bool console_title = true;  // the " ** Title (report):" block of the console table
+  // A report that ran and found no rows, as `nsys stats` writes it: "[\n]\n" in JSON and, under the
+  // console title, "Report was successfully run, but no data was returned."; CSV/TSV stay empty.
+  // Off: an empty table writes nothing.
+  bool nsys_empty_report = false;
 };
 
 // "Total Time (ns)", "Bytes (MB)", "Time (%)"...
@@ -26,7 +30,7 @@ std::string column_header(const Column& column, TimeUnit time_unit);
 // One cell as nsys prints it in CSV (no quoting); "" for NULL.
 std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
 
-// An empty table writes nothing (nsys writes an empty file).
+// An empty table writes nothing (nsys writes an empty file), unless options.nsys_empty_report.
 void render(std::ostream& out, const Table& table, const RenderOptions& options);
 
 }  // namespace kernscope

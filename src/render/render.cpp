@@ -58,7 +58,7 @@ void write_json(std::ostream& out, const Table& table, const RenderOptions& opti
       out << ": ";
       const Cell& cell = row[c];
       if (std::holds_alternative<std::monostate>(cell)) {
-        out << "null";
+        out << "\"\"";  // nsys writes a NULL cell as an empty string (e.g. a kernel's Bytes (MB))
       } else if (const auto* s = std::get_if<std::string>(&cell)) {
         json_string(out, *s);
       } else {
@@ -95,6 +95,25 @@ std::string group_thousands(const std::string& number) {
   return out;
 }
 
+// A UTF-8 text cut to `width` characters (its first width - 1 and an ellipsis) when it is wider.
+std::string cut_to_width(const std::string& text, std::size_t width) {
+  if (display_width(text) <= width) return text;
+  std::size_t bytes = 0, chars = 0;
+  while (bytes < text.size() && chars < width - 1) {
+    ++bytes;
+    while (bytes < text.size() && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) ++bytes;
+    ++chars;
+  }
+  return text.substr(0, bytes) + "\xE2\x80\xA6";  // …
+}
+
+// nsys sizes and aligns each column from its header and the first 100 rows only (text cut to 100
+// characters): a longer text further down is cut to the column's width with an ellipsis, and a column
+// with no number in those rows is left-aligned even where numbers follow (nsys 2025.3.1's gold:
+// cuda_api_trace on fuser_h200, nvtx_sum on the nsys-ai exports, cuda_gpu_trace's copy columns on
+// graph_tiny_kernels_h200).
+constexpr std::size_t kWidthSampleRows = 100;
+
 void write_console(std::ostream& out, const Table& table, const RenderOptions& options) {
   const std::size_t ncol = table.columns.size();
   std::vector<std::string> headers(ncol);
@@ -110,21 +129,18 @@ void write_console(std::ostream& out, const Table& table, const RenderOptions& o
       const Cell& cell = table.rows[r][c];
       std::string text = format_cell(cell, table.columns[c].unit, options.time_unit);
       if (std::holds_alternative<std::string>(cell)) {
-        if (display_width(text) > kMaxTextWidth) {
-          std::size_t bytes = 0, chars = 0;
-          while (bytes < text.size() && chars < kMaxTextWidth - 1) {
-            ++bytes;
-            while (bytes < text.size() && (static_cast<unsigned char>(text[bytes]) & 0xC0) == 0x80) ++bytes;
-            ++chars;
-          }
-          text = text.substr(0, bytes) + "\xE2\x80\xA6";  // …
-        }
+        text = cut_to_width(text, kMaxTextWidth);
       } else if (!text.empty()) {
-        numeric[c] = true;
+        if (r < kWidthSampleRows) numeric[c] = true;  // alignment is decided on the same sample
         if (table.columns[c].unit != Unit::kPercent) text = group_thousands(text);
       }
-      width[c] = std::max(width[c], display_width(text));
+      if (r < kWidthSampleRows) width[c] = std::max(width[c], display_width(text));
       cells[r][c] = std::move(text);
+    }
+  }
+  for (std::size_t r = kWidthSampleRows; r < table.rows.size(); ++r) {
+    for (std::size_t c = 0; c < ncol; ++c) {
+      if (std::holds_alternative<std::string>(table.rows[r][c])) cells[r][c] = cut_to_width(cells[r][c], width[c]);
     }
   }
   auto pad = [](const std::string& s, std::size_t w, int align) {  // -1 left, 0 centre, 1 right
@@ -148,7 +164,14 @@ void write_console(std::ostream& out, const Table& table, const RenderOptions& o
 }  // namespace
 
 void render(std::ostream& out, const Table& table, const RenderOptions& options) {
-  if (table.rows.empty()) return;
+  if (table.rows.empty()) {
+    if (!options.nsys_empty_report) return;
+    if (options.format == Format::kJson) out << "[\n]\n";
+    if (options.format == Format::kTable && options.console_title) {
+      out << "\n ** " << table.title << " (" << table.report << "):\n\nReport was successfully run, but no data was returned.\n\n";
+    }
+    return;
+  }
   switch (options.format) {
     case Format::kCsv: write_delimited(out, table, options, ','); break;
     case Format::kTsv: write_delimited(out, table, options, '\t'); break;

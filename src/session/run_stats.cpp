@@ -54,7 +54,8 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   }
   const std::string prefix = o.text("output");
   const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
+  RenderOptions render_options{format, output.time_unit};
+  render_options.nsys_empty_report = true;
   AnalysisOutput out;
   std::ostringstream text;
   bool first = true;

@@ -40,7 +40,7 @@ def read_skips():
             continue
         if words[0] == "awaiting":
             awaiting.add(words[1])
-        elif words[0] == "differs":
+        elif words[0] in ("differs", "differs-cli"):
             differs[(words[1], words[2])] = " ".join(words[3:])
     return awaiting, differs
 

@@ -16,10 +16,12 @@
 
 namespace kernscope::testing {
 
-// gold_skips.txt, parsed. `awaiting`: fixture -> why; `differs`: (fixture, gold path) -> why.
+// gold_skips.txt, parsed. `awaiting`: fixture -> why; `differs`: (fixture, gold path) -> why;
+// `cli_differs`: the same, for the command line only (tests/cli/golden_cli_test.py).
 struct GoldSkips {
   std::map<std::string, std::string> awaiting;
   std::map<std::pair<std::string, std::string>, std::string> differs;
+  std::map<std::pair<std::string, std::string>, std::string> cli_differs;
   std::vector<std::string> errors;  // malformed lines (the coverage test reports them)
 };
 
@@ -34,14 +36,17 @@ inline GoldSkips read_gold_skips() {
     std::istringstream words(line);
     std::string kind, fixture, gold_path, why;
     words >> kind >> fixture;
-    if (kind == "differs") words >> gold_path;
+    const bool names_file = kind == "differs" || kind == "differs-cli";
+    if (names_file) words >> gold_path;
     std::getline(words >> std::ws, why);
-    if (fixture.empty() || why.empty() || (kind == "differs" && gold_path.empty())) {
+    if (fixture.empty() || why.empty() || (names_file && gold_path.empty())) {
       skips.errors.push_back(line);
     } else if (kind == "awaiting") {
       skips.awaiting[fixture] = why;
     } else if (kind == "differs") {
       skips.differs[{fixture, gold_path}] = why;
+    } else if (kind == "differs-cli") {
+      skips.cli_differs[{fixture, gold_path}] = why;
     } else {
       skips.errors.push_back(line);
     }

@@ -46,7 +46,8 @@ TEST(Render, CsvQuotesLikePythonCsv) {
 TEST(Render, JsonEscapesNonAscii) {
   const std::string json = render_to_string(sample_table(), Format::kJson);
   EXPECT_NE(json.find("\"Name\": \"caf\\u00e9\""), std::string::npos) << json;
-  EXPECT_NE(json.find("\"Time (%)\": null"), std::string::npos) << json;
+  // nsys writes a NULL cell as "" (its gold: e.g. "QAvg (ns)": "" in json_cuda_kern_exec_sum on fuser_h200).
+  EXPECT_NE(json.find("\"Time (%)\": \"\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"Name\": \"a, \\\"quoted\\\" name\""), std::string::npos) << json;
 }
 
