@@ -1,8 +1,9 @@
-// What every reader fuzz target does with a trace it managed to read: every report, and the
-// diagnosis, which runs every other analysis (ops, steps, tail, nsys's rules, the LLM rules).
+// What every reader fuzz target does with a trace it managed to read: every report, and every
+// analysis of the registry in every format it writes (the diagnosis runs every other analysis:
+// ops, steps, tail, nsys's rules, the LLM rules). export is left out: it writes a file.
 #pragma once
 
-#include "kernscope/diagnosis.hpp"
+#include "kernscope/analysis.hpp"
 #include "kernscope/reports.hpp"
 
 namespace kernscope::fuzz {
@@ -12,9 +13,14 @@ inline void exercise_trace(const Trace& trace) {
     auto request = parse_report(name);
     if (request) (void)run_report(trace, *request);
   }
-  if (auto d = diagnose(trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{})) {
-    (void)render_diagnosis_text(*d);
-    (void)render_diagnosis_json(*d);
+  for (const auto& spec : analysis_specs()) {
+    if (spec.name == "export") continue;
+    for (const auto& format : spec.formats) {
+      AnalysisRequest request;
+      request.analysis = spec.name;
+      request.format = format;
+      (void)run_analysis(trace, request);
+    }
   }
 }
 
