@@ -56,6 +56,10 @@ const AnalysisEntry& steps_entry();
 const AnalysisEntry& report_entry();
 const AnalysisEntry& export_entry();
 
+// Every event kind, kernels and API calls with their summary columns only (launch geometry and
+// return values are not used): what the rules and the diagnosis read.
+Result<OpenOptions> summary_columns_plan(const Options& options);
+
 // Reads --rules FILE on top of the built-in operation rules (shared by ops, steps, report).
 Result<OpRuleSet> rules_with(const std::string& user_rules_path);
 

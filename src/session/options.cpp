@@ -90,6 +90,12 @@ Format Output::table_format() const {
   return parsed ? *parsed : Format::kTable;
 }
 
+Result<OpenOptions> summary_columns_plan(const Options&) {
+  OpenOptions open;
+  open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  return open;
+}
+
 Result<OpRuleSet> rules_with(const std::string& user_rules_path) {
   if (user_rules_path.empty()) return OpRuleSet::builtin();
   std::ifstream in(user_rules_path, std::ios::binary);

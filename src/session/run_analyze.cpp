@@ -9,13 +9,6 @@
 namespace kernscope::session {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  // Summary columns suffice for every rule (launch geometry and return values are not used).
-  OpenOptions open;
-  open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
-  return open;
-}
-
 Result<AnalyzeOptions> rule_options(const Options& o) {
   AnalyzeOptions rules;
   rules.gap_ms = o.integer("gap");
@@ -59,7 +52,7 @@ const AnalysisEntry& analyze_entry() {
           .time_unit = false,
           .filters = true,
           .shape = ResultShape::kDocument},
-      plan, run};
+      summary_columns_plan, run};
   return entry;
 }
 

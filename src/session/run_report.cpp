@@ -6,13 +6,6 @@
 namespace kernscope::session {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  // Summary columns suffice for every rule (launch geometry and return values are not used).
-  OpenOptions open;
-  open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   StepOptions steps;
   if (!o.text("step-range").empty()) steps.step_range = o.text("step-range");
@@ -38,7 +31,7 @@ const AnalysisEntry& report_entry() {
           .time_unit = false,
           .filters = true,
           .shape = ResultShape::kDocument},
-      plan, run};
+      summary_columns_plan, run};
   return entry;
 }
 

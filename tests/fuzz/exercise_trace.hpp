@@ -1,10 +1,13 @@
-// What every reader fuzz target does with a trace it managed to read: every report, and every
-// analysis of the registry in every format it writes (the diagnosis runs every other analysis:
-// ops, steps, tail, nsys's rules, the LLM rules). export is left out: it writes a file.
+// What every reader fuzz target does with a trace it managed to read: every report; the diagnosis,
+// which runs every other analysis (ops, steps, tail, nsys's rules, the LLM rules), rendered as text
+// and JSON; and the registry's info and steps through the library path the front ends take. Each
+// input must stay well under the smoke run's 10 s timeout under ASan, so each analysis runs once.
 #pragma once
 
 #include "kernscope/analysis.hpp"
+#include "kernscope/diagnosis.hpp"
 #include "kernscope/reports.hpp"
+#include "render/document_render.hpp"
 
 namespace kernscope::fuzz {
 
@@ -13,14 +16,14 @@ inline void exercise_trace(const Trace& trace) {
     auto request = parse_report(name);
     if (request) (void)run_report(trace, *request);
   }
-  for (const auto& spec : analysis_specs()) {
-    if (spec.name == "export") continue;
-    for (const auto& format : spec.formats) {
-      AnalysisRequest request;
-      request.analysis = spec.name;
-      request.format = format;
-      (void)run_analysis(trace, request);
-    }
+  if (auto d = diagnose(trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{})) {
+    (void)render_diagnosis_text(*d);
+    (void)render_diagnosis_json(*d);
+  }
+  for (const char* analysis : {"info", "steps"}) {
+    AnalysisRequest request;
+    request.analysis = analysis;
+    (void)run_analysis(trace, request);
   }
 }
 
