@@ -7,6 +7,7 @@
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
+#include "kernscope/steps.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/time_units.hpp"
 
@@ -59,6 +60,10 @@ const AnalysisEntry& export_entry();
 // Every event kind, kernels and API calls with their summary columns only (launch geometry and
 // return values are not used): what the rules and the diagnosis read.
 Result<OpenOptions> summary_columns_plan(const Options& options);
+
+// --step-range and --rules: the options of the analyses that find steps (steps, report).
+std::vector<OptionSpec> step_option_specs();
+StepOptions step_options_of(const Options& options);
 
 // Reads --rules FILE on top of the built-in operation rules (shared by ops, steps, report).
 Result<OpRuleSet> rules_with(const std::string& user_rules_path);

@@ -96,6 +96,17 @@ Result<OpenOptions> summary_columns_plan(const Options&) {
   return open;
 }
 
+std::vector<OptionSpec> step_option_specs() {
+  return {{"step-range", 0, OptionKind::kText, "", "NVTX range NAME[@DOMAIN] that marks one step"},
+          {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules, tried before the built-in ones"}};
+}
+
+StepOptions step_options_of(const Options& o) {
+  StepOptions options;
+  if (!o.text("step-range").empty()) options.step_range = o.text("step-range");
+  return options;
+}
+
 Result<OpRuleSet> rules_with(const std::string& user_rules_path) {
   if (user_rules_path.empty()) return OpRuleSet::builtin();
   std::ifstream in(user_rules_path, std::ios::binary);

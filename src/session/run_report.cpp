@@ -7,8 +7,7 @@ namespace kernscope::session {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  StepOptions steps;
-  if (!o.text("step-range").empty()) steps.step_range = o.text("step-range");
+  const StepOptions steps = step_options_of(o);
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
   auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
@@ -25,8 +24,7 @@ const AnalysisEntry& report_entry() {
       AnalysisSpec{
           .name = "report",
           .summary = "One-screen diagnosis: phases, steps, classes, tails, findings, next actions",
-          .options = {{"step-range", 0, OptionKind::kText, "", "NVTX range NAME[@DOMAIN] that marks one step"},
-                      {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules, tried before the built-in ones"}},
+          .options = step_option_specs(),
           .formats = {"text", "json"},
           .time_unit = false,
           .filters = true,

@@ -15,8 +15,7 @@ Result<OpenOptions> plan(const Options&) {
 }
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  StepOptions options;
-  if (!o.text("step-range").empty()) options.step_range = o.text("step-range");
+  const StepOptions options = step_options_of(o);
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
   auto steps = analyze_steps(trace, *rules, options);
@@ -40,8 +39,7 @@ const AnalysisEntry& steps_entry() {
       AnalysisSpec{
           .name = "steps",
           .summary = "Prefill/decode steps: wall, GPU busy/idle, launches, syncs; TTFT and TPOT distributions",
-          .options = {{"step-range", 0, OptionKind::kText, "", "NVTX range NAME[@DOMAIN] that marks one step"},
-                      {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules, tried before the built-in ones"}},
+          .options = step_option_specs(),
           .formats = {"table", "csv", "tsv", "json"},
           .time_unit = true,
           .filters = true,
