@@ -1,0 +1,14 @@
+// The whole text of an input file that may be gzip-compressed (ncu CSVs, cuBLAS logs): these are
+// small, so they are read into memory at once.
+#pragma once
+
+#include <string>
+
+#include "kernscope/error.hpp"
+
+namespace kernscope::readers {
+
+// kNotFound for a missing file, kBadInput for a truncated gzip stream.
+Result<std::string> read_text_input(const std::string& path);
+
+}  // namespace kernscope::readers
