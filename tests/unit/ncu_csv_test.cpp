@@ -5,6 +5,7 @@
 // H100 measurements (2*4096^3 = 137,438,953,472 for a 4096^3 BF16 GEMM) or hand arithmetic.
 #include <gtest/gtest.h>
 
+#include "readers/ncu/ncu_join.hpp"
 #include "readers/ncu/ncu_report.hpp"
 #include "readers/ncu/ncu_values.hpp"
 
@@ -237,4 +238,48 @@ TEST(NcuCsv, FunctionNamesAsNcuSpellsThem) {
   EXPECT_EQ(ncu::ncu_function_name("void at::native::vectorized_elementwise_kernel<4, X>(int, T2)"), "vectorized_elementwise_kernel");
   EXPECT_EQ(ncu::ncu_function_name("nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT"), "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT");
   EXPECT_EQ(ncu::ncu_function_name("gemv2T_kernel_val"), "gemv2T_kernel_val");
+}
+
+namespace {
+
+void add_kernel(kernscope::Trace& t, const std::string& name, std::int64_t start, std::array<int, 3> grid,
+                std::array<int, 3> block) {
+  auto& k = t.kernels;
+  kernscope::KernelColumns::visit(k, [](auto& column) { column.emplace_back(); });
+  const std::size_t i = k.size() - 1;
+  k.start_ns[i] = start;
+  k.end_ns[i] = start + 10;
+  k.demangled_name[i] = k.short_name[i] = t.strings.intern(name);
+  k.grid_x[i] = grid[0];
+  k.grid_y[i] = grid[1];
+  k.grid_z[i] = grid[2];
+  k.block_x[i] = block[0];
+  k.block_y[i] = block[1];
+  k.block_z[i] = block[2];
+}
+
+}  // namespace
+
+TEST(NcuJoin, ByNameAndOrderWithDimensionsBreakingTies) {
+  const auto report = read("dev1_raw_base.csv.gz");  // 256x128 GEMM, bias GEMV, plain GEMV; grid (2,66,1), block (384,1,1)
+  kernscope::Trace t;
+  add_kernel(t, "distribution_elementwise_grid_stride_kernel", 10, {1056, 1, 1}, {256, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, {2, 66, 1}, {384, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_bias_TNT", 30, {2, 66, 1}, {384, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 40, {4, 66, 1}, {384, 1, 1});  // other grid: passed over
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 50, {2, 66, 1}, {384, 1, 1});
+  const auto join = ncu::join_ncu_kernels(report, t);
+  EXPECT_EQ(join.matched, 3u);
+  EXPECT_EQ(join.trace_row[0], 1u);
+  EXPECT_EQ(join.trace_row[1], 2u);
+  EXPECT_EQ(join.trace_row[2], 4u);
+  ASSERT_EQ(join.notes.size(), 1u);
+  EXPECT_NE(join.notes[0].find("passed over"), std::string::npos);
+  // The same trace without the projection kernels: two ncu rows find nothing, and say so.
+  kernscope::Trace only_gemm;
+  add_kernel(only_gemm, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, {2, 66, 1}, {384, 1, 1});
+  const auto partial = ncu::join_ncu_kernels(report, only_gemm);
+  EXPECT_EQ(partial.matched, 1u);
+  EXPECT_FALSE(partial.trace_row[1]);
+  EXPECT_EQ(partial.notes.size(), 2u);
 }
