@@ -4,8 +4,10 @@
 # init Llama, bf16; defaults PROMPT=512, GEN=64 decode steps, BS=1), each step independent of the others:
 #   kineto    the PyTorch-profiler sibling: the same workload with TORCHPROF=... (record_shapes=True)
 #   pysample  nsys with -t cuda,nvtx,python-gil, CPU sampling, Python sampling and Python backtraces of
-#             CUDA calls (the first option set nsys accepts, from the list below), and the `nsys stats`
-#             reports about sampling or the GIL, where nsys has any
+#             CUDA calls taking 10 us or more (the first option set nsys accepts, from the list below),
+#             captured from the measured run's first NVTX range (measure:prefill) to the end, the
+#             window of the kineto trace; exported with NVTX payloads (the Python frames), where
+#             `nsys export` can; and the `nsys stats` reports about sampling or the GIL, where nsys has any
 #   emit_nvtx nsys (--trace=cuda,nvtx) of bench/gpu/llama_decode_emit_nvtx.py: the same workload with its
 #             measured decode loop inside torch.autograd.profiler.emit_nvtx(record_shapes=True)
 #   bs8       nsys with the bundled trace's command (--trace=cuda,nvtx), BS=8
@@ -27,6 +29,8 @@
 # On the development machine first: mkdir -p .gpu && cp -r /work/shared/tools .gpu/
 # then: run(command="bash bench/gpu/fixtures_session11.sh", carry=[".gpu/tools"], kind="nvidia-h200",
 #           timeout_s=600)
+# FIXTURES_STEPS (default "bs8 kineto emit_nvtx pysample"): the steps to run; gold is collected for the
+# nsys fixtures made in this run.
 # FIXTURES_DEADLINE_S (default 500): seconds after the start by which packing begins; no step starts
 # a command that could run past it.
 set -uo pipefail
@@ -37,6 +41,7 @@ work=${FIXTURES_WORK:-/tmp/fixtures_work}
 deadline=${FIXTURES_DEADLINE_S:-500}
 commit_max=${COMMIT_MAX:-7000000}
 short_gen=16
+steps=${FIXTURES_STEPS:-bs8 kineto emit_nvtx pysample}
 workload=$repo/.gpu/tools/llama_decode_workload.py
 emit_workload=$bench_gpu/llama_decode_emit_nvtx.py
 rm -rf "$work"
@@ -91,7 +96,13 @@ profile_export() {
   # shellcheck disable=SC2086
   logged "$name.profile" 300 env $envs "$NSYS" profile --force-overwrite=true -o "$work/$name" "$@" || return 1
   [ -f "$work/$name.nsys-rep" ] || { say "$name: nsys wrote no $name.nsys-rep"; return 1; }
-  logged "$name.export" 200 "$NSYS" export --type sqlite --force-overwrite=true -o "$work/$name.sqlite" "$work/$name.nsys-rep" || return 1
+  # NVTX payloads (Python sampling's and backtraces' frames are binary NVTX payloads) are left out
+  # of the export unless asked for; the first run of this script (2026-11-23) lacked them.
+  local payloads=()
+  grep -q -- '--include-blobs' "$meta/nsys_export_help.txt" && payloads+=(--include-blobs=true)
+  grep -q -- '--include-json' "$meta/nsys_export_help.txt" && payloads+=(--include-json=true)
+  logged "$name.export" 200 "$NSYS" export --type sqlite "${payloads[@]}" --force-overwrite=true -o "$work/$name.sqlite" "$work/$name.nsys-rep" ||
+    logged "$name.export_plain" 200 "$NSYS" export --type sqlite --force-overwrite=true -o "$work/$name.sqlite" "$work/$name.nsys-rep" || return 1
   tables "$work/$name.sqlite" > "$meta/$name.tables.txt" 2>&1
   gzip_bg "$work/$name.sqlite"
   say "$name: export $(size_of "$work/$name.sqlite") bytes; $(log_gist "$name.profile" 'TTFT_ms\|warn\|error\|fail\|not supported' 6 | tr '\n' ' ')"
@@ -111,6 +122,8 @@ step_env() {
   "$NSYS" profile --help > "$meta/nsys_profile_help.txt" 2>&1
   "$NSYS" stats --help-reports > "$meta/nsys_stats_reports.txt" 2>&1
   "$NSYS" analyze --help-rules > "$meta/nsys_analyze_rules.txt" 2>&1
+  "$NSYS" export --help > "$meta/nsys_export_help.txt" 2>&1
+  say "nsys export's payload options: $(grep -o -- '--include-[a-z-]*' "$meta/nsys_export_help.txt" | sort -u | tr '\n' ' ')"
   say "nsys profile --help: $(grep -c . "$meta/nsys_profile_help.txt") lines; python options: $(grep -o -- '--python-[a-z-]*' "$meta/nsys_profile_help.txt" | sort -u | tr '\n' ' ')"
 }
 
@@ -160,13 +173,15 @@ PY
 
 step_pysample() {  # GEN [SUFFIX]: the first option set nsys takes (or the one that worked before)
   local name=llama_pysample${2:-} opts
+  # --python-backtrace needs the CUDA backtraces it hangs on (--cudabacktrace; nsys's default threshold,
+  # 80 us, leaves nearly no launch); torch's NVTX strings are not registered, so the capture range
+  # needs NSYS_NVTX_PROFILER_REGISTER_ONLY=0. (--sample=cpu, which the brief named, is accepted too:
+  # the first run took it; --help lists process-tree.) The last set is the first run's, uncaptured.
+  local capture="--capture-range=nvtx --nvtx-capture=measure:prefill --capture-range-end=none --env-var=NSYS_NVTX_PROFILER_REGISTER_ONLY=0"
   local sets=(
+    "--trace=cuda,nvtx,python-gil --sample=process-tree --cudabacktrace=all:10000 --python-backtrace=cuda --python-sampling=true $capture"
+    "--trace=cuda,nvtx,python-gil --sample=process-tree --python-backtrace=cuda --python-sampling=true $capture"
     "--trace=cuda,nvtx,python-gil --sample=cpu --python-backtrace=cuda --python-sampling=true"
-    "--trace=cuda,nvtx,python-gil --sample=process-tree --python-backtrace=cuda --python-sampling=true"
-    "--trace=cuda,nvtx,python-gil --sample=process-tree --cpuctxsw=process-tree --python-backtrace=cuda --python-sampling=true"
-    "--trace=cuda,nvtx --sample=process-tree --python-backtrace=cuda --python-sampling=true"
-    "--trace=cuda,nvtx,python-gil --sample=process-tree --python-sampling=true"
-    "--trace=cuda,nvtx --sample=process-tree --python-sampling=true"
   )
   [ -f "$meta/pysample_options.txt" ] && sets=("$(cat "$meta/pysample_options.txt")")
   for opts in "${sets[@]}"; do
@@ -180,6 +195,19 @@ step_pysample() {  # GEN [SUFFIX]: the first option set nsys takes (or the one t
     [ "$(budget 100)" -ge 100 ] || return 1
   done
   [ -f "$work/$name.sqlite" ] || return 1
+  # What the Python-related NVTX events hold: per domain and type, how many carry a payload.
+  python3 - "$work/$name.sqlite" > "$meta/$name.check.txt" 2>&1 <<'PY'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+domains = {d: t for d, t in c.execute("select domainId, text from NVTX_EVENTS where eventType = 75")}
+q = ("select domainId, eventType, count(*), count(binaryData), count(jsonText) + count(jsonTextId), min(start), max(start) "
+     "from NVTX_EVENTS group by 1, 2")
+for d, t, n, blobs, json, lo, hi in c.execute(q):
+    print(f"domain {d} ({domains.get(d, 'default')}) type {t}: {n} events, {blobs} with binaryData, {json} with JSON, start {lo}..{hi}")
+for (k,) in c.execute("select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME where callchainId is not null"):
+    print("CUDA API calls with a callchain:", k)
+PY
+  say "$name: $(tr '\n' ';' < "$meta/$name.check.txt")"
   # nsys stats reports about sampling, the GIL or Python, where this nsys has any (2025.3.1's
   # reports/*.py hold none): each saved as CSV, as the gold files are.
   mkdir -p "$meta/${name}_stats"
@@ -228,7 +256,7 @@ source "$repo/.gpu/tools/gpu-nsys-env.sh" > "$meta/logs/nsys_env.log" 2>&1
 if [ ! -x "${NSYS:-}" ]; then say "no nsys: $(cat "$meta/logs/nsys_env.log")"; fi
 step_env
 say "== primary steps (GEN=64)"
-for s in bs8 kineto emit_nvtx pysample; do
+for s in $steps; do
   ( "step_$s" 64 ) || say "step $s (GEN=64) FAILED (see meta/logs, commands.txt)"
   say "   t=$SECONDS s"
 done
