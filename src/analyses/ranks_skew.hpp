@@ -1,0 +1,111 @@
+// Collectives matched across ranks, clocks aligned from them, and each collective's time split
+// into waiting (for the last rank to arrive) and transfer (from the last arrival to the end).
+//
+// A rank "arrives" when its NCCL kernel starts: the kernel then spins until every peer's kernel has
+// started, so the kernel's duration on an early rank is mostly waiting. All ranks' kernels end at
+// nearly the same moment (the last chunk reaches everyone together), which is what the clock
+// offsets are estimated from: per rank, the median of its end-time differences to a reference
+// rank, with the median absolute deviation as the spread. Skew figures use the aligned times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/ranks_set.hpp"
+
+namespace kernscope::ranks {
+
+struct SkewOptions {
+  bool estimate_clocks = true;  // false: trust the traces' clocks as they are
+  int time_bins = 10;           // skew over time
+  std::int64_t max_shift = 16;  // order fallback: how many collectives one rank's window may start later
+};
+
+struct ClockOffset {
+  std::int64_t rank = 0;
+  double offset_ns = 0;   // subtract from the rank's times to get the reference's clock
+  double spread_ns = 0;   // median absolute deviation of the end differences
+  std::int64_t samples = 0;
+  bool trusted = false;
+  std::string why;        // when not trusted, or how it was taken
+};
+
+struct MatchedCollective {
+  std::string group;
+  std::int64_t seq = -1;    // the trace's sequence number, or -1 when matched by order
+  std::int64_t index = 0;   // position within the group on the reference rank
+  CollectiveKind kind = CollectiveKind::kOther;
+  std::string algorithm, protocol, dtype;
+  std::int64_t bytes = -1;
+  std::int64_t group_size = 0;
+  std::vector<std::size_t> ranks;      // positions in RankSet::ranks, of ranks where it ran
+  std::vector<TimeNs> arrival, end;    // per entry of `ranks`, aligned
+  std::vector<std::size_t> missing;    // positions of ranks where it did not run
+  std::vector<std::string> missing_why;  // per entry of `missing`: "did not arrive", "trace ended before"...
+  TimeNs first_arrival = 0, last_arrival = 0, end_ns = 0;  // aligned; end_ns: median end
+  std::int64_t last_rank = -1;         // rank number of the last to arrive
+  TimeNs lead_ns = 0;                  // last arrival - second-last arrival
+  TimeNs spread_ns = 0;                // last arrival - first arrival
+  TimeNs transfer_ns = 0;              // end - last arrival (>= 0)
+  double mean_wait_ns = 0;             // over the ranks where it ran
+  double bus_bandwidth = 0;            // bytes/s from the transfer time, 0 when unknown
+  bool kinds_differ = false;           // ranks disagree on what it was (order matching went wrong?)
+};
+
+struct StragglerRow {
+  std::int64_t rank = 0;
+  std::int64_t times_last = 0;      // collectives where it arrived last by more than the noise
+  std::int64_t collectives = 0;     // matched collectives it took part in
+  TimeNs total_lead_ns = 0;         // sum of its lead over the second-last
+  TimeNs wait_caused_ns = 0;        // sum of the others' waits in those collectives
+};
+
+struct KindRow {
+  CollectiveKind kind = CollectiveKind::kOther;
+  std::int64_t count = 0;
+  double wait_ns = 0;               // sum over collectives of the mean wait
+  TimeNs transfer_ns = 0;
+  double median_spread_ns = 0, median_transfer_ns = 0;
+  double median_bus_bandwidth = 0;  // bytes/s, 0 when sizes are unknown
+  std::int64_t bytes = 0;
+};
+
+struct RankRow {
+  std::int64_t rank = 0;
+  std::string evidence;
+  std::string path;
+  std::int64_t collectives = 0;
+  TimeNs comm_ns = 0, overlap_ns = 0, compute_ns = 0;
+  double wait_ns = 0;               // sum of its waits in matched collectives
+  std::int64_t times_last = 0;
+  TimeNs first_ns = 0, last_ns = 0;  // aligned span of its GPU work
+};
+
+struct TimeBin {
+  TimeNs start_ns = 0, end_ns = 0;  // aligned, from the first arrival of the set
+  std::int64_t collectives = 0;
+  double median_spread_ns = 0;
+  TimeNs max_spread_ns = 0;
+  std::int64_t top_straggler = -1;  // rank most often last in the bin, -1 none
+  std::int64_t top_straggler_times = 0;
+};
+
+struct RanksAnalysis {
+  std::int64_t reference_rank = -1;
+  std::vector<ClockOffset> offsets;  // one per rank, RankSet order
+  bool clocks_trusted = false;
+  std::string matching;              // how collectives were matched, said to the user
+  TimeNs noise_ns = 0;               // a lead below this is not counted as straggling
+  std::vector<MatchedCollective> collectives;  // complete ones (every rank), by aligned arrival
+  std::vector<MatchedCollective> incomplete;   // missing on some rank: hang analysis
+  std::vector<KindRow> kinds;
+  std::vector<StragglerRow> stragglers;        // by times_last, descending
+  std::vector<RankRow> ranks;
+  std::vector<TimeBin> bins;
+  std::vector<std::string> notes;
+};
+
+RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options = {});
+
+}  // namespace kernscope::ranks

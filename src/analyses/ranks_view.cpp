@@ -1,0 +1,255 @@
+// Tables, JSON document and text view of the cross-rank analysis.
+#include "analyses/ranks_view.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "kernscope/render.hpp"
+#include "render/json_writer.hpp"
+
+namespace kernscope::ranks {
+namespace {
+
+std::int64_t rounded(double v) { return static_cast<std::int64_t>(std::llround(v)); }
+
+std::string readable(double ns) {
+  const double a = std::abs(ns);
+  if (a < 1e3) return fmt::format("{:.0f} ns", ns);
+  if (a < 1e6) return fmt::format("{:.1f} us", ns / 1e3);
+  if (a < 1e9) return fmt::format("{:.2f} ms", ns / 1e6);
+  return fmt::format("{:.3f} s", ns / 1e9);
+}
+
+std::string percent(double part, double whole) {
+  return whole > 0 ? fmt::format("{:.1f} %", 100.0 * part / whole) : "-";
+}
+
+std::string rank_list(const RankSet& set, const std::vector<std::size_t>& positions) {
+  std::string out;
+  for (std::size_t i = 0; i < positions.size(); ++i) {
+    if (i == 12) return out + ", ... (" + std::to_string(positions.size()) + ")";
+    out += (i ? "," : "") + std::to_string(set.ranks[positions[i]].rank);
+  }
+  return out;
+}
+
+Cell bandwidth_cell(double bytes_per_s) { return bytes_per_s > 0 ? Cell(bytes_per_s / 1e9) : Cell(); }
+
+}  // namespace
+
+std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
+  std::vector<Table> tables;
+  {
+    Table t{"ranks", "Ranks", {{"Rank"}, {"Clock Offset", Unit::kDuration}, {"Offset Spread", Unit::kDuration}, {"Offset Samples"},
+                               {"Clock Trusted"}, {"Collectives"}, {"Comm Time", Unit::kDuration}, {"Overlapped Comm", Unit::kDuration},
+                               {"Overlap (%)"}, {"Wait Time", Unit::kDuration}, {"Times Last"}, {"Rank Evidence"}, {"File"}}, {}};
+    for (std::size_t p = 0; p < a.ranks.size(); ++p) {
+      const auto& r = a.ranks[p];
+      const auto& o = a.offsets[p];
+      t.rows.push_back({r.rank, rounded(o.offset_ns), rounded(o.spread_ns), o.samples, std::string(o.trusted ? "yes" : "no: " + o.why),
+                        r.collectives, r.comm_ns, r.overlap_ns,
+                        r.comm_ns > 0 ? Cell(100.0 * static_cast<double>(r.overlap_ns) / static_cast<double>(r.comm_ns)) : Cell(),
+                        rounded(r.wait_ns), r.times_last, r.evidence, std::filesystem::path(r.path).filename().string()});
+    }
+    tables.push_back(std::move(t));
+  }
+  {
+    Table t{"collective_kinds", "Wait vs Transfer per Collective Kind",
+            {{"Kind"}, {"Count"}, {"Wait (mean per rank)", Unit::kDuration}, {"Transfer", Unit::kDuration}, {"Wait Share (%)"},
+             {"Median Spread", Unit::kDuration}, {"Median Transfer", Unit::kDuration}, {"Median Bus BW (GB/s)"}, {"Bytes"}}, {}};
+    for (const auto& k : a.kinds) {
+      const double whole = k.wait_ns + static_cast<double>(k.transfer_ns);
+      t.rows.push_back({std::string(kind_name(k.kind)), k.count, rounded(k.wait_ns), k.transfer_ns,
+                        whole > 0 ? Cell(100.0 * k.wait_ns / whole) : Cell(), rounded(k.median_spread_ns),
+                        rounded(k.median_transfer_ns), bandwidth_cell(k.median_bus_bandwidth), k.bytes});
+    }
+    tables.push_back(std::move(t));
+  }
+  {
+    Table t{"stragglers", "Stragglers",
+            {{"Rank"}, {"Times Last"}, {"Collectives"}, {"Share (%)"}, {"Total Lead", Unit::kDuration},
+             {"Mean Lead", Unit::kDuration}, {"Wait Caused", Unit::kDuration}}, {}};
+    for (const auto& s : a.stragglers) {
+      t.rows.push_back({s.rank, s.times_last, s.collectives,
+                        s.collectives > 0 ? Cell(100.0 * static_cast<double>(s.times_last) / static_cast<double>(s.collectives)) : Cell(),
+                        s.total_lead_ns, s.times_last > 0 ? s.total_lead_ns / s.times_last : 0, s.wait_caused_ns});
+    }
+    tables.push_back(std::move(t));
+  }
+  const TimeNs t0 = a.collectives.empty() ? 0 : a.collectives.front().first_arrival;
+  auto collective_columns = [] {
+    return std::vector<Column>{{"Group"}, {"Seq"}, {"Index"}, {"Kind"}, {"Algorithm"}, {"Protocol"}, {"Dtype"}, {"Bytes"}, {"Ranks"},
+                               {"First Arrival", Unit::kDuration}, {"Spread", Unit::kDuration}, {"Last Rank"},
+                               {"Lead", Unit::kDuration}, {"Mean Wait", Unit::kDuration}, {"Transfer", Unit::kDuration},
+                               {"Bus BW (GB/s)"}};
+  };
+  auto collective_row = [&](const MatchedCollective& m) {
+    return std::vector<Cell>{m.group, m.seq >= 0 ? Cell(m.seq) : Cell(), m.index, std::string(kind_name(m.kind)), m.algorithm,
+                             m.protocol, m.dtype, m.bytes >= 0 ? Cell(m.bytes) : Cell(), static_cast<std::int64_t>(m.ranks.size()),
+                             m.first_arrival - t0, m.spread_ns, m.last_rank, m.lead_ns, rounded(m.mean_wait_ns), m.transfer_ns,
+                             bandwidth_cell(m.bus_bandwidth)};
+  };
+  {
+    Table t{"collectives", "Collectives Matched on Every Rank", collective_columns(), {}};
+    for (const auto& m : a.collectives) t.rows.push_back(collective_row(m));
+    tables.push_back(std::move(t));
+  }
+  {
+    auto columns = collective_columns();
+    columns.push_back({"Missing Ranks"});
+    columns.push_back({"Why"});
+    Table t{"incomplete", "Collectives Missing on Some Ranks (hang analysis)", columns, {}};
+    for (const auto& m : a.incomplete) {
+      auto row = collective_row(m);
+      row.push_back(rank_list(set, m.missing));
+      std::string why;
+      for (std::size_t i = 0; i < m.missing.size(); ++i) {
+        if (i == 4) {
+          why += "; ...";
+          break;
+        }
+        why += (i ? "; " : "") + fmt::format("rank {}: {}", set.ranks[m.missing[i]].rank, m.missing_why[i]);
+      }
+      row.push_back(why);
+      t.rows.push_back(std::move(row));
+    }
+    tables.push_back(std::move(t));
+  }
+  {
+    Table t{"skew_over_time", "Skew over Time",
+            {{"Bin Start", Unit::kDuration}, {"Bin End", Unit::kDuration}, {"Collectives"}, {"Median Spread", Unit::kDuration},
+             {"Max Spread", Unit::kDuration}, {"Top Straggler"}, {"Times Last"}}, {}};
+    for (const auto& b : a.bins) {
+      t.rows.push_back({b.start_ns, b.end_ns, b.collectives, rounded(b.median_spread_ns), b.max_spread_ns,
+                        b.top_straggler >= 0 ? Cell(b.top_straggler) : Cell(), b.top_straggler_times});
+    }
+    tables.push_back(std::move(t));
+  }
+  return tables;
+}
+
+std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit) {
+  JsonWriter w;
+  w.begin_object();
+  w.member("ranks", static_cast<std::int64_t>(set.ranks.size()));
+  w.member("world_size", set.world_size);
+  w.member("world_size_evidence", set.world_evidence);
+  w.member("reference_rank", a.reference_rank);
+  w.member("clocks_trusted", a.clocks_trusted);
+  w.member("matching", a.matching);
+  w.member("straggler_noise_ns", a.noise_ns);
+  w.member("time_unit", std::string(time_unit_suffix(unit)));
+  w.key("notes").begin_array();
+  for (const auto& n : set.notes) w.value(n);
+  for (const auto& n : a.notes) w.value(n);
+  w.end_array();
+  w.key("tables").begin_object();
+  for (const auto& table : ranks_tables(set, a)) {
+    std::ostringstream rendered;
+    RenderOptions options;
+    options.format = Format::kJson;
+    options.time_unit = unit;
+    options.nsys_empty_report = true;
+    render(rendered, table, options);
+    w.key(table.report).raw(rendered.str());
+  }
+  w.end_object();
+  w.end_object();
+  return w.finish();
+}
+
+std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
+  std::string s;
+  auto line = [&](const std::string& text) { s += text + "\n"; };
+  std::set<std::string> files;
+  for (const auto& r : set.ranks) files.insert(r.path);
+  line(fmt::format("Ranks: {} trace(s) read as {} rank(s); world size {} ({})", files.size(), set.ranks.size(), set.world_size,
+                   set.world_evidence));
+  for (const auto& n : set.notes) line("  ! " + n);
+  line("Collectives matched " + a.matching + ".");
+  if (a.reference_rank < 0) {
+    for (const auto& n : a.notes) line("  ! " + n);
+    return s;
+  }
+  line("");
+  line(fmt::format("Clocks (reference rank {}; offset = median of collective end differences, spread = their median absolute deviation){}",
+                   a.reference_rank, a.clocks_trusted ? "" : ": NOT all trusted"));
+  line(fmt::format("  {:>5}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", "rank", "offset", "spread", "coll.",
+                   "comm", "overlap", "wait", "last", "", "rank from"));
+  const std::size_t shown = std::min<std::size_t>(a.ranks.size(), 16);
+  for (std::size_t p = 0; p < shown; ++p) {
+    const auto& r = a.ranks[p];
+    const auto& o = a.offsets[p];
+    line(fmt::format("  {:>5}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", r.rank, readable(o.offset_ns),
+                     readable(o.spread_ns), r.collectives, readable(static_cast<double>(r.comm_ns)),
+                     percent(static_cast<double>(r.overlap_ns), static_cast<double>(r.comm_ns)), readable(r.wait_ns),
+                     fmt::format("{}x", r.times_last), o.trusted ? "" : "(!)", r.evidence));
+  }
+  if (a.ranks.size() > shown) line(fmt::format("  ... {} more ranks (CSV/JSON: the ranks table)", a.ranks.size() - shown));
+  for (std::size_t p = 0; p < a.offsets.size(); ++p) {
+    if (!a.offsets[p].trusted) line(fmt::format("  (!) rank {}: {}", a.offsets[p].rank, a.offsets[p].why));
+  }
+  line("");
+  line(fmt::format("Collectives: {} on every rank, {} missing on some rank", a.collectives.size(), a.incomplete.size()));
+  if (!a.kinds.empty()) {
+    line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}", "kind", "count", "wait/rank", "transfer", "wait%",
+                     "med. spread", "med. transf.", "busBw GB/s"));
+    for (const auto& k : a.kinds) {
+      const double whole = k.wait_ns + static_cast<double>(k.transfer_ns);
+      line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}", kind_name(k.kind), k.count, readable(k.wait_ns),
+                       readable(static_cast<double>(k.transfer_ns)), whole > 0 ? fmt::format("{:.0f}", 100 * k.wait_ns / whole) : "-",
+                       readable(k.median_spread_ns), readable(k.median_transfer_ns),
+                       k.median_bus_bandwidth > 0 ? fmt::format("{:.1f}", k.median_bus_bandwidth / 1e9) : "-"));
+    }
+    line("  wait = last arrival - a rank's arrival (mean over ranks); transfer = last arrival -> end; busBw from the transfer time");
+  }
+  line("");
+  if (a.stragglers.empty()) {
+    line(fmt::format("Stragglers: none (no rank arrived last by more than {})", readable(static_cast<double>(a.noise_ns))));
+  } else {
+    line(fmt::format("Stragglers (last to arrive by more than {}):", readable(static_cast<double>(a.noise_ns))));
+    for (std::size_t i = 0; i < a.stragglers.size() && i < 8; ++i) {
+      const auto& st = a.stragglers[i];
+      line(fmt::format("  rank {:>4}: last in {} of {} collectives, by {} on average; the others waited {} in all", st.rank,
+                       st.times_last, st.collectives, readable(static_cast<double>(st.total_lead_ns) / static_cast<double>(st.times_last)),
+                       readable(static_cast<double>(st.wait_caused_ns))));
+    }
+  }
+  if (!a.bins.empty()) {
+    std::string spreads, tops;
+    for (const auto& b : a.bins) {
+      spreads += fmt::format(" {:>9}", b.collectives ? readable(b.median_spread_ns) : "-");
+      tops += fmt::format(" {:>9}", b.top_straggler >= 0 ? "r" + std::to_string(b.top_straggler) : "-");
+    }
+    line("");
+    line(fmt::format("Skew over time ({} bins of {}):", a.bins.size(), readable(static_cast<double>(a.bins.front().end_ns))));
+    line("  median spread" + spreads);
+    line("  most last    " + tops);
+  }
+  if (!a.incomplete.empty()) {
+    line("");
+    line("Hang analysis: collectives missing on some ranks");
+    for (std::size_t i = 0; i < a.incomplete.size() && i < 6; ++i) {
+      const auto& m = a.incomplete[i];
+      std::string why;
+      for (std::size_t j = 0; j < m.missing.size() && j < 4; ++j) {
+        why += (j ? "; " : "") + fmt::format("rank {} {}", set.ranks[m.missing[j]].rank, m.missing_why[j]);
+      }
+      line(fmt::format("  {} #{} ({}) ran on ranks {}; {}", m.group, m.seq >= 0 ? m.seq : m.index, kind_name(m.kind),
+                       rank_list(set, m.ranks), why));
+    }
+    if (a.incomplete.size() > 6) line(fmt::format("  ... {} more (the incomplete table)", a.incomplete.size() - 6));
+  }
+  if (!a.notes.empty()) {
+    line("");
+    for (const auto& n : a.notes) line("  ! " + n);
+  }
+  return s;
+}
+
+}  // namespace kernscope::ranks

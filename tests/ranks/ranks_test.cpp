@@ -1,0 +1,304 @@
+// The cross-rank analysis on sets built by hand, where every right answer holds by construction:
+// clock offsets, arrivals, waits, transfers and stragglers are chosen, then recovered.
+// (Checked that these tests can fail: with the offset estimate disabled (estimate_clocks = false
+// in ExactOffsetsAndStragglers) the offsets and every lead are off by the chosen offsets; with the
+// order-shift search removed (max_shift = 0) LateWindowIsShifted fails.)
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+
+#include "analyses/collectives.hpp"
+#include "analyses/ranks_set.hpp"
+#include "analyses/ranks_skew.hpp"
+#include "analyses/ranks_view.hpp"
+#include "support/synthetic_trace.hpp"
+
+namespace kernscope::ranks {
+namespace {
+
+TEST(CollectiveNames, KindsFromFrameworkAndKernelNames) {
+  EXPECT_EQ(kind_from_collective_name("allreduce"), CollectiveKind::kAllReduce);
+  EXPECT_EQ(kind_from_collective_name("nccl:all_reduce"), CollectiveKind::kAllReduce);
+  EXPECT_EQ(kind_from_collective_name("_allgather_base"), CollectiveKind::kAllGather);
+  EXPECT_EQ(kind_from_collective_name("all_gather_into_tensor_coalesced"), CollectiveKind::kAllGather);
+  EXPECT_EQ(kind_from_collective_name("reduce_scatter_tensor"), CollectiveKind::kReduceScatter);
+  EXPECT_EQ(kind_from_collective_name("alltoall_base"), CollectiveKind::kAllToAll);
+  EXPECT_EQ(kind_from_collective_name("nccl:all_to_all"), CollectiveKind::kAllToAll);
+  EXPECT_EQ(kind_from_collective_name("broadcast"), CollectiveKind::kBroadcast);
+  EXPECT_EQ(kind_from_collective_name("reduce"), CollectiveKind::kReduce);
+  EXPECT_EQ(kind_from_collective_name("send"), CollectiveKind::kSendRecv);
+  EXPECT_EQ(kind_from_collective_name("barrier"), CollectiveKind::kOther);
+  EXPECT_EQ(kind_from_nccl_operation("AllReduce"), CollectiveKind::kAllReduce);
+  EXPECT_EQ(kind_from_nccl_operation("SendRecv"), CollectiveKind::kSendRecv);
+  EXPECT_EQ(kind_from_nccl_operation("Generic"), CollectiveKind::kOther);
+}
+
+TEST(CollectiveNames, BusBandwidthFactorsAreNcclTests) {
+  // nccl-tests doc/PERFORMANCE.md: all-reduce 2(n-1)/n, all-gather and reduce-scatter (n-1)/n.
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kAllReduce, 8), 1.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kAllGather, 8), 0.875);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kReduceScatter, 4), 0.75);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kBroadcast, 8), 1.0);
+  EXPECT_DOUBLE_EQ(bus_bandwidth_factor(CollectiveKind::kAllReduce, 2), 1.0);
+}
+
+TEST(CollectiveNames, DtypeSizes) {
+  EXPECT_EQ(dtype_bytes("Float"), 4);
+  EXPECT_EQ(dtype_bytes("BFloat16"), 2);
+  EXPECT_EQ(dtype_bytes("Half"), 2);
+  EXPECT_EQ(dtype_bytes("f32"), 4);
+  EXPECT_EQ(dtype_bytes("bf16"), 2);
+  EXPECT_EQ(dtype_bytes("int8_t"), 1);
+  EXPECT_EQ(dtype_bytes("Long"), 8);
+  EXPECT_EQ(dtype_bytes("complex"), 0);
+}
+
+TEST(Collectives, OverlapIsCommTimeUnderComputeOnTheSameDevice) {
+  testing::SyntheticTrace s;
+  s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 100, 200, 1);
+  s.kernel("gemm", 150, 300, 2);
+  s.kernel("gemm", 160, 170, 3);  // inside the first: counted once
+  s.kernel("ncclKernel_AllGather_RING_LL_Sum_int8_t(ncclWorkElem)", 400, 500, 4);
+  auto r = collectives_of(s.trace, -1, nullptr);
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.comm_ns, 200);
+  EXPECT_EQ(r.compute_ns, 150);
+  EXPECT_EQ(r.overlap_ns, 50);
+  EXPECT_EQ(r.items[0].kind, CollectiveKind::kAllReduce);
+  EXPECT_EQ(r.items[0].algorithm, "RING");
+  EXPECT_EQ(r.items[0].protocol, "LL");
+  EXPECT_EQ(r.items[1].kind, CollectiveKind::kAllGather);
+  EXPECT_EQ(r.items[1].index, 1);  // one stream: one communicator, in order
+  EXPECT_EQ(r.with_args, 0);
+}
+
+TEST(Collectives, ArgumentsByCorrelationAndByEnclosingOperation) {
+  testing::SyntheticTrace s;
+  s.api("cudaLaunchKernel", 10, 20, 1);
+  s.kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 100, 200, 1);
+  s.api("cudaLaunchKernel", 300, 310, 2);
+  s.kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)", 400, 500, 2);
+  CommArgsLookup args;
+  CommArgs on_kernel;
+  on_kernel.collective = "allreduce";
+  on_kernel.group = "7";
+  on_kernel.in_elements = on_kernel.out_elements = 1000;
+  on_kernel.dtype = "BFloat16";
+  on_kernel.seq = 41;
+  args.by_correlation.emplace_back(1, on_kernel);
+  CommArgs on_op = on_kernel;
+  on_op.collective = "_allgather_base";
+  on_op.in_elements = 10;
+  on_op.out_elements = 80;
+  on_op.seq = 42;
+  args.operations.push_back({290, 320, on_op});
+  auto r = collectives_of(s.trace, -1, &args);
+  ASSERT_EQ(r.items.size(), 2u);
+  EXPECT_EQ(r.items[0].bytes, 2000);
+  EXPECT_EQ(r.items[0].seq, 41);
+  EXPECT_EQ(r.items[0].group, "7");
+  EXPECT_EQ(r.items[1].kind, CollectiveKind::kAllGather);  // the arguments' name wins over the kernel's
+  EXPECT_EQ(r.items[1].bytes, 160);                          // the larger side, 80 x 2 bytes
+  EXPECT_EQ(r.with_args, 2);
+}
+
+// Ranks with chosen clocks: rank p's clock reads true time + offset[p]. Collective i starts at
+// 1 ms * (i + 1) on every rank, except where a straggler is `late` by a chosen delay; every rank's
+// kernel ends `transfer` after the last arrival.
+struct Plan {
+  std::vector<TimeNs> offset;
+  std::map<int, std::pair<int, TimeNs>> late;  // collective -> (rank position, delay)
+  int collectives = 6;
+  TimeNs transfer = 40'000;
+  std::int64_t bytes = 8'000'000;
+};
+
+RankSet build(const Plan& plan) {
+  std::vector<RankDigest> digests;
+  for (std::size_t p = 0; p < plan.offset.size(); ++p) {
+    RankDigest d;
+    d.path = "rank" + std::to_string(p) + ".json";
+    d.rank = static_cast<std::int64_t>(p);
+    d.declared_world_size = static_cast<std::int64_t>(plan.offset.size());
+    for (int i = 0; i < plan.collectives; ++i) {
+      const TimeNs nominal = 1'000'000 * (i + 1);
+      TimeNs last = nominal;
+      auto it = plan.late.find(i);
+      if (it != plan.late.end()) last += it->second.second;
+      Collective c;
+      c.kind = CollectiveKind::kAllReduce;
+      c.group = "0";
+      c.index = i;
+      c.bytes = plan.bytes;
+      c.start_ns = nominal + (it != plan.late.end() && it->second.first == static_cast<int>(p) ? it->second.second : 0) + plan.offset[p];
+      c.end_ns = last + plan.transfer + plan.offset[p];
+      d.collectives.items.push_back(c);
+    }
+    d.first_ns = d.collectives.items.front().start_ns;
+    d.last_ns = d.collectives.items.back().end_ns;
+    digests.push_back(d);
+  }
+  return assemble_rank_set(digests);
+}
+
+TEST(RanksSkew, ExactOffsetsAndStragglers) {
+  Plan plan;
+  plan.offset = {0, 1'000'123, -500'077, 3'000'000};
+  plan.late = {{1, {2, 50'000}}, {3, {2, 30'000}}, {4, {1, 7'000}}};
+  const RankSet set = build(plan);
+  const RanksAnalysis a = analyze_ranks(set);
+  ASSERT_EQ(a.offsets.size(), 4u);
+  for (std::size_t p = 0; p < 4; ++p) {
+    EXPECT_DOUBLE_EQ(a.offsets[p].offset_ns, static_cast<double>(plan.offset[p])) << p;
+    EXPECT_DOUBLE_EQ(a.offsets[p].spread_ns, 0.0);
+    EXPECT_TRUE(a.offsets[p].trusted);
+  }
+  EXPECT_TRUE(a.clocks_trusted);
+  ASSERT_EQ(a.collectives.size(), 6u);
+  EXPECT_TRUE(a.incomplete.empty());
+  // Collective 1: rank 2 arrives 50 us late; the three others wait 50 us each, rank 2 none.
+  const auto& c1 = a.collectives[1];
+  EXPECT_EQ(c1.last_rank, 2);
+  EXPECT_EQ(c1.lead_ns, 50'000);
+  EXPECT_EQ(c1.spread_ns, 50'000);
+  EXPECT_EQ(c1.transfer_ns, 40'000);
+  EXPECT_DOUBLE_EQ(c1.mean_wait_ns, 3 * 50'000 / 4.0);
+  // busBw = bytes * 2(n-1)/n / transfer = 8e6 * 1.5 / 40e-6 s = 3e11 B/s.
+  EXPECT_DOUBLE_EQ(c1.bus_bandwidth, 3e11);
+  ASSERT_EQ(a.stragglers.size(), 2u);
+  EXPECT_EQ(a.stragglers[0].rank, 2);
+  EXPECT_EQ(a.stragglers[0].times_last, 2);
+  EXPECT_EQ(a.stragglers[0].total_lead_ns, 80'000);
+  EXPECT_EQ(a.stragglers[0].wait_caused_ns, 3 * 80'000);
+  EXPECT_EQ(a.stragglers[1].rank, 1);
+  EXPECT_EQ(a.stragglers[1].times_last, 1);
+  EXPECT_EQ(a.ranks[0].wait_ns, 50'000 + 30'000 + 7'000);
+  EXPECT_EQ(a.ranks[2].wait_ns, 7'000);
+  ASSERT_EQ(a.kinds.size(), 1u);
+  EXPECT_EQ(a.kinds[0].count, 6);
+  EXPECT_EQ(a.kinds[0].transfer_ns, 6 * 40'000);
+}
+
+TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
+  Plan plan;
+  plan.offset = {0, 200'000};
+  const RankSet set = build(plan);
+  SkewOptions options;
+  options.estimate_clocks = false;
+  const RanksAnalysis a = analyze_ranks(set, options);
+  ASSERT_FALSE(a.collectives.empty());
+  EXPECT_EQ(a.collectives[0].spread_ns, 200'000);  // the clock offset reads as skew
+  EXPECT_EQ(a.stragglers.size(), 1u);
+}
+
+TEST(RanksSkew, LateWindowIsShifted) {
+  Plan plan;
+  plan.offset = {0, 2'000'000, 7'000};
+  plan.late = {{0, {1, 10'000}}, {2, {1, 90'000}}, {5, {2, 20'000}}};
+  RankSet set = build(plan);
+  // Rank 1's window starts two collectives later: its first two are not in its trace.
+  auto& items = set.ranks[1].collectives.items;
+  items.erase(items.begin(), items.begin() + 2);
+  for (auto& c : items) c.index -= 2;
+  set.ranks[1].first_ns = items.front().start_ns;
+  const RanksAnalysis a = analyze_ranks(set);
+  EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 2'000'000.0);
+  ASSERT_EQ(a.collectives.size(), 4u);
+  ASSERT_EQ(a.incomplete.size(), 2u);
+  EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"its trace starts after"});
+  EXPECT_EQ(a.collectives[0].last_rank, 1);  // collective 2, rank 1 late by 90 us
+  EXPECT_EQ(a.collectives[0].lead_ns, 90'000);
+}
+
+TEST(RanksSkew, HangNamesTheRankThatDidNotArrive) {
+  Plan plan;
+  plan.offset = {0, 0, 0};
+  RankSet set = build(plan);
+  auto& items = set.ranks[2].collectives.items;
+  items.pop_back();  // never launched the last one, while its trace goes on
+  set.ranks[2].last_ns += 10'000'000;
+  const RanksAnalysis a = analyze_ranks(set);
+  ASSERT_EQ(a.incomplete.size(), 1u);
+  EXPECT_EQ(a.incomplete[0].missing, std::vector<std::size_t>{2});
+  EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"did not arrive"});
+  bool said = false;
+  for (const auto& n : a.notes) said = said || n.find("rank 2 did not arrive at 1 collective") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+TEST(RankSet, MissingDuplicateAndMixedRuns) {
+  std::vector<RankDigest> d(3);
+  d[0].path = "a.json", d[0].rank = 0, d[0].declared_world_size = 8;
+  d[1].path = "b.json", d[1].rank = 3, d[1].declared_world_size = 8;
+  d[2].path = "c.json", d[2].rank = 3, d[2].declared_world_size = 2;
+  const RankSet set = assemble_rank_set(d);
+  EXPECT_EQ(set.world_size, 8);
+  std::string all;
+  for (const auto& n : set.notes) all += n + "\n";
+  EXPECT_NE(all.find("rank 3 is claimed by 2 traces"), std::string::npos) << all;
+  EXPECT_NE(all.find("different world sizes (2, 8)"), std::string::npos) << all;
+  EXPECT_NE(all.find("missing ranks: 1, 2, 4, 5, 6, 7"), std::string::npos) << all;
+}
+
+TEST(RankSet, RankEvidenceOrder) {
+  // No distributedInfo: distinct device ids number the ranks; equal ones fall to file names, then order.
+  std::vector<RankDigest> by_device(2);
+  by_device[0].path = "x.sqlite", by_device[0].device = 1;
+  by_device[1].path = "y.sqlite", by_device[1].device = 0;
+  RankSet set = assemble_rank_set(by_device);
+  EXPECT_EQ(set.ranks[0].path, "y.sqlite");
+  EXPECT_NE(set.ranks[0].evidence.find("CUDA device id 0"), std::string::npos);
+  std::vector<RankDigest> by_name(2);
+  by_name[0].path = "/t/run_rank-12.json", by_name[0].device = 0;
+  by_name[1].path = "/t/run_rank-3.json", by_name[1].device = 0;
+  set = assemble_rank_set(by_name);
+  EXPECT_EQ(set.ranks[0].rank, 3);
+  EXPECT_EQ(set.ranks[1].rank, 12);
+  EXPECT_EQ(set.ranks[0].evidence, "file name");
+  std::vector<RankDigest> by_order(2);
+  by_order[0].path = "p.json";
+  by_order[1].path = "q.json";
+  set = assemble_rank_set(by_order);
+  EXPECT_EQ(set.ranks[1].rank, 1);
+  EXPECT_NE(set.ranks[1].evidence.find("order given"), std::string::npos);
+}
+
+TEST(RankSet, ExpandArguments) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ranks_expand_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  for (const char* name : {"r1.json.gz", "r0.json", "notes.txt"}) std::ofstream(dir / name) << "x";
+  auto files = expand_trace_arguments({dir.string()});
+  ASSERT_TRUE(files.has_value());
+  EXPECT_EQ(files->size(), 2u);
+  auto globbed = expand_trace_arguments({(dir / "r*.json*").string(), (dir / "r0.json").string()});
+  ASSERT_TRUE(globbed.has_value());
+  EXPECT_EQ(globbed->size(), 2u);  // no duplicates
+  EXPECT_FALSE(expand_trace_arguments({(dir / "nothing*.json").string()}).has_value());
+  EXPECT_FALSE(expand_trace_arguments({(dir / "absent.json").string()}).has_value());
+  EXPECT_FALSE(expand_trace_arguments({}).has_value());
+  fs::remove_all(dir);
+}
+
+TEST(RanksView, TablesAndJsonHoldTheFigures) {
+  Plan plan;
+  plan.offset = {0, 1'000};
+  plan.late = {{2, {1, 25'000}}};
+  const RankSet set = build(plan);
+  const RanksAnalysis a = analyze_ranks(set);
+  const auto tables = ranks_tables(set, a);
+  ASSERT_EQ(tables.size(), 6u);
+  EXPECT_EQ(tables[0].report, "ranks");
+  EXPECT_EQ(tables[2].report, "stragglers");
+  ASSERT_EQ(tables[2].rows.size(), 1u);
+  EXPECT_EQ(std::get<std::int64_t>(tables[2].rows[0][0]), 1);
+  const std::string json = ranks_json(set, a, TimeUnit::kNs);
+  EXPECT_NE(json.find("\"reference_rank\": 0"), std::string::npos) << json.substr(0, 400);
+  const std::string text = ranks_text(set, a);
+  EXPECT_NE(text.find("rank    1: last in 1 of 6 collectives"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace kernscope::ranks
