@@ -20,6 +20,19 @@ struct ClassShare {
   double share = 0;  // of the phase's kernel time
 };
 
+// How close the measured steps come to the GPU's speed of light for the model the user named
+// (report --model config.json): decode MBU (bytes per step / step time / peak bandwidth) and
+// prefill MFU (FLOPs / time / peak FLOP/s), each with what it divides and where that came from.
+struct SpeedOfLight {
+  std::string name;       // "decode MBU", "decode MBU over kernel time", "prefill MFU", ...
+  double fraction = 0;    // of the peak
+  double work = 0;        // bytes or FLOPs of one step
+  std::string work_unit;  // "B" or "FLOP"
+  double time_ns = 0;     // the step time it is divided by
+  double peak_per_s = 0;  // bytes/s or FLOP/s
+  std::string work_source, time_source, peak_source;
+};
+
 struct Diagnosis {
   std::string trace;
   std::vector<std::string> devices;
@@ -33,6 +46,8 @@ struct Diagnosis {
   std::vector<Finding> findings;               // nsys rules + LLM rules
   std::vector<std::string> diagnosis;          // sentences
   std::vector<std::string> next_actions;       // sentences, most valuable first
+  std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
+  std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
 };
 
 Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,

@@ -3,6 +3,7 @@
 // beat PyTorch's shapes (the op around the launch, split over its kernels), which beat an
 // analytic model. To add a source: one row here, its code in a file of its own (kernel_work.hpp).
 #include "analyses/kernel_work.hpp"
+#include "analyses/model_cost_report.hpp"
 #include "analyses/shape_work.hpp"
 
 namespace kernscope {
@@ -13,7 +14,7 @@ const std::vector<WorkProvider>& work_providers() {
       // cublas-log (cuBLAS/cuBLASLt logs: GEMM shapes and types) goes here, second.
       {kSourceKinetoShapes, {}, fill_kineto_shape_work},
       {kSourceNvtxShapes, {}, fill_nvtx_shape_work},
-      // model-config (analytic per-step FLOPs and bytes from a Hugging Face config.json) goes here, last.
+      {kSourceModelConfig, model_option_specs(), fill_model_config_work},
   };
   return providers;
 }

@@ -35,6 +35,20 @@ void class_shares(JsonWriter& json, const std::vector<ClassShare>& shares) {
   json.end_array();
 }
 
+// With --model: each figure, then what it divides and where each number came from.
+void speed_of_light_text(std::ostream& o, const Diagnosis& d) {
+  if (d.speed_of_light.empty() && d.speed_of_light_notes.empty()) return;
+  o << "\nSpeed of light (model config)\n";
+  for (const auto& f : d.speed_of_light) {
+    const bool bytes = f.work_unit == "B";
+    o << "  " << f.name << ": " << pct(f.fraction) << " = " << (bytes ? fixed(f.work / 1e9, 3) + " GB" : fixed(f.work / 1e12, 3) + " TFLOP")
+      << " / " << fixed(f.time_ns / 1e6, 3) << " ms / " << (bytes ? fixed(f.peak_per_s / 1e9, 0) + " GB/s" : fixed(f.peak_per_s / 1e12, 1) + " TFLOP/s")
+      << "\n";
+    o << "    work: " << f.work_source << "\n    time: " << f.time_source << "\n    peak: " << f.peak_source << "\n";
+  }
+  for (const auto& n : d.speed_of_light_notes) o << "  note: " << n << "\n";
+}
+
 }  // namespace
 
 std::string render_diagnosis_text(const Diagnosis& d) {
@@ -67,6 +81,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   }
   if (d.steps.ttft.count) o << "  TTFT (prefill step: its host range or its GPU work, the longer): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
+  speed_of_light_text(o, d);
   o << "\nTop kernels (share of GPU kernel time)\n";
   for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
   o << "\nOperation classes (all GPU time, incl. copies)\n ";
@@ -114,6 +129,23 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   for (const auto& e : d.steps.workload.evidence) json.value(e);
   json.end_array().end_object();
   json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
+  json.key("speed_of_light").begin_object().key("figures").begin_array();
+  for (const auto& f : d.speed_of_light) {
+    json.begin_object()
+        .member("name", f.name)
+        .member("fraction", f.fraction)
+        .member("work", f.work)
+        .member("work_unit", f.work_unit)
+        .member("time_ns", f.time_ns)
+        .member("peak_per_s", f.peak_per_s)
+        .member("work_source", f.work_source)
+        .member("time_source", f.time_source)
+        .member("peak_source", f.peak_source)
+        .end_object();
+  }
+  json.end_array().key("notes").begin_array();
+  for (const auto& n : d.speed_of_light_notes) json.value(n);
+  json.end_array().end_object();
   json.key("steps").begin_object().member("method", d.steps.method).member("count", d.steps.steps.size());
   json.key("decode_wall");
   distribution(json, d.steps.decode_wall);

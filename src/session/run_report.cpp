@@ -1,4 +1,5 @@
 // report: one screen — what ran, where time goes, what is wrong, what to do next.
+#include "analyses/model_cost_report.hpp"
 #include "kernscope/diagnosis.hpp"
 #include "render/document_render.hpp"
 #include "session/analysis_entry.hpp"
@@ -12,9 +13,18 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (!rules) return std::unexpected(rules.error());
   auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
   if (!d) return std::unexpected(d.error());
+  ModelOptionValues model;
+  for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
+  if (auto ok = add_speed_of_light(trace, model, std::nullopt, *d); !ok) return std::unexpected(ok.error());
   AnalysisOutput out;
   out.text = output.format == "json" ? render_diagnosis_json(*d) : render_diagnosis_text(*d);
   return out;
+}
+
+std::vector<OptionSpec> report_options() {
+  auto options = step_option_specs();
+  for (auto& spec : model_option_specs()) options.push_back(std::move(spec));
+  return options;
 }
 
 }  // namespace
@@ -24,7 +34,7 @@ const AnalysisEntry& report_entry() {
       AnalysisSpec{
           .name = "report",
           .summary = "One-screen diagnosis: phases, steps, classes, tails, findings, next actions",
-          .options = step_option_specs(),
+          .options = report_options(),
           .formats = {"text", "json"},
           .time_unit = false,
           .filters = true,
