@@ -5,13 +5,22 @@
 #include "analyses/kernel_work.hpp"
 #include "analyses/model_cost_report.hpp"
 #include "analyses/shape_work.hpp"
+#include "analyses/work_sources.hpp"
 
 namespace kernscope {
 
 const std::vector<WorkProvider>& work_providers() {
   static const std::vector<WorkProvider> providers = {
-      // ncu (measured DRAM bytes and FLOPs per kernel) goes here, first.
-      // cublas-log (cuBLAS/cuBLASLt logs: GEMM shapes and types) goes here, second.
+      {kSourceNcu,
+       {{"ncu", 0, OptionKind::kText, "",
+         "Nsight Compute CSV (ncu --csv --page raw or details) of the same program: measured DRAM bytes and FLOPs per "
+         "kernel, joined by name and launch order (the CSV also opens as a trace of its own)"}},
+       fill_ncu_work},
+      {kSourceCublasLog,
+       {{"cublas-log", 0, OptionKind::kText, "",
+         "cuBLAS (CUBLAS_LOGINFO_DBG=1) or cuBLASLt (CUBLASLT_LOG_LEVEL>=2) log of the same run: GEMM shapes, "
+         "joined to the GEMM kernels by stream and order"}},
+       fill_cublas_log_work},
       {kSourceKinetoShapes, {}, fill_kineto_shape_work},
       {kSourceNvtxShapes, {}, fill_nvtx_shape_work},
       {kSourceModelConfig, model_option_specs(), fill_model_config_work},

@@ -11,6 +11,7 @@ const std::vector<ReaderEntry>& readers() {
       nsys_sqlite_reader(),  // Nsight Systems SQLite exports, plain or gzip
       nsys_rep_reader(),     // .nsys-rep / .qdrep, exported with nsys when it is on PATH
       kineto_json_reader(),  // PyTorch profiler (Kineto) and Chrome trace-event JSON, plain or gzip
+      ncu_csv_reader(),      // Nsight Compute `--csv --page raw|details` exports: the profiled kernels
   };
   return all;
 }

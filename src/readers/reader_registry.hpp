@@ -40,5 +40,6 @@ const std::vector<ReaderEntry>& readers();
 ReaderEntry nsys_sqlite_reader();
 ReaderEntry nsys_rep_reader();
 ReaderEntry kineto_json_reader();
+ReaderEntry ncu_csv_reader();
 
 }  // namespace kernscope::readers

@@ -51,6 +51,7 @@ NcuKernel kernel_of(const Record& r, const Columns& c) {
   NcuKernel k;
   k.id = integer_cell(r, c["ID"]);
   k.process_id = integer_cell(r, c["Process ID"]);
+  k.process_name = cell(r, c["Process Name"]);
   k.context = integer_cell(r, c["Context"]);
   k.stream = integer_cell(r, c["Stream"]);
   k.device = integer_cell(r, c["Device"]);
@@ -109,7 +110,11 @@ Result<NcuReport> read_raw(const std::vector<Record>& records, const std::string
     for (const std::size_t i : metric_columns) {
       if (i >= r.size()) continue;
       const auto value = parse_ncu_number(r[i]);
-      if (!value) continue;  // text attributes (PolicySpread), n/a
+      if (!value) {
+        // Text attributes (the device's name, PolicySpread); n/a and empty cells say nothing.
+        if (!r[i].empty() && r[i] != "n/a" && r[i] != "N/A") k.text_values[header[i]] = r[i];
+        continue;
+      }
       const BaseValue base = to_base_unit(*value, units[i]);
       k.metrics[header[i]] = NcuMetric{base.value, base.unit};
     }

@@ -44,6 +44,7 @@ struct NcuMetric {
 struct NcuKernel {
   std::int64_t id = -1;  // ncu's ID column
   std::int64_t process_id = 0, context = 0, stream = 0, device = 0;
+  std::string process_name;
   std::string name;       // as ncu printed it
   std::string demangled;  // ncu's name demangled when it was a mangled one, else ncu's name
   std::string mangled;    // when ncu printed a mangled name (--print-kernel-base mangled)
@@ -65,6 +66,7 @@ struct NcuKernel {
   std::string stall_metric;               // the family the stalls come from
   std::vector<RuleResult> rules;          // details page only
   std::map<std::string, NcuMetric> metrics;  // every numeric metric (raw: by name; details: by name where known, else "Section/Label")
+  std::map<std::string, std::string> text_values;  // metric cells holding text (device__attribute_display_name, ...)
 
   std::optional<double> total_flops() const;  // every precision, when any was measured
 };
