@@ -12,7 +12,8 @@ PY         := $(VENV)/bin/python
 FUZZ_SECONDS ?= 0  # 0: the fixed, seeded run of `make test`; N: fuzz N seconds per target
 
 APT_PACKAGES := cmake make g++ pkg-config python3 gzip libsqlite3-dev libcli11-dev libfmt-dev \
-                zlib1g-dev libgtest-dev libbenchmark-dev libsimdjson-dev python3-venv python3-dev llvm-14-dev
+                zlib1g-dev libgtest-dev libbenchmark-dev libsimdjson-dev python3-venv python3-dev llvm-14-dev \
+                chromium
 # libFuzzer needs a clang whose C++ front end takes libstdc++'s <expected> (clang >= 16).
 FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
 

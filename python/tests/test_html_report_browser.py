@@ -1,0 +1,150 @@
+"""`kernscope report --format html` opened in a real headless Chromium: it loads with no console
+error and no outside request, its charts are drawn (coloured pixels inside every plot area of a
+screenshot), its tables sort, and kernel names (full of <, > and &) come out as the trace spells
+them. Skipped only where no Chromium is installed (make deps installs Debian's `chromium`).
+
+Proven able to fail: with the class chart's bars given fill="none" (bar_chart.cpp) the
+pixel check failed for chart-classes; with the sort script's comparison reversed the sort check
+failed; with escape() passing '<' through the names check failed."""
+import gzip
+import io
+import json
+import os
+import pathlib
+import re
+import shutil
+import sqlite3
+import subprocess
+from decimal import Decimal
+
+import pytest
+
+from chromium_cdp import Browser, find_chromium
+
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+LLAMA = FIXTURES / "nsys" / "llama_decode_h200" / "trace.sqlite.gz"
+KINETO = FIXTURES / "kineto" / "llama_decode_h200_gen16.json.gz"  # the same workload, by PyTorch's profiler
+NO_KERNELS = FIXTURES / "kineto" / "cupti_profiler__benchmark_result_924719_1679055439_trace.json.gz"
+STEP_AND_KERNEL_CHARTS = ("chart-step-duration", "chart-step-busy-idle", "chart-classes", "chart-kernel-tails",
+                          "chart-kernel-histograms")
+
+CHROMIUM = find_chromium()
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian package 'chromium'; make deps installs it)")
+
+# A pixel is part of a data mark when it is coloured: axes, grid lines and text are grey.
+COLOURFUL = 40          # max(r, g, b) - min(r, g, b)
+MIN_MARK_PIXELS = 30    # per plot area
+
+
+def kernscope_cli():
+    cli = os.environ.get("KERNSCOPE_CLI")
+    assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
+    return cli
+
+
+def top_kernels_nsys(path, n):
+    """The n kernels with the most total time, read from the export with sqlite3."""
+    raw = gzip.decompress(path.read_bytes())
+    con = sqlite3.connect(":memory:")
+    con.deserialize(raw)
+    rows = con.execute("SELECT s.value, SUM(k.end - k.start) AS total FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                       "JOIN StringIds s ON s.id = k.demangledName GROUP BY s.value ORDER BY total DESC, s.value").fetchall()
+    return rows[:n]
+
+
+def top_kernels_kineto(path, n):
+    """The same from the PyTorch-profiler JSON, with Python's json module (durations as exact decimals)."""
+    with gzip.open(path, "rt") as f:
+        events = json.load(f, parse_float=Decimal)["traceEvents"]
+    totals = {}
+    for e in events:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            totals[e["name"]] = totals.get(e["name"], 0) + Decimal(e["dur"])
+    return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    b = Browser(CHROMIUM)
+    yield b
+    b.close()
+
+
+@pytest.mark.parametrize("trace, charts_expected, top_kernels", [
+    (LLAMA, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_nsys),
+    (KINETO, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_kineto),
+    (NO_KERNELS, (), None),  # API calls only: a page without charts that says so, still without errors
+], ids=["llama-nsys", "llama-kineto", "no-kernels"])
+def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, browser, tmp_path):
+    from PIL import Image
+
+    page = tmp_path / "report.html"
+    run = subprocess.run([kernscope_cli(), "report", "--format", "html", "-o", str(page), str(trace)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and f"wrote {page}" in run.stderr
+    html = page.read_text(encoding="utf-8")
+
+    # Self-contained: nothing names another resource, and the page's policy forbids fetching.
+    assert not re.search(r"""(?:src|href|action|srcset|poster|data)\s*=\s*["']?\s*(?:https?:|//)""", html, re.I)
+    assert not re.search(r"""url\(\s*["']?\s*(?:https?:|//)|@import""", html, re.I)
+    assert not re.search(r"<link\b|<script\b[^>]*\bsrc\s*=|<img\b|<iframe\b", html, re.I)
+    assert "Content-Security-Policy" in html and "default-src 'none'" in html
+
+    browser.events.clear()
+    browser.open(page.as_uri())
+    browser.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
+
+    # No console error, no uncaught exception, no request leaving the file.
+    problems = []
+    for e in browser.events:
+        p = e["params"]
+        if e["method"] == "Runtime.consoleAPICalled" and p["type"] in ("error", "assert", "warning"):
+            problems.append(f"console.{p['type']}: {[a.get('value', a.get('description')) for a in p['args']]}")
+        elif e["method"] == "Runtime.exceptionThrown":
+            problems.append(f"exception: {p['exceptionDetails'].get('text')} {p['exceptionDetails'].get('exception', {}).get('description')}")
+        elif e["method"] == "Log.entryAdded" and p["entry"]["level"] in ("error", "warning"):
+            problems.append(f"log {p['entry']['level']}: {p['entry']['text']}")
+        elif e["method"] == "Network.requestWillBeSent" and not p["request"]["url"].startswith(("file:", "data:", "about:")):
+            problems.append(f"outside request: {p['request']['url']}")
+    assert problems == []
+    assert any(e["method"] == "Network.requestWillBeSent" for e in browser.events), "the network was not watched"
+
+    # Every chart is on the page, and every plot area in it holds coloured marks in the screenshot.
+    charts = browser.evaluate("""Array.from(document.querySelectorAll('svg.chart')).map(svg => ({
+        id: svg.id,
+        frames: Array.from(svg.querySelectorAll('rect.plot-frame')).map(f => {
+          const r = f.getBoundingClientRect();
+          return [r.left + window.scrollX, r.top + window.scrollY, r.width, r.height];
+        })}))""")
+    assert sorted(c["id"] for c in charts) == sorted(charts_expected)
+    shot = Image.open(io.BytesIO(browser.screenshot_png())).convert("RGB")
+    for chart in charts:
+        assert chart["frames"], chart["id"]
+        for i, (x, y, w, h) in enumerate(chart["frames"]):
+            # 2 px inside the frame: the axis lines lie on its edges.
+            box = shot.crop((round(x) + 2, round(y) + 2, round(x + w) - 2, round(y + h) - 2))
+            pixels = box.tobytes()
+            marks = sum(1 for i in range(0, len(pixels), 3) if max(pixels[i:i + 3]) - min(pixels[i:i + 3]) > COLOURFUL)
+            assert marks >= MIN_MARK_PIXELS, f"{chart['id']} plot {i}: {marks} coloured pixels in {w:.0f}x{h:.0f}"
+
+    if top_kernels is None:
+        assert "No kernels in this trace." in browser.evaluate("document.body.innerText")
+        return
+
+    # Names as the trace spells them (escaping undone by the browser, not done twice or skipped),
+    # in the order of their total time from an independent reading of the trace.
+    want = top_kernels(trace, 10)
+    drawn = browser.evaluate("Array.from(document.querySelectorAll('#chart-kernel-tails text[data-name]')).map(t => t.dataset.name)")
+    assert drawn == [name for name, _ in want]
+    listed = browser.evaluate("Array.from(document.querySelectorAll('#table-kernels tbody tr')).map(r => r.cells[0].textContent)")
+    assert listed[:len(want)] == [name for name, _ in want]
+    assert browser.evaluate("document.querySelectorAll('#table-kernels tbody td script, #table-kernels tbody td b').length") == 0
+
+    # Tables sort by a column's numbers when its header is clicked, descending then ascending.
+    values = """Array.from(document.querySelectorAll('#table-kernels tbody tr')).map(r => Number(r.cells[1].dataset.v))"""
+    browser.evaluate("document.querySelectorAll('#table-kernels th')[1].click()")
+    calls = browser.evaluate(values)
+    assert calls == sorted(calls, reverse=True) and len(calls) > 1
+    browser.evaluate("document.querySelectorAll('#table-kernels th')[1].click()")
+    assert browser.evaluate(values) == sorted(calls)

@@ -1,0 +1,23 @@
+// Duration distributions of the kernels that take the most time, drawn two ways: one row per
+// kernel on a shared log axis (box p25-p75, median, p99, max: where its tail reaches), and a
+// histogram per kernel over its own range (the shape: one mode, two, a long tail).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kernscope::html {
+
+struct DurationDistribution {
+  std::string name;
+  double p25 = 0, p50 = 0, p75 = 0, p95 = 0, p99 = 0;
+  std::vector<std::int64_t> sorted_ns;  // every duration, ascending, not empty
+};
+
+std::string tail_box_chart(const std::string& id, std::string_view description, const std::vector<DurationDistribution>& rows);
+
+std::string histogram_grid(const std::string& id, std::string_view description, const std::vector<DurationDistribution>& rows);
+
+}  // namespace kernscope::html

@@ -1,0 +1,259 @@
+#include "render/html/report_page.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <unordered_map>
+
+#include "kernscope/tail.hpp"
+#include "render/html/bar_chart.hpp"
+#include "render/html/distribution.hpp"
+#include "render/html/html_text.hpp"
+#include "render/html/page.hpp"
+#include "render/html/share_chart.hpp"
+#include "render/html/step_chart.hpp"
+#include "render/html/table.hpp"
+
+namespace kernscope {
+namespace {
+
+using namespace html;
+
+constexpr std::size_t kDistributionKernels = 10;  // kernels drawn as distributions
+constexpr std::size_t kKernelTableRows = 50;
+constexpr std::size_t kStepTableRows = 5000;
+
+std::string phase_color(Phase phase) {
+  switch (phase) {
+    case Phase::kPrefill: return "#f28e2b";
+    case Phase::kDecode: return "#4e79a7";
+    case Phase::kMixed: return "#b07aa1";
+    case Phase::kUnknown: break;
+  }
+  return "#76b7b2";
+}
+
+std::string joined(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (const auto& item : items) out += (out.empty() ? "" : separator) + item;
+  return out;
+}
+
+std::string headline(const Diagnosis& d, Page& page) {
+  page.subtitle("Trace: " + d.trace);
+  page.subtitle("Devices: " + (d.devices.empty() ? std::string("unknown") : joined(d.devices, ", ")));
+  page.subtitle(std::to_string(d.kernels) + " kernels (" + duration(static_cast<double>(d.gpu_kernel_ns)) + " of kernel time), " +
+                std::to_string(d.api_calls) + " CUDA API calls");
+  const auto& w = d.steps.workload;
+  page.subtitle("Workload: " + std::string(workload_name(w.kind)) + (w.evidence.empty() ? "" : " (" + joined(w.evidence, "; ") + ")"));
+  std::vector<std::pair<std::string, std::string>> figures = {{"workload", std::string(workload_name(w.kind))},
+                                                              {"steps", std::to_string(d.steps.steps.size())}};
+  if (d.steps.tpot.count) {
+    figures.push_back({"TPOT p50 (" + d.steps.tpot_from + ")", duration(d.steps.tpot.p50)});
+    figures.push_back({"TPOT p99", duration(d.steps.tpot.p99)});
+  }
+  if (d.steps.ttft.count) figures.push_back({"TTFT", duration(d.steps.ttft.p50)});
+  figures.push_back({"GPU kernel time", duration(static_cast<double>(d.gpu_kernel_ns))});
+  std::int64_t wall = 0, idle = 0;
+  for (const auto& s : d.steps.steps) {
+    wall += s.wall_ns;
+    idle += s.gpu_idle_ns;
+  }
+  if (wall > 0) figures.push_back({"GPU idle in steps", percent(static_cast<double>(idle) / static_cast<double>(wall))});
+  std::string body = cards(figures);
+  body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(d.diagnosis));
+  body += "<h3>Next actions</h3>" + (d.next_actions.empty() ? paragraph("None.", "note") : bullet_list(d.next_actions, true));
+  return body;
+}
+
+std::string steps_section(const Diagnosis& d) {
+  const auto& steps = d.steps.steps;
+  std::string body = paragraph("Steps found from " + d.steps.method + ".", "note");
+  for (const auto& n : d.steps.notes) body += paragraph("Note: " + n, "note");
+  if (steps.empty()) return body;
+  StepBars bars;
+  StepLine span{"GPU span (first start to last end of the step's GPU work)", "#1b2a3a", {}};
+  bool any_span = false;
+  std::vector<Phase> phases;
+  for (const auto& s : steps) {
+    bars.values.push_back(static_cast<double>(s.wall_ns));
+    bars.colors.push_back(phase_color(s.phase));
+    bars.labels.push_back(s.name + " [" + std::string(phase_name(s.phase)) + "]");
+    span.values.push_back(s.gpu_span_ns > 0 ? static_cast<double>(s.gpu_span_ns) : std::numeric_limits<double>::quiet_NaN());
+    any_span = any_span || s.gpu_span_ns > 0;
+    if (std::find(phases.begin(), phases.end(), s.phase) == phases.end()) phases.push_back(s.phase);
+  }
+  for (Phase p : phases) bars.legend.push_back({"wall: " + std::string(phase_name(p)), phase_color(p)});
+  std::vector<StepLine> lines;
+  if (any_span) lines.push_back(span);
+  std::vector<StepReference> references;
+  if (d.steps.tpot.count) references.push_back({"TPOT p50", "#e15759", d.steps.tpot.p50});
+  const auto ns = [](double v) { return duration(v); };
+  body += figure(step_bar_chart("chart-step-duration", "Duration of each step", bars, lines, references, ns),
+                 "Wall time of each step in order, coloured by phase; the line is the step's GPU span" +
+                     std::string(d.steps.tpot.count ? ", the red rule TPOT p50 (" + d.steps.tpot_from + ")." : "."));
+  std::vector<StepLayer> layers = {{"GPU busy", "#59a14f", {}}, {"GPU idle", "#e15759", {}}};
+  for (const auto& s : steps) {
+    layers[0].values.push_back(static_cast<double>(s.gpu_busy_ns));
+    layers[1].values.push_back(static_cast<double>(s.gpu_idle_ns));
+  }
+  body += figure(stacked_step_chart("chart-step-busy-idle", "GPU busy and idle time per step", bars.labels, layers, ns),
+                 "Each step's wall split into GPU busy (any GPU operation of the process running) and GPU idle.");
+
+  SortableTable groups("table-step-groups", {{"Steps"}, {"Phase"}, {"Count", true}, {"Wall p50", true}, {"Wall p99", true},
+                                             {"Kernels p50", true}, {"GPU idle p50 (%)", true}, {"Launches p50", true},
+                                             {"GPU period p50", true}});
+  for (const auto& g : d.steps.groups) {
+    groups.add_row({name_cell(g.name), text_cell(std::string(phase_name(g.phase))), number_cell(static_cast<double>(g.wall.count), std::to_string(g.wall.count)),
+                    duration_cell(g.wall.p50), duration_cell(g.wall.p99), duration_cell(g.kernel_ns.p50),
+                    number_cell(g.idle_share_permille.p50 / 10, fixed(g.idle_share_permille.p50 / 10, 1)),
+                    number_cell(g.launches.p50, fixed(g.launches.p50, 0)), duration_cell(g.gpu_period.p50)});
+  }
+  body += "<h3>Step groups</h3>" + groups.finish();
+  SortableTable table("table-steps", {{"#", true}, {"Step"}, {"Phase"}, {"Wall", true}, {"GPU busy", true}, {"GPU idle", true},
+                                      {"GPU span", true}, {"Kernels", true}, {"Kernel time", true}, {"Launches", true}, {"Syncs", true}});
+  for (std::size_t i = 0; i < steps.size() && i < kStepTableRows; ++i) {
+    const auto& s = steps[i];
+    const auto count = [](std::int64_t n) { return number_cell(static_cast<double>(n), std::to_string(n)); };
+    table.add_row({count(static_cast<std::int64_t>(i + 1)), name_cell(s.name), text_cell(std::string(phase_name(s.phase))),
+                   duration_cell(static_cast<double>(s.wall_ns)), duration_cell(static_cast<double>(s.gpu_busy_ns)),
+                   duration_cell(static_cast<double>(s.gpu_idle_ns)), duration_cell(static_cast<double>(s.gpu_span_ns)), count(s.kernels),
+                   duration_cell(static_cast<double>(s.kernel_ns)), count(s.launches), count(s.syncs)});
+  }
+  const std::string shown = steps.size() > kStepTableRows ? "the first " + std::to_string(kStepTableRows) + " of " : "";
+  return body + collapsible("Every step (" + shown + std::to_string(steps.size()) + ")", table.finish());
+}
+
+std::string classes_section(const Diagnosis& d) {
+  if (d.ops.classes.empty()) return paragraph("No GPU operations to classify.", "note");
+  const double total = static_cast<double>(d.ops.total_ns);
+  std::vector<Bar> bars;
+  SortableTable table("table-classes", {{"Class"}, {"Time (%)", true}, {"Total time", true}, {"Instances", true}, {"Kernels", true}});
+  for (const auto& c : d.ops.classes) {
+    const double share = total > 0 ? static_cast<double>(c.total_ns) / total : 0;
+    bars.push_back({c.op_class, share, class_color(c.op_class), percent(share) + "  " + duration(static_cast<double>(c.total_ns)),
+                    c.op_class + ": " + percent(share) + ", " + duration(static_cast<double>(c.total_ns)) + ", " + std::to_string(c.instances) + " instances"});
+    table.add_row({text_cell(c.op_class), number_cell(share * 100, fixed(share * 100, 1)), duration_cell(static_cast<double>(c.total_ns)),
+                   number_cell(static_cast<double>(c.instances), std::to_string(c.instances)),
+                   number_cell(static_cast<double>(c.kernels), std::to_string(c.kernels))});
+  }
+  std::string body = figure(horizontal_bar_chart("chart-classes", "GPU time by operation class", bars, [](double v) { return percent(v, 0); }),
+                            "Share of all GPU time (kernels, copies and sets) by operation class; " + d.ops.phase_source + ".");
+  std::vector<ShareRow> phases;
+  for (const auto& [label, shares] : {std::pair{"decode", &d.decode_classes}, {"prefill", &d.prefill_classes}}) {
+    if (shares->empty()) continue;
+    ShareRow row{label, {}};
+    for (const auto& s : *shares) row.segments.push_back({s.op_class, s.share, class_color(s.op_class)});
+    phases.push_back(std::move(row));
+  }
+  if (!phases.empty()) {
+    body += figure(stacked_share_chart("chart-classes-by-phase", "Kernel time by operation class in each phase", phases),
+                   "How each phase's kernel time splits into operation classes.");
+  }
+  return body + table.finish();
+}
+
+// The durations of the kernels named in `rows` (the first kDistributionKernels), by name.
+std::vector<DurationDistribution> distributions(const Trace& trace, const std::vector<TailRow>& rows) {
+  std::vector<DurationDistribution> out;
+  std::unordered_map<std::string_view, std::size_t> slot_of_name;
+  for (std::size_t i = 0; i < rows.size() && i < kDistributionKernels; ++i) {
+    out.push_back({rows[i].name, 0, 0, 0, 0, 0, {}});
+    slot_of_name[rows[i].name] = i;
+  }
+  std::unordered_map<StringId, std::ptrdiff_t> slot_of_id;  // -1: not drawn
+  const auto& k = trace.kernels;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    auto [it, added] = slot_of_id.try_emplace(k.demangled_name[i], -1);
+    if (added) {
+      const auto found = slot_of_name.find(trace.strings.get(k.demangled_name[i]));
+      if (found != slot_of_name.end()) it->second = static_cast<std::ptrdiff_t>(found->second);
+    }
+    if (it->second >= 0) out[static_cast<std::size_t>(it->second)].sorted_ns.push_back(k.end_ns[i] - k.start_ns[i]);
+  }
+  std::erase_if(out, [](const DurationDistribution& x) { return x.sorted_ns.empty(); });
+  for (auto& x : out) {
+    std::sort(x.sorted_ns.begin(), x.sorted_ns.end());
+    x.p25 = percentile_linear(x.sorted_ns, 25);
+    x.p50 = percentile_linear(x.sorted_ns, 50);
+    x.p75 = percentile_linear(x.sorted_ns, 75);
+    x.p95 = percentile_linear(x.sorted_ns, 95);
+    x.p99 = percentile_linear(x.sorted_ns, 99);
+  }
+  return out;
+}
+
+std::string kernels_section(const Trace& trace) {
+  auto tail = tail_statistics(trace, TailSubject::kKernel);
+  if (!tail || tail->by_total.empty()) return paragraph("No kernels in this trace.", "note");
+  const auto rows = distributions(trace, tail->by_total);
+  std::string body;
+  if (!rows.empty()) {
+    body += figure(tail_box_chart("chart-kernel-tails", "Duration distribution of the kernels with the most time", rows),
+                   "The " + std::to_string(rows.size()) +
+                       " kernels with the most GPU time, by total: box p25-p75, line from the shortest call to p99, p50 and p99 "
+                       "ticks, the longest call as a red dot (log scale).");
+    body += figure(histogram_grid("chart-kernel-histograms", "Histogram of each kernel's durations", rows),
+                   "Each kernel's calls in 30 log-spaced bins from its shortest to its longest (bar height: square root of the "
+                   "count, so a few slow calls stay visible).");
+  }
+  SortableTable table("table-kernels", {{"Kernel"}, {"Calls", true}, {"Total", true}, {"Share (%)", true}, {"Mean", true}, {"p50", true},
+                                        {"p95", true}, {"p99", true}, {"Max", true}, {"Max/p50", true}, {"Flags"}});
+  for (std::size_t i = 0; i < tail->by_total.size() && i < kKernelTableRows; ++i) {
+    const auto& r = tail->by_total[i];
+    table.add_row({name_cell(r.name), number_cell(static_cast<double>(r.count), std::to_string(r.count)),
+                   duration_cell(static_cast<double>(r.total_ns)), number_cell(r.share_of_total * 100, fixed(r.share_of_total * 100, 1)),
+                   duration_cell(r.mean_ns), duration_cell(r.p50_ns), duration_cell(r.p95_ns), duration_cell(r.p99_ns),
+                   duration_cell(static_cast<double>(r.max_ns)), number_cell(r.max_over_p50, fixed(r.max_over_p50, 1)),
+                   text_cell(joined(r.flags, ", "))});
+  }
+  const std::size_t shown = std::min(kKernelTableRows, tail->by_total.size());
+  return body + collapsible("Top kernels by total time (" + std::to_string(shown) + " of " + std::to_string(tail->by_total.size()) + ")",
+                            table.finish(), true);
+}
+
+std::string tails_section(const Diagnosis& d) {
+  if (d.kernel_tail.empty() && d.api_tail.empty()) return paragraph("No kernel or API call whose longest call is twice its median or more.", "note");
+  SortableTable table("table-tails", {{"Kind"}, {"Name"}, {"Calls", true}, {"p50", true}, {"p99", true}, {"Max", true}, {"Max/p50", true},
+                                      {"Tail score", true}});
+  for (const auto& [kind, rows] : {std::pair{"kernel", &d.kernel_tail}, {"api", &d.api_tail}}) {
+    for (const auto& r : *rows) {
+      table.add_row({text_cell(kind), name_cell(r.name), number_cell(static_cast<double>(r.count), std::to_string(r.count)),
+                     duration_cell(r.p50_ns), duration_cell(r.p99_ns), duration_cell(static_cast<double>(r.max_ns)),
+                     number_cell(r.max_over_p50, fixed(r.max_over_p50, 1)), number_cell(r.tail_score, fixed(r.tail_score / 1e6, 1) + " M")});
+    }
+  }
+  return paragraph("Highest tail scores (max x log2(count + 1) x max(1, max/p50)): slow outliers that recur.", "note") + table.finish();
+}
+
+std::string findings_section(const Diagnosis& d) {
+  SortableTable table("table-findings", {{"Severity"}, {"Rule"}, {"Count", true}, {"Evidence"}, {"Action"}});
+  std::size_t skipped = 0, clean = 0;
+  for (const auto& f : d.findings) {
+    if (f.skipped) ++skipped;
+    if (f.skipped || f.count == 0) {
+      clean += f.skipped ? 0 : 1;
+      continue;
+    }
+    table.add_row({text_cell(f.severity), text_cell(f.rule), number_cell(static_cast<double>(f.count), std::to_string(f.count)),
+                   text_cell(f.evidence), text_cell(f.action)});
+  }
+  std::string body = table.size() ? table.finish() : paragraph("No rule found anything.", "note");
+  return body + paragraph(std::to_string(clean) + " rules found nothing; " + std::to_string(skipped) + " could not run on this trace.", "note");
+}
+
+}  // namespace
+
+std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
+  Page page("kernscope report");
+  const std::string summary = headline(d, page);
+  page.section("summary", "Summary and next actions", summary);
+  page.section("steps", "Steps over time", steps_section(d));
+  page.section("classes", "Operation classes", classes_section(d));
+  page.section("kernels", "Kernel durations and their tails", kernels_section(trace));
+  page.section("tails", "Tail anomalies", tails_section(d));
+  page.section("findings", "Rule findings", findings_section(d));
+  return page.finish();
+}
+
+}  // namespace kernscope
