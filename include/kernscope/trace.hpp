@@ -180,6 +180,25 @@ struct NvtxColumns {
   std::size_t size() const { return start_ns.size(); }
 };
 
+// Framework operators' argument shapes as PyTorch's profiler records them with record_shapes=True
+// (a cpu_op event's "Input Dims", "Input type" and "Concrete Inputs": the values of scalar arguments,
+// such as is_causal or a convolution's stride), one row per operator event that has them; the
+// operator itself is also an NVTX row (domain cpu_op). The arrays are kept as the JSON text the
+// trace wrote ("[[8, 4096], [4096, 14336]]", "[\"c10::BFloat16\", \"float\"]"); the roofline
+// parses them. Not touched by time/NVTX filters: it is looked up from the kernels, which are.
+struct OpShapeColumns {
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> global_tid, external_id;  // external_id 0: none recorded
+  std::vector<StringId> name, input_dims, input_types, concrete_inputs;  // kNoString: absent
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.start_ns); f(s.end_ns); f(s.global_tid); f(s.external_id); f(s.name); f(s.input_dims);
+    f(s.input_types); f(s.concrete_inputs);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
 // OS runtime calls (OSRT_API): poll, ioctl, pthread_mutex_lock...
 struct OsrtColumns {
   std::vector<TimeNs> start_ns, end_ns;
@@ -303,6 +322,7 @@ struct Trace {
   OsrtColumns osrt;
   OverheadColumns overhead;
   GpuSampleColumns gpu_samples;
+  OpShapeColumns op_shapes;  // Kineto record_shapes only (loaded with the NVTX kind)
 
   std::vector<Device> devices;
   std::vector<Process> processes;

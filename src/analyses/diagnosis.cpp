@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyses/roofline.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/diagnosis.hpp"
 
@@ -166,13 +167,42 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                                "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
                                "the time per token" + saving_text(saving, "about") + "."});
   }
+  // Speed of light: where a source gave the kernels' FLOPs and bytes (recorded shapes), each class's
+  // distance from its roof is an action ranked by the time it would save at the roof.
+  RooflineOptions sol_options;
+  sol_options.grouping = RooflineGrouping::kClass;
+  sol_options.rules = &rules;
+  sol_options.steps = step_options;
+  sol_options.step_analysis = &d.steps;
+  std::set<std::string> sol_classes;  // classes the roofline measured
+  if (auto sol = roofline(trace, sol_options); sol && sol->covered_ns > 0 && sol->peaks.peaks) {
+    d.diagnosis.push_back("Speed of light: " + roofline_summary(*sol)[2] + ".");
+    for (const auto& line : sol->headline) d.diagnosis.push_back(line + ".");
+    for (const auto& row : sol->rows) {
+      if (!row.has_work) continue;
+      sol_classes.insert(row.name);
+      const auto saving = static_cast<std::int64_t>(row.recoverable_ns());
+      if (saving < threshold_ns || saving <= 0) continue;
+      const double seconds = static_cast<double>(row.time_ns) / 1e9;
+      const std::string how = row.roof == Roof::kMemory    ? "move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches)"
+                              : row.roof == Roof::kCompute ? "use faster math (better-tuned GEMM tiles, FP8 where accuracy allows)"
+                                                           : "launch fewer, larger kernels (fusion, CUDA graphs)";
+      actions.push_back({saving, "Bring the " + row.name + " kernels to their " + std::string(roof_name(row.roof)) + " roof: they run at " +
+                                     pct(row.percent_of_roof() / 100) + " of it (" + fixed(row.flops / seconds / 1e12, 3) + " TFLOP/s, " +
+                                     fixed(row.bytes / seconds / 1e9, 1) + " GB/s over " + std::to_string(row.count) + " kernels, " +
+                                     fixed(static_cast<double>(row.time_ns) / 1e6, 3) + " ms; ideal " + fixed(row.ideal_ns / 1e6, 3) +
+                                     " ms): " + how + saving_text(saving, "up to") + "."});
+    }
+  }
   if (!d.decode_classes.empty()) {
     const auto& top = d.decode_classes.front();
     std::string line = "In decode, " + top.op_class + " takes " + pct(top.share) + " of kernel time";
     if (d.decode_classes.size() > 1) line += ", then " + d.decode_classes[1].op_class + " " + pct(d.decode_classes[1].share);
     if (d.decode_classes.size() > 2) line += " and " + d.decode_classes[2].op_class + " " + pct(d.decode_classes[2].share);
     d.diagnosis.push_back(line + ".");
-    if (top.op_class == "gemv" || top.op_class == "gemm" || top.op_class == "quantized_gemm") {
+    if (sol_classes.contains(top.op_class)) {
+      // The roofline measured it: its action above quotes the numbers.
+    } else if (top.op_class == "gemv" || top.op_class == "gemm" || top.op_class == "quantized_gemm") {
       actions.push_back({-1, "Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
                                  " of decode kernel time): bytes of weights read per step / kernel time against the device's "
                                  "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling."});

@@ -56,6 +56,7 @@ const AnalysisEntry& analyze_entry();
 const AnalysisEntry& steps_entry();
 const AnalysisEntry& report_entry();
 const AnalysisEntry& export_entry();
+const AnalysisEntry& roofline_entry();
 
 // Every event kind, kernels and API calls with their summary columns only (launch geometry and
 // return values are not used): what the rules and the diagnosis read.

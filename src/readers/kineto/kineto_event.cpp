@@ -55,6 +55,15 @@ std::string_view text(od::value value) {
   return s;
 }
 
+// An array argument as the JSON text the trace wrote (empty when not an array).
+std::string_view array_text(od::value value) {
+  od::array array;
+  if (value.get_array().get(array)) return {};
+  std::string_view raw;
+  if (array.raw_json().get(raw)) return {};
+  return raw;
+}
+
 // Three integers of a [x, y, z] array.
 bool triple(od::value value, std::array<std::int32_t, 3>& out) {
   od::array array;
@@ -119,6 +128,10 @@ Result<void> parse_args(od::value value, KinetoEvent& e) {
       case 8:
         if (key == "graph id") e.graph_id = integer(v);
         break;
+      case 10:
+        if (key == "Input Dims") e.input_dims = array_text(v);
+        else if (key == "Input type") e.input_types = array_text(v);
+        break;
       case 11:
         if (key == "correlation") e.correlation = integer(v);
         else if (key == "External id") e.external_id = integer(v);
@@ -127,6 +140,9 @@ Result<void> parse_args(od::value value, KinetoEvent& e) {
         if (key == "shared memory") e.shared_memory = integer(v);
         else if (key == "graph node id") e.graph_node_id = integer(v);
         else if (key == "graph exec id") e.graph_exec_id = integer(v);
+        break;
+      case 15:
+        if (key == "Concrete Inputs") e.concrete_inputs = array_text(v);
         break;
       case 20:
         if (key == "registers per thread") e.registers = integer(v);

@@ -33,6 +33,7 @@ struct KinetoEvent {
   std::array<std::int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
   bool has_grid = false, has_block = false;
   std::string_view arg_name, arg_labels;  // metadata events: process_name, thread_name, labels
+  std::string_view input_dims, input_types, concrete_inputs;  // cpu_op with record_shapes: the arrays' JSON text
 };
 
 // Parses events with simdjson On-Demand; one instance per thread.

@@ -420,6 +420,17 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
                     : on_gpu                     ? kKinetoGpuAnnotationDomain
                                                  : 0,
                     intern(e.name));
+      if (category == Category::kCpuOp && !e.input_dims.empty()) {
+        auto& o = t_.op_shapes;
+        o.start_ns.push_back(begin);
+        o.end_ns.push_back(end);
+        o.global_tid.push_back(global_tid(e));
+        o.external_id.push_back(std::max<std::int64_t>(e.external_id, 0));
+        o.name.push_back(intern(e.name));
+        o.input_dims.push_back(intern(e.input_dims));
+        o.input_types.push_back(e.input_types.empty() ? kNoString : intern(e.input_types));
+        o.concrete_inputs.push_back(e.concrete_inputs.empty() ? kNoString : intern(e.concrete_inputs));
+      }
       return {};
     }
     case Category::kOther:
@@ -439,7 +450,8 @@ void shift_times(Trace& t, TimeNs delta) {
   };
   for (auto* c : {&t.kernels.start_ns, &t.kernels.end_ns, &t.memcpys.start_ns, &t.memcpys.end_ns,
                   &t.memsets.start_ns, &t.memsets.end_ns, &t.api_calls.start_ns, &t.api_calls.end_ns,
-                  &t.syncs.start_ns, &t.syncs.end_ns, &t.nvtx.start_ns, &t.nvtx.end_ns}) {
+                  &t.syncs.start_ns, &t.syncs.end_ns, &t.nvtx.start_ns, &t.nvtx.end_ns, &t.op_shapes.start_ns,
+                  &t.op_shapes.end_ns}) {
     shift(*c);
   }
 }

@@ -1,0 +1,410 @@
+// The roofline: kernel work over time against the GPU's roofs (conventions in roofline.hpp).
+#include "analyses/roofline.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+
+namespace kernscope {
+namespace {
+
+struct Instance {
+  double memory_ns = 0, compute_ns = 0, ideal_ns = 0;
+  Roof roof = Roof::kUnknown;
+};
+
+// One kernel instance against the roofs; `unpeaked` counts FLOPs of precisions without a peak.
+Instance place(const KernelWork& w, const GpuPeaks* peaks, double duration_ns, double floor_ns, double& unpeaked) {
+  Instance in;
+  if (!peaks) return in;
+  in.memory_ns = w.bytes / peaks->bandwidth_bytes_per_s * 1e9;
+  for (std::size_t p = 0; p < kPrecisionCount; ++p) {
+    if (w.flops[p] <= 0) continue;
+    if (auto peak = peaks->flops_per_s[p]) in.compute_ns += w.flops[p] / *peak * 1e9;
+    else unpeaked += w.flops[p];
+  }
+  const double raw = std::max(in.memory_ns, in.compute_ns);
+  if (raw < floor_ns) {
+    in.roof = Roof::kLatency;
+    in.ideal_ns = std::max(raw, std::min(floor_ns, duration_ns));
+  } else {
+    in.roof = in.compute_ns > in.memory_ns ? Roof::kCompute : Roof::kMemory;
+    in.ideal_ns = raw;
+  }
+  return in;
+}
+
+struct Accumulator {
+  RooflineRow row;
+  std::set<std::string_view> sources;
+  std::array<double, 4> ideal_by_roof{};  // by Roof
+};
+
+std::string kernel_name(const Trace& t, RowIndex i) {
+  const StringId id = t.kernels.demangled_name[i] != kNoString ? t.kernels.demangled_name[i] : t.kernels.short_name[i];
+  return std::string(t.strings.get(id));
+}
+
+std::string percent(double share) { return fmt::format("{:.1f} %", 100 * share); }
+
+// The device whose kernels took the most time: its peaks are the roofs.
+const Device* main_device(const Trace& trace) {
+  std::map<std::uint32_t, std::int64_t> ns;
+  for (RowIndex i = 0; i < trace.kernels.size(); ++i) ns[trace.kernels.device_id[i]] += trace.kernels.end_ns[i] - trace.kernels.start_ns[i];
+  const Device* best = nullptr;
+  std::int64_t most = -1;
+  for (const auto& d : trace.devices) {
+    auto it = ns.find(static_cast<std::uint32_t>(d.id));
+    const std::int64_t v = it == ns.end() ? 0 : it->second;
+    if (v > most) {
+      most = v;
+      best = &d;
+    }
+  }
+  return best;
+}
+
+// Decode MBU, the decode GEMVs' bandwidth efficiency and prefill MFU, from the steps of the last
+// group of each phase (as report's TPOT/TTFT), where the trace has phases.
+void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOptions& options, const GpuPeaks& peaks,
+                    RooflineResult& result) {
+  if (!options.rules) return;
+  std::optional<StepAnalysis> found;
+  const StepAnalysis* steps = options.step_analysis;
+  if (!steps) {
+    auto analysed = analyze_steps(trace, *options.rules, options.steps);
+    if (!analysed) return;
+    found = std::move(*analysed);
+    steps = &*found;
+  }
+  if (steps->steps.empty()) return;
+  const auto& k = trace.kernels;
+  auto last_group = [&](Phase phase) -> const StepGroup* {
+    const StepGroup* last = nullptr;
+    for (const auto& g : steps->groups) {
+      if (g.phase == phase && (!last || g.first_start_ns > last->first_start_ns)) last = &g;
+    }
+    return last;
+  };
+  for (Phase phase : {Phase::kDecode, Phase::kPrefill}) {
+    const StepGroup* group = last_group(phase);
+    if (!group) continue;
+    std::set<std::int32_t> members;
+    double step_ns = 0;
+    for (std::size_t s = 0; s < steps->steps.size(); ++s) {
+      const auto& st = steps->steps[s];
+      if (st.name == group->name && st.phase == phase) {
+        members.insert(static_cast<std::int32_t>(s));
+        step_ns += static_cast<double>(std::max(st.wall_ns, st.gpu_span_ns));
+      }
+    }
+    if (members.empty() || step_ns <= 0) continue;
+    // Analytic per-step work (a model config) where a provider gave it, else the kernels' work.
+    const StepWork* analytic = nullptr;
+    for (const auto& sw : work.steps()) {
+      if (sw.phase == phase && sw.index < 0) analytic = &sw;
+    }
+    double flops = 0, bytes = 0, kernel_ns = 0, covered_ns = 0, gemv_bytes = 0, gemv_ns = 0;
+    std::array<double, kPrecisionCount> by_precision{};
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      if (i >= steps->kernel_step.size() || !members.contains(steps->kernel_step[i])) continue;
+      const double ns = static_cast<double>(k.end_ns[i] - k.start_ns[i]);
+      kernel_ns += ns;
+      const KernelWork* w = work.find(i);
+      if (!w) continue;
+      covered_ns += ns;
+      flops += w->total_flops();
+      bytes += w->bytes;
+      for (std::size_t p = 0; p < kPrecisionCount; ++p) by_precision[p] += w->flops[p];
+      if (options.rules->classify(kernel_name(trace, i)).first == "gemv") {
+        gemv_bytes += w->bytes;
+        gemv_ns += ns;
+      }
+    }
+    const double n = static_cast<double>(members.size());
+    std::string from = fmt::format("{} {} steps '{}', {:.3f} ms per step (max of wall and GPU span)", members.size(),
+                                   phase_name(phase), group->name, step_ns / n / 1e6);
+    if (analytic) {
+      flops = analytic->total_flops() * n;
+      bytes = analytic->bytes * n;
+      by_precision = analytic->flops;
+      for (auto& v : by_precision) v *= n;
+      from += fmt::format("; work from {} ({})", analytic->source, analytic->detail);
+    } else {
+      if (covered_ns <= 0) continue;
+      from += fmt::format("; work of the kernels with known work ({} of the steps' kernel time)", percent(covered_ns / kernel_ns));
+    }
+    if (phase == Phase::kDecode) {
+      const double achieved = bytes / (step_ns / 1e9);
+      result.headline.push_back(fmt::format("decode MBU {}: {:.2f} GB per step / step time = {:.1f} GB/s of {:.0f} GB/s peak ({})",
+                                            percent(achieved / peaks.bandwidth_bytes_per_s), bytes / n / 1e9, achieved / 1e9,
+                                            peaks.bandwidth_bytes_per_s / 1e9, from));
+      if (gemv_ns > 0) {
+        const double gemv_rate = gemv_bytes / (gemv_ns / 1e9);
+        result.headline.push_back(fmt::format("decode GEMV bandwidth efficiency {}: {:.2f} GB in {:.3f} ms of GEMV kernels = {:.1f} GB/s",
+                                              percent(gemv_rate / peaks.bandwidth_bytes_per_s), gemv_bytes / 1e9, gemv_ns / 1e6,
+                                              gemv_rate / 1e9));
+      }
+    } else {
+      // MFU against the peak of the precision that did most of the FLOPs.
+      const auto top = static_cast<std::size_t>(std::max_element(by_precision.begin(), by_precision.end()) - by_precision.begin());
+      const auto peak = peaks.flops_per_s[top];
+      if (!peak || flops <= 0) continue;
+      const double achieved = flops / (step_ns / 1e9);
+      result.headline.push_back(fmt::format("prefill MFU {}: {:.2f} TFLOP per step / step time = {:.1f} TFLOP/s of {:.1f} ({} dense peak; {})",
+                                            percent(achieved / *peak), flops / n / 1e12, achieved / 1e12, *peak / 1e12,
+                                            precision_name(static_cast<Precision>(top)), from));
+    }
+  }
+}
+
+}  // namespace
+
+Result<RooflineGrouping> parse_roofline_grouping(std::string_view text) {
+  if (text == "kernel") return RooflineGrouping::kKernel;
+  if (text == "class") return RooflineGrouping::kClass;
+  if (text == "step") return RooflineGrouping::kStep;
+  return make_error(ErrorCode::kInvalidArgument, "roofline: --by must be kernel, class or step (not '" + std::string(text) + "')");
+}
+
+std::string_view roof_name(Roof roof) {
+  switch (roof) {
+    case Roof::kMemory: return "memory";
+    case Roof::kCompute: return "compute";
+    case Roof::kLatency: return "latency";
+    case Roof::kUnknown: return "";
+  }
+  return "";
+}
+
+Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& options) {
+  if (trace.kernels.size() == 0) return make_error(ErrorCode::kNoData, "roofline: the trace has no kernels");
+  if (options.latency_floor_ns < 0) return make_error(ErrorCode::kInvalidArgument, "roofline: the latency floor must be 0 or more");
+  auto work = collect_kernel_work(trace, options.provider_options);
+  if (!work) return std::unexpected(work.error());
+  RooflineResult result;
+  result.latency_floor_ns = options.latency_floor_ns;
+  if (const Device* device = main_device(trace)) {
+    result.peaks = match_gpu_peaks(*device, options.user_peaks);
+  } else if (options.user_peaks.size() == 1 && options.user_peaks[0].match == "*") {
+    result.peaks.peaks = options.user_peaks[0];
+    result.peaks.device = "(the trace names no device)";
+    result.peaks.note = fmt::format("peaks of {} ({}): the trace names no device", options.user_peaks[0].name, options.user_peaks[0].origin);
+  } else {
+    result.peaks.note = "the trace records no device properties: give the GPU's peaks with --peaks FILE (one row with match '*')";
+  }
+  const GpuPeaks* peaks = result.peaks.peaks ? &*result.peaks.peaks : nullptr;
+
+  // Group keys.
+  const auto& k = trace.kernels;
+  std::vector<std::string> key_of(k.size());
+  std::optional<StepAnalysis> found_steps;
+  const StepAnalysis* steps = options.step_analysis;
+  if (options.grouping == RooflineGrouping::kStep && !steps) {
+    if (!options.rules) return make_error(ErrorCode::kInternal, "roofline: --by step needs operation rules");
+    auto analysed = analyze_steps(trace, *options.rules, options.steps);
+    if (!analysed) return std::unexpected(analysed.error());
+    found_steps = std::move(*analysed);
+    steps = &*found_steps;
+  }
+  std::unordered_map<StringId, std::string> class_of_name;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    switch (options.grouping) {
+      case RooflineGrouping::kKernel: key_of[i] = kernel_name(trace, i); break;
+      case RooflineGrouping::kClass: {
+        const StringId id = k.demangled_name[i] != kNoString ? k.demangled_name[i] : k.short_name[i];
+        auto it = class_of_name.find(id);
+        if (it == class_of_name.end()) {
+          it = class_of_name.emplace(id, options.rules ? options.rules->classify(trace.strings.get(id)).first : "other").first;
+        }
+        key_of[i] = it->second;
+        break;
+      }
+      case RooflineGrouping::kStep: {
+        const std::int32_t s = i < steps->kernel_step.size() ? steps->kernel_step[i] : -1;
+        key_of[i] = s < 0 ? "(outside steps)"
+                          : fmt::format("{} ({})", steps->steps[static_cast<std::size_t>(s)].name,
+                                        phase_name(steps->steps[static_cast<std::size_t>(s)].phase));
+        break;
+      }
+    }
+  }
+
+  std::map<std::pair<std::string, bool>, Accumulator> rows;
+  double unpeaked = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
+    result.kernel_ns += ns;
+    const KernelWork* w = work->find(i);
+    auto& acc = rows[{key_of[i], w != nullptr}];
+    acc.row.name = key_of[i];
+    acc.row.count += 1;
+    acc.row.time_ns += ns;
+    if (!w) continue;
+    result.covered_ns += ns;
+    result.covered_by_source[std::string(w->source)] += ns;
+    acc.row.has_work = true;
+    acc.row.flops += w->total_flops();
+    acc.row.bytes += w->bytes;
+    acc.sources.insert(w->source);
+    const Instance in = place(*w, peaks, static_cast<double>(ns), options.latency_floor_ns, unpeaked);
+    acc.row.memory_ns += in.memory_ns;
+    acc.row.compute_ns += in.compute_ns;
+    acc.row.ideal_ns += in.ideal_ns;
+    acc.ideal_by_roof[static_cast<std::size_t>(in.roof)] += in.ideal_ns;
+  }
+  for (auto& [key, acc] : rows) {
+    (void)key;
+    RooflineRow row = std::move(acc.row);
+    if (row.has_work && peaks) {
+      // The roof that bounds most of the row's ideal time.
+      const auto top = std::max_element(acc.ideal_by_roof.begin(), acc.ideal_by_roof.begin() + 3);
+      row.roof = static_cast<Roof>(top - acc.ideal_by_roof.begin());
+    }
+    for (auto s : acc.sources) row.source += (row.source.empty() ? "" : "+") + std::string(s);
+    if (!row.has_work) row.source = "none";
+    result.rows.push_back(std::move(row));
+  }
+  std::stable_sort(result.rows.begin(), result.rows.end(), [](const RooflineRow& a, const RooflineRow& b) {
+    if (a.has_work != b.has_work) return a.has_work;
+    if (a.has_work && a.recoverable_ns() != b.recoverable_ns()) return a.recoverable_ns() > b.recoverable_ns();
+    return a.time_ns > b.time_ns;
+  });
+
+  result.notes = work->notes();
+  if (unpeaked > 0) {
+    result.notes.push_back(fmt::format("{:.3g} FLOPs are of a precision the GPU's row gives no peak for: left out of the compute roof", unpeaked));
+  }
+  if (peaks) phase_headline(trace, *work, options, *peaks, result);
+  return result;
+}
+
+Table roofline_table(const RooflineResult& result, std::size_t limit) {
+  Table t;
+  t.report = "roofline";
+  t.title = "Speed of light";
+  for (const char* name : {"Name", "Count", "Time (ns)", "FLOPs", "Bytes", "Intensity (FLOP/B)", "TFLOP/s", "GB/s", "Roof",
+                           "% of Roof", "Ideal (ns)", "Recoverable (ns)", "Source"}) {
+    t.columns.push_back({name, Unit::kNone});
+  }
+  auto rounded = [](double v, int decimals) {
+    const double scale = std::pow(10.0, decimals);
+    return Cell(std::round(v * scale) / scale);
+  };
+  const bool peaks = result.peaks.peaks.has_value();
+  for (const auto& r : result.rows) {
+    if (limit > 0 && t.rows.size() >= limit) break;
+    std::vector<Cell> row{r.name, r.count, r.time_ns};
+    if (!r.has_work) {
+      row.resize(12);
+      row.push_back(r.source);
+      t.rows.push_back(std::move(row));
+      continue;
+    }
+    const double seconds = static_cast<double>(r.time_ns) / 1e9;
+    row.push_back(static_cast<std::int64_t>(std::llround(r.flops)));
+    row.push_back(static_cast<std::int64_t>(std::llround(r.bytes)));
+    row.push_back(r.bytes > 0 ? rounded(r.flops / r.bytes, 2) : Cell());
+    row.push_back(seconds > 0 ? rounded(r.flops / seconds / 1e12, 3) : Cell());
+    row.push_back(seconds > 0 ? rounded(r.bytes / seconds / 1e9, 1) : Cell());
+    if (peaks) {
+      row.push_back(std::string(roof_name(r.roof)));
+      row.push_back(rounded(r.percent_of_roof(), 1));
+      row.push_back(static_cast<std::int64_t>(std::llround(r.ideal_ns)));
+      row.push_back(static_cast<std::int64_t>(std::llround(r.recoverable_ns())));
+    } else {
+      row.resize(row.size() + 4);
+    }
+    row.push_back(r.source);
+    t.rows.push_back(std::move(row));
+  }
+  return t;
+}
+
+std::vector<std::string> roofline_summary(const RooflineResult& result) {
+  std::vector<std::string> lines;
+  lines.push_back(result.peaks.note);
+  if (const auto& p = result.peaks.peaks) {
+    std::string roofs = fmt::format("roofs: {:.0f} GB/s", p->bandwidth_bytes_per_s / 1e9);
+    for (Precision q : {Precision::kFp64, Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp8,
+                        Precision::kInt8, Precision::kFp4}) {
+      if (auto v = p->peak(q)) roofs += fmt::format(", {} {:g} TFLOP/s", q == Precision::kBf16 ? "fp16/bf16" : precision_name(q), *v / 1e12);
+    }
+    lines.push_back(roofs + fmt::format(" (dense); latency floor {:g} us per kernel", result.latency_floor_ns / 1000));
+  }
+  const double share = result.kernel_ns > 0 ? static_cast<double>(result.covered_ns) / static_cast<double>(result.kernel_ns) : 0;
+  std::string coverage = fmt::format("work known for {} of kernel time ({:.3f} of {:.3f} ms)", percent(share),
+                                     result.covered_ns / 1e6, result.kernel_ns / 1e6);
+  for (const auto& [source, ns] : result.covered_by_source) {
+    coverage += fmt::format("; {} {}", source, percent(static_cast<double>(ns) / static_cast<double>(result.kernel_ns)));
+  }
+  if (result.covered_ns == 0) {
+    coverage += ": no source of FLOPs and bytes in this trace (record with PyTorch's profiler and record_shapes=True, or "
+                "run under emit_nvtx(record_shapes=True) in nsys)";
+  }
+  lines.push_back(coverage);
+  double recoverable = 0;
+  for (const auto& r : result.rows) recoverable += r.recoverable_ns();
+  if (result.peaks.peaks && result.covered_ns > 0) {
+    lines.push_back(fmt::format("recoverable: {:.3f} ms of the covered {:.3f} ms ({}) if every kernel ran at its roof",
+                                recoverable / 1e6, result.covered_ns / 1e6, percent(recoverable / static_cast<double>(result.covered_ns))));
+  }
+  for (const auto& h : result.headline) lines.push_back(h);
+  return lines;
+}
+
+std::string roofline_chart(const RooflineResult& result, std::size_t points) {
+  const auto& p = result.peaks.peaks;
+  if (!p) return {};
+  // The highest compute roof among the precisions the rows used is the flat roof drawn.
+  double peak = 0;
+  for (const auto& v : p->flops_per_s) {
+    if (v) peak = std::max(peak, *v);
+  }
+  if (const auto bf16 = p->peak(Precision::kBf16)) peak = *bf16;  // the usual LLM precision; others listed in the legend
+  if (peak <= 0) return {};
+  constexpr int kWidth = 64, kHeight = 19;  // 18 rows = 6 decades, a label every 3
+  const double x_min = -2, x_max = 4;  // log10 intensity, FLOP/B
+  const double y_max = std::ceil(std::log10(peak / 1e12) + 0.3), y_min = y_max - 6;  // log10 TFLOP/s
+  std::vector<std::string> grid(kHeight, std::string(kWidth, ' '));
+  auto col = [&](double x) { return static_cast<int>(std::lround((x - x_min) / (x_max - x_min) * (kWidth - 1))); };
+  auto line = [&](double y) { return kHeight - 1 - static_cast<int>(std::lround((y - y_min) / (y_max - y_min) * (kHeight - 1))); };
+  for (int c = 0; c < kWidth; ++c) {
+    const double x = x_min + (x_max - x_min) * c / (kWidth - 1);
+    const double roof = std::min(peak, std::pow(10.0, x) * p->bandwidth_bytes_per_s);
+    const int r = line(std::log10(roof / 1e12));
+    if (r >= 0 && r < kHeight) grid[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = roof < peak ? '/' : '-';
+  }
+  std::string legend;
+  char mark = 'A';
+  std::size_t shown = 0;
+  for (const auto& r : result.rows) {
+    if (shown >= points || !r.has_work || r.bytes <= 0 || r.flops <= 0 || r.time_ns <= 0) continue;
+    const double x = std::log10(r.flops / r.bytes);
+    const double y = std::log10(r.flops / (static_cast<double>(r.time_ns) / 1e9) / 1e12);
+    const int c = std::clamp(col(x), 0, kWidth - 1), row = std::clamp(line(y), 0, kHeight - 1);
+    grid[static_cast<std::size_t>(row)][static_cast<std::size_t>(c)] = mark;
+    std::string name = r.name.size() > 70 ? r.name.substr(0, 67) + "..." : r.name;
+    legend += fmt::format("  {} {} ({:.2f} FLOP/B, {:.3f} TFLOP/s, {} roof, {:.1f} % of it)\n", mark, name, r.flops / r.bytes,
+                          r.flops / (static_cast<double>(r.time_ns) / 1e9) / 1e12, roof_name(r.roof), r.percent_of_roof());
+    ++shown;
+    if (mark == 'Z') break;
+    ++mark;
+  }
+  std::string out = fmt::format("TFLOP/s (log; roof: {:.0f} GB/s '/', fp16/bf16 {:g} TFLOP/s '-')\n", p->bandwidth_bytes_per_s / 1e9, peak / 1e12);
+  for (int r = 0; r < kHeight; ++r) {
+    const double y = y_max - (y_max - y_min) * r / (kHeight - 1);
+    const bool label = r % 3 == 0;
+    out += label ? fmt::format("{:>8g} |", std::pow(10.0, std::round(y))) : std::string(8, ' ') + " |";
+    out += grid[static_cast<std::size_t>(r)];
+    out += '\n';
+  }
+  out += std::string(9, ' ') + '+' + std::string(kWidth, '-') + '\n';
+  out += fmt::format("{:>10}{:>21}{:>21}{:>14}\n", "0.01", "1", "100", "10^4 FLOP/B");
+  return out + legend;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,114 @@
+// roofline: speed of light per kernel, class or step (src/analyses/roofline.hpp).
+#include <fmt/format.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "analyses/roofline.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;  // every kind, every column: steps need API calls and NVTX, shapes the kernels' External id
+  return open;
+}
+
+Result<std::vector<GpuPeaks>> read_peaks(const std::string& path) {
+  if (path.empty()) return std::vector<GpuPeaks>{};
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorCode::kNotFound, "roofline: cannot read --peaks file " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  auto rows = parse_gpu_peaks(text.str(), path);
+  if (!rows) return std::unexpected(rows.error());
+  if (rows->empty()) return make_error(ErrorCode::kBadInput, path + ": no GPU rows");
+  return rows;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto grouping = parse_roofline_grouping(o.text("by"));
+  if (!grouping) return std::unexpected(grouping.error());
+  if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "roofline: --limit must be 0 or more");
+  auto user_peaks = read_peaks(o.text("peaks"));
+  if (!user_peaks) return std::unexpected(user_peaks.error());
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  RooflineOptions options;
+  options.grouping = *grouping;
+  options.user_peaks = std::move(*user_peaks);
+  options.latency_floor_ns = o.number("latency-floor") * 1000;
+  options.steps = step_options_of(o);
+  options.rules = &*rules;
+  for (const auto& provider : work_providers()) {
+    for (const auto& spec : provider.options) options.provider_options[spec.name] = o.text(spec.name);
+  }
+  auto result = roofline(trace, options);
+  if (!result) return std::unexpected(result.error());
+  AnalysisOutput out;
+  const auto limit = static_cast<std::size_t>(o.integer("limit"));
+  out.tables.push_back(roofline_table(*result, limit));
+  for (const auto& note : result->notes) out.messages.push_back("roofline: " + note);
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, TimeUnit::kNs};
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    std::ostringstream rows;
+    render(rows, out.tables[0], render_options);
+    JsonWriter json(0);
+    json.begin_object().key("summary").begin_array();
+    for (const auto& line : roofline_summary(*result)) json.value(line);
+    json.end_array().key("rows").raw(rows.str()).key("notes").begin_array();
+    for (const auto& note : result->notes) json.value(note);
+    json.end_array().end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    for (const auto& line : roofline_summary(*result)) text << line << '\n';
+    text << '\n';
+    render(text, out.tables[0], render_options);
+    const std::string chart = roofline_chart(*result, 8);
+    if (!chart.empty()) text << '\n' << chart;
+    for (const auto& note : result->notes) text << "note: " << note << '\n';
+    out.messages.clear();  // said in the text
+  } else {
+    render(text, out.tables[0], render_options);
+  }
+  out.text = text.str();
+  return out;
+}
+
+std::vector<OptionSpec> roofline_options() {
+  std::vector<OptionSpec> options = {
+      {"by", 0, OptionKind::kText, "kernel", "rows per kernel name, operation class or step"},
+      {"peaks", 0, OptionKind::kText, "", "TSV of GPU peaks (the layout of data/gpu_peaks.tsv), tried before the built-in table"},
+      {"latency-floor", 0, OptionKind::kNumber, "2", "us: a kernel with less ideal work per launch is bound by latency/launch"},
+      {"limit", 0, OptionKind::kInteger, "20", "rows (0: all)"}};
+  for (auto& spec : step_option_specs()) options.push_back(std::move(spec));
+  for (const auto& provider : work_providers()) {
+    for (const auto& spec : provider.options) options.push_back(spec);
+  }
+  return options;
+}
+
+}  // namespace
+
+const AnalysisEntry& roofline_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "roofline",
+          .summary = "Speed of light: per kernel, class or step the achieved TFLOP/s and GB/s against the GPU's dense peaks, "
+                     "the binding roof (memory, compute, latency), ideal and recoverable time; decode MBU and prefill MFU. "
+                     "FLOPs and bytes from PyTorch's recorded shapes (Kineto record_shapes, emit_nvtx sizes)",
+          .options = roofline_options(),
+          .formats = {"table", "csv", "tsv", "json"},
+          .time_unit = false,
+          .filters = true,
+          .shape = ResultShape::kTables},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session
