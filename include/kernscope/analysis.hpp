@@ -48,6 +48,13 @@ struct AnalysisSpec {
   bool filters = true;               // accepts --filter-time / --filter-nvtx (applied before it runs)
   ResultShape shape = ResultShape::kTables;
   std::string trace_help = "trace file";
+  // How many traces it reads: 1 for the analyses of one trace; diff reads 2 (A and B), compare 2
+  // or more (0: no upper bound). Each positional trace is one group of one run.
+  std::size_t min_traces = 1, max_traces = 1;
+  // Options that name a group of traces instead (diff's --a and --b: several runs of one side, so
+  // the analysis sees the runs' own noise). Given, they replace the positional traces, one group each.
+  std::vector<std::string> trace_group_options;
+  bool reads_several_traces() const { return max_traces != 1; }
 };
 
 // The analyses, in the order the CLI lists them.
@@ -70,6 +77,7 @@ struct AnalysisOutput {
   std::string text;                   // the rendering in the requested format (empty for frames)
   std::vector<std::string> messages;  // notes for stderr ("SKIPPED ...", "wrote ...")
   std::string summary_json;           // what an analysis that writes files did (export), for Python
+  int exit_code = 0;                  // the verdict for the shell: 1 when a regression gate failed (diff --fail-if)
 };
 
 // Checks the request against the analysis's spec (options, format, time unit, filters).
@@ -84,5 +92,29 @@ Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& r
 
 // open_for_analysis and run_analysis in one call.
 Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisRequest& request);
+
+// --- analyses over several traces (diff, compare) ---------------------------------------------
+// One side or column: one trace, or several runs of the same program (their spread is the noise
+// a gate must see past). The label names it in outputs (default: the first file's stem).
+struct TraceGroup {
+  std::string label;
+  std::vector<const Trace*> runs;
+};
+
+// The groups of paths a multi-trace request names: the positional paths one group each, or the
+// spec's trace-group options (all of them) when given. Checks the count against the spec.
+Result<std::vector<std::vector<std::string>>> trace_path_groups(const AnalysisSpec& spec,
+                                                                const std::vector<std::string>& positional,
+                                                                const OptionValues& options);
+// A file's name without folders and trace extensions (.sqlite, .gz, .json, .pt.trace, .nsys-rep).
+std::string trace_label(const std::string& path);
+
+// Runs a multi-trace analysis on loaded traces (`apply_filters`: the request's filters act on
+// copies, as for Python's Trace).
+Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const AnalysisRequest& request,
+                                    bool apply_filters = false);
+// Opens every path with only what the analysis reads, filters each, then runs it.
+Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>& path_groups,
+                                    const AnalysisRequest& request);
 
 }  // namespace kernscope

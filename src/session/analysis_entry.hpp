@@ -45,6 +45,9 @@ struct AnalysisEntry {
   // The event kinds to read (OpenOptions::kinds / detail_kinds) for these options.
   Result<OpenOptions> (*plan)(const Options& options);
   Result<AnalysisOutput> (*run)(const Trace& trace, const Options& options, const Output& output);
+  // Analyses over several traces (spec.max_traces != 1) have this instead of `run`.
+  Result<AnalysisOutput> (*run_groups)(const std::vector<TraceGroup>& groups, const Options& options,
+                                       const Output& output) = nullptr;
 };
 
 // One per analysis, each in its own file (run_<name>.cpp).
@@ -57,6 +60,8 @@ const AnalysisEntry& steps_entry();
 const AnalysisEntry& report_entry();
 const AnalysisEntry& export_entry();
 const AnalysisEntry& roofline_entry();
+const AnalysisEntry& diff_entry();     // two traces (or two groups of runs)
+const AnalysisEntry& compare_entry();  // N traces side by side
 
 // Every event kind, kernels and API calls with their summary columns only (launch geometry and
 // return values are not used): what the rules and the diagnosis read.

@@ -17,6 +17,7 @@ const std::vector<const AnalysisEntry*>& entries() {
       &session::stats_entry(),   &session::info_entry(),  &session::tail_entry(),   &session::ops_entry(),
       &session::analyze_entry(), &session::steps_entry(), &session::report_entry(), &session::export_entry(),
       &session::roofline_entry(),
+      &session::diff_entry(),    &session::compare_entry(),
   };
   return rows;
 }
@@ -124,6 +125,7 @@ Result<Trace> open_for_analysis(const std::string& path, const AnalysisRequest& 
 Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& request, bool apply_filters) {
   if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
   const auto* entry = *entry_for(request);
+  if (!entry->run) return make_error(ErrorCode::kInvalidArgument, entry->spec.name + " reads several traces, not one");
   const session::Options options(entry->spec, request.options);
   const auto output = *output_of(*entry, request);
   const auto spec = *filter_spec(*entry, request);
@@ -139,6 +141,98 @@ Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisReque
   auto trace = open_for_analysis(path, request);
   if (!trace) return std::unexpected(trace.error());
   return run_analysis(*trace, request);
+}
+
+// --- analyses over several traces ---------------------------------------------------------------
+
+std::string trace_label(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+  for (const std::string_view ext : {".gz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"}) {
+    if (name.size() > ext.size() && name.ends_with(ext)) name.resize(name.size() - ext.size());
+  }
+  return name;
+}
+
+Result<std::vector<std::vector<std::string>>> trace_path_groups(const AnalysisSpec& spec,
+                                                                const std::vector<std::string>& positional,
+                                                                const OptionValues& options) {
+  std::vector<std::vector<std::string>> groups;
+  std::size_t named = 0;
+  for (const auto& name : spec.trace_group_options) named += options.contains(name) ? 1 : 0;
+  if (named > 0) {
+    if (named != spec.trace_group_options.size() || !positional.empty()) {
+      std::string names;
+      for (const auto& n : spec.trace_group_options) names += (names.empty() ? "--" : " and --") + n;
+      return make_error(ErrorCode::kInvalidArgument,
+                        spec.name + ": give the traces either as positional files or all with " + names + ", not mixed");
+    }
+    for (const auto& name : spec.trace_group_options) groups.push_back(options.at(name));
+  } else {
+    for (const auto& path : positional) groups.push_back({path});
+  }
+  const auto n = groups.size();
+  if (n < spec.min_traces || (spec.max_traces != 0 && n > spec.max_traces)) {
+    const std::string wanted = spec.min_traces == spec.max_traces ? std::to_string(spec.min_traces)
+                               : spec.max_traces == 0             ? std::to_string(spec.min_traces) + " or more"
+                                                                  : std::to_string(spec.min_traces) + " to " +
+                                                                        std::to_string(spec.max_traces);
+    return make_error(ErrorCode::kInvalidArgument,
+                      spec.name + " reads " + wanted + " traces, got " + std::to_string(n));
+  }
+  for (const auto& group : groups) {
+    if (group.empty()) return make_error(ErrorCode::kInvalidArgument, spec.name + ": an empty group of traces");
+  }
+  return groups;
+}
+
+Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const AnalysisRequest& request,
+                                    bool apply_filters) {
+  if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+  const auto* entry = *entry_for(request);
+  if (!entry->run_groups) return make_error(ErrorCode::kInvalidArgument, entry->spec.name + " reads one trace");
+  const auto& spec = entry->spec;
+  if (groups.size() < spec.min_traces || (spec.max_traces != 0 && groups.size() > spec.max_traces)) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      spec.name + ": wrong number of traces (" + std::to_string(groups.size()) + ")");
+  }
+  const session::Options options(spec, request.options);
+  const auto output = *output_of(*entry, request);
+  const auto filter = *filter_spec(*entry, request);
+  if (!apply_filters || filter.empty()) return entry->run_groups(groups, options, output);
+  // Filters act on copies, as for one trace; the copies live until the analysis returns.
+  std::vector<std::unique_ptr<Trace>> copies;
+  std::vector<TraceGroup> filtered;
+  for (const auto& group : groups) {
+    TraceGroup g{group.label, {}};
+    for (const auto* trace : group.runs) {
+      auto resolved = resolve_filter(*trace, filter);
+      if (!resolved) return std::unexpected(resolved.error());
+      copies.push_back(std::make_unique<Trace>(*trace));
+      apply_filter(*copies.back(), *resolved);
+      g.runs.push_back(copies.back().get());
+    }
+    filtered.push_back(std::move(g));
+  }
+  return entry->run_groups(filtered, options, output);
+}
+
+Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>& path_groups,
+                                    const AnalysisRequest& request) {
+  std::vector<std::unique_ptr<Trace>> traces;
+  std::vector<TraceGroup> groups;
+  for (const auto& paths : path_groups) {
+    TraceGroup group;
+    group.label = paths.empty() ? "" : trace_label(paths.front());
+    if (paths.size() > 1) group.label += " (" + std::to_string(paths.size()) + " runs)";
+    for (const auto& path : paths) {
+      auto trace = open_for_analysis(path, request);
+      if (!trace) return std::unexpected(trace.error());
+      traces.push_back(std::make_unique<Trace>(std::move(*trace)));
+      group.runs.push_back(traces.back().get());
+    }
+    groups.push_back(std::move(group));
+  }
+  return run_analysis(groups, request);
 }
 
 }  // namespace kernscope

@@ -18,6 +18,7 @@ std::string joined(const std::vector<std::string>& words) {
 // What CLI11 fills in for one subcommand, turned into an AnalysisRequest when it runs.
 struct Parsed {
   std::string trace;
+  std::vector<std::string> traces;  // analyses over several traces
   std::string format, time_unit, filter_time, filter_nvtx;
   std::map<std::string, std::vector<std::string>> values;  // the analysis's own options
   std::map<std::string, bool> flags;
@@ -42,16 +43,23 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
   for (const auto& [name, set] : p.flags) {
     if (set) request.options[name] = {};
   }
-  auto trace = open_for_analysis(p.trace, request);
-  if (!trace) return fail(trace.error());
-  const Trace& loaded = keep_until_exit(std::move(*trace));
-  auto output = run_analysis(loaded, request);
+  Result<AnalysisOutput> output;
+  if (spec.reads_several_traces()) {
+    auto groups = trace_path_groups(spec, p.traces, request.options);
+    if (!groups) return fail(groups.error());
+    output = run_analysis(*groups, request);
+  } else {
+    auto trace = open_for_analysis(p.trace, request);
+    if (!trace) return fail(trace.error());
+    const Trace& loaded = keep_until_exit(std::move(*trace));
+    output = run_analysis(loaded, request);
+  }
   if (!output) return fail(output.error());
   for (const auto& m : output->messages) std::cerr << "kernscope: " << m << '\n';
   std::cout << output->text;
   std::cout.flush();
   if (!std::cout) return fail(Error{ErrorCode::kIo, "cannot write to standard output"});
-  return 0;
+  return output->exit_code;
 }
 
 }  // namespace
@@ -77,7 +85,11 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
                     "[START]/[END] with units ns us ms s m h (e.g. 1s2ms/3s): keep events overlapping it");
     cmd->add_option("--filter-nvtx", p->filter_nvtx, "RANGE[@DOMAIN][/INDEX]: keep events overlapping that NVTX range instance");
   }
-  cmd->add_option("trace", p->trace, spec.trace_help)->required();
+  if (spec.reads_several_traces()) {
+    cmd->add_option("traces", p->traces, spec.trace_help);  // counted by trace_path_groups
+  } else {
+    cmd->add_option("trace", p->trace, spec.trace_help)->required();
+  }
   return [&spec, p] { return run(spec, *p); };
 }
 

@@ -1,0 +1,178 @@
+#include "analyses/diff_figures.hpp"
+
+#include <algorithm>
+
+#include "kernscope/nvtx_names.hpp"
+#include "kernscope/steps.hpp"
+
+namespace kernscope {
+namespace {
+
+// The steps whose figures stand for the run: the last decode group (what TPOT is read from), else
+// the group with the most steps (warm-up groups are smaller), in start order.
+std::vector<std::size_t> measured_steps(const StepAnalysis& steps) {
+  const StepGroup* chosen = nullptr;
+  std::size_t chosen_size = 0;
+  std::map<std::pair<std::string, Phase>, std::size_t> sizes;
+  for (const auto& s : steps.steps) ++sizes[{s.name, s.phase}];
+  for (const auto& g : steps.groups) {
+    if (g.phase == Phase::kDecode) chosen = &g;
+  }
+  if (!chosen) {
+    for (const auto& g : steps.groups) {
+      const std::size_t n = sizes[{g.name, g.phase}];
+      if (n > chosen_size) {
+        chosen = &g;
+        chosen_size = n;
+      }
+    }
+  }
+  std::vector<std::size_t> out;
+  if (!chosen) return out;
+  for (std::size_t i = 0; i < steps.steps.size(); ++i) {
+    if (steps.steps[i].name == chosen->name && steps.steps[i].phase == chosen->phase) out.push_back(i);
+  }
+  std::stable_sort(out.begin(), out.end(),
+                   [&](std::size_t x, std::size_t y) { return steps.steps[x].start_ns < steps.steps[y].start_ns; });
+  return out;
+}
+
+// The samples behind StepAnalysis's TPOT and TTFT distributions, one per step, read the same way.
+void time_samples(const StepAnalysis& steps, RunFigures& run) {
+  const StepGroup* decode = nullptr;
+  const StepGroup* prefill = nullptr;
+  for (const auto& g : steps.groups) {
+    if (g.phase == Phase::kDecode) decode = &g;
+    if (g.phase == Phase::kPrefill) prefill = &g;
+  }
+  if (steps.tpot.count > 0 && decode) {
+    std::vector<const Step*> members;
+    for (const auto& s : steps.steps) {
+      if (s.name == decode->name && s.phase == Phase::kDecode) members.push_back(&s);
+    }
+    std::stable_sort(members.begin(), members.end(), [](const Step* x, const Step* y) { return x->start_ns < y->start_ns; });
+    TimeNs previous_gpu_end = 0;
+    for (const Step* m : members) {
+      if (steps.tpot_from == "step wall") {
+        run.tpot.push_back(m->wall_ns);
+        continue;
+      }
+      if (m->gpu_end_ns == 0) continue;
+      if (previous_gpu_end != 0) run.tpot.push_back(m->gpu_end_ns - previous_gpu_end);
+      previous_gpu_end = m->gpu_end_ns;
+    }
+  }
+  if (steps.ttft.count > 0 && prefill) {
+    for (const auto& s : steps.steps) {
+      if (s.name == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.wall_ns, s.gpu_span_ns));
+    }
+  }
+}
+
+}  // namespace
+
+EventKinds figures_event_kinds() {
+  return bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kApiCalls) |
+         bit(EventKind::kSyncs) | bit(EventKind::kNvtx) | bit(EventKind::kGraphExecs);
+}
+
+Result<RunFigures> measure_run(const Trace& trace, IdentityMode mode, const OpRuleSet& rules) {
+  RunFigures run;
+  run.path = trace.source.path;
+  run.source_format = trace.source.format;
+  for (const auto& d : trace.devices) run.gpus.push_back(d.name);
+
+  // Kernels by identity; their class from the same rules `ops` uses.
+  KernelIdentity identity(trace, mode);
+  const auto& k = trace.kernels;
+  std::unordered_map<StringId, std::string> class_of_name;
+  std::vector<const std::string*> key_of_row(k.size());
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    const std::string& key = identity.key(i);
+    key_of_row[i] = &key;
+    auto& d = run.kernels[key];
+    if (d.display.empty()) {
+      d.display = std::string(identity.display(i));
+      auto it = class_of_name.find(k.demangled_name[i]);
+      if (it == class_of_name.end()) it = class_of_name.emplace(k.demangled_name[i], rules.classify(d.display).first).first;
+      d.op_class = it->second;
+    }
+    d.add(k.end_ns[i] - k.start_ns[i]);
+    run.total_kernel_ns += k.end_ns[i] - k.start_ns[i];
+  }
+  for (auto& [key, d] : run.kernels) {
+    auto& c = run.classes[d.op_class];
+    c.display = d.op_class;
+    c.count += d.count;
+    c.total_ns += d.total_ns;
+    c.values.insert(c.values.end(), d.values.begin(), d.values.end());
+  }
+  for (RowIndex i = 0; i < trace.memcpys.size(); ++i) {
+    run.classes["memcpy"].display = "memcpy";
+    run.classes["memcpy"].add(trace.memcpys.end_ns[i] - trace.memcpys.start_ns[i]);
+  }
+  for (RowIndex i = 0; i < trace.memsets.size(); ++i) {
+    run.classes["memset"].display = "memset";
+    run.classes["memset"].add(trace.memsets.end_ns[i] - trace.memsets.start_ns[i]);
+  }
+
+  // NVTX ranges (PyTorch traces: user annotations and aten operators) by "domain:text".
+  const NvtxDomainNames domains(trace);
+  const auto& n = trace.nvtx;
+  for (RowIndex i = 0; i < n.size(); ++i) {
+    if (!is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime) continue;
+    const std::string label = domains.range_label(trace, i);
+    auto& d = run.nvtx[label];
+    d.display = label;
+    d.add(n.end_ns[i] - n.start_ns[i]);
+  }
+
+  // Steps: a trace without steps (no annotations, no period, no gaps) still has kernels to diff.
+  if (trace.kernels.size() == 0 && trace.graph_execs.size() == 0) return run;
+  auto steps = analyze_steps(trace, rules, StepOptions{});
+  if (!steps) return run;
+  run.llm_inference = steps->workload.kind == WorkloadKind::kLlmInference;
+  run.step_method = steps->method;
+  run.tpot_from = steps->tpot_from;
+  time_samples(*steps, run);
+  const auto chosen = measured_steps(*steps);
+  std::unordered_map<std::int32_t, std::size_t> slot_of_step;
+  for (const auto i : chosen) {
+    const Step& s = steps->steps[i];
+    slot_of_step[static_cast<std::int32_t>(i)] = run.step_busy.size();
+    run.step_busy.push_back(s.gpu_busy_ns);
+    run.step_idle.push_back(s.gpu_idle_ns);
+    run.step_launch.push_back(s.launch_api_ns);
+    run.step_sync.push_back(s.sync_ns);
+    run.step_kernel.push_back(s.kernel_ns);
+    run.step_class_ns.push_back(s.class_ns);
+  }
+  run.step_kernel_ns.resize(chosen.size());
+  for (RowIndex i = 0; i < k.size() && i < steps->kernel_step.size(); ++i) {
+    auto it = slot_of_step.find(steps->kernel_step[i]);
+    if (it == slot_of_step.end()) continue;
+    run.step_kernel_ns[it->second][*key_of_row[i]] += k.end_ns[i] - k.start_ns[i];
+  }
+  return run;
+}
+
+Result<std::vector<SideFigures>> measure_groups(const std::vector<TraceGroup>& groups, const OpRuleSet& rules,
+                                                std::string& identity) {
+  std::vector<const Trace*> all;
+  for (const auto& g : groups) all.insert(all.end(), g.runs.begin(), g.runs.end());
+  const IdentityMode mode = identity_mode(all);
+  identity = std::string(identity_mode_name(mode));
+  std::vector<SideFigures> sides;
+  for (const auto& g : groups) {
+    SideFigures side{g.label, {}};
+    for (const auto* trace : g.runs) {
+      auto run = measure_run(*trace, mode, rules);
+      if (!run) return std::unexpected(run.error());
+      side.runs.push_back(std::move(*run));
+    }
+    sides.push_back(std::move(side));
+  }
+  return sides;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,92 @@
+// compare: N traces side by side (engines, configs, batch sizes), one column each.
+#include <sstream>
+
+#include "analyses/compare.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.kinds = figures_event_kinds();
+  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
+  return open;
+}
+
+Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+  const auto labels = o.list("label");
+  if (!labels.empty() && labels.size() != groups.size()) {
+    return make_error(ErrorCode::kInvalidArgument, "compare: " + std::to_string(labels.size()) + " --label for " +
+                                                       std::to_string(groups.size()) + " traces (give one per trace, in order)");
+  }
+  std::vector<TraceGroup> named = groups;
+  for (std::size_t i = 0; i < labels.size(); ++i) named[i].label = labels[i];
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  std::string identity;
+  auto sides = measure_groups(named, *rules, identity);
+  if (!sides) return std::unexpected(sides.error());
+  const Comparison c = compare_sides(*sides);
+  AnalysisOutput out;
+  out.tables = {c.steps, c.classes};
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions options{format, output.time_unit};
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    std::ostringstream steps, classes;
+    steps << "[]";
+    if (!c.steps.rows.empty()) {
+      steps.str("");
+      render(steps, c.steps, options);
+    }
+    classes << "[]";
+    if (!c.classes.rows.empty()) {
+      classes.str("");
+      render(classes, c.classes, options);
+    }
+    JsonWriter json(2);
+    json.begin_object().key("labels").begin_array();
+    for (const auto& l : c.labels) json.value(l);
+    json.end_array().key("notes").begin_array();
+    for (const auto& n : c.notes) json.value(n);
+    json.end_array().key("steps").raw(steps.str()).key("classes").raw(classes.str()).end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    render(text, c.steps, options);
+    render(text, c.classes, options);
+    for (const auto& n : c.notes) text << "Note: " << n << '\n';
+  } else {
+    render(text, c.steps, options);
+    text << '\n';
+    render(text, c.classes, options);
+    for (const auto& n : c.notes) out.messages.push_back("compare: " + n);
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& compare_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "compare",
+          .summary = "N traces side by side (engines, configs): step figures (TTFT, TPOT, GPU busy/idle, launch, sync) and "
+                     "GPU time by operation class, one column per trace",
+          .options = {{"label", 0, OptionKind::kList, "", "a column's name, once per trace in order (default: file stems)"},
+                      {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules"}},
+          .formats = {"table", "csv", "tsv", "json"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables,
+          .trace_help = "two or more traces",
+          .min_traces = 2,
+          .max_traces = 0},
+      plan, nullptr, run_groups};
+  return entry;
+}
+
+}  // namespace kernscope::session

@@ -1,0 +1,207 @@
+// diff: what changed from trace A to trace B (per phase, class, kernel, NVTX range), the rows
+// that explain most of it first, and the regression gate (--fail-if) for CI.
+#include <sstream>
+
+#include "analyses/diff.hpp"
+#include "analyses/gate.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.kinds = figures_event_kinds();
+  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
+  return open;
+}
+
+Table gates_table(const std::vector<GateVerdict>& verdicts) {
+  Table t;
+  t.report = "diff_gates";
+  t.title = "Regression gates";
+  t.columns = {{"Expression", Unit::kNone}, {"A", Unit::kDuration},   {"B", Unit::kDuration},
+               {"Change", Unit::kNone},     {"Low", Unit::kNone},     {"High", Unit::kNone},
+               {"Noise From", Unit::kNone}, {"Holds", Unit::kNone},   {"Beyond Noise", Unit::kNone},
+               {"Failed", Unit::kNone}};
+  for (const auto& v : verdicts) {
+    const std::string unit = v.condition.relative ? " %" : " ns";
+    t.rows.push_back({v.condition.expression, round_to(v.a, 1), round_to(v.b, 1), std::to_string(round_to(v.change, 2)) + unit,
+                      std::to_string(round_to(v.low, 2)) + unit, std::to_string(round_to(v.high, 2)) + unit, v.noise_from,
+                      std::string(v.holds ? "yes" : "no"), std::string(v.beyond_noise ? "yes" : "no"),
+                      std::string(v.failed ? "yes" : "no")});
+  }
+  return t;
+}
+
+Table first_rows(Table t, std::size_t limit) {
+  if (limit > 0 && t.rows.size() > limit) t.rows.resize(limit);
+  return t;
+}
+
+// The kernels only one side has, largest first, as lines.
+std::string only_on_one_side(const DiffResult& d, bool added, std::size_t limit) {
+  std::ostringstream out;
+  std::size_t n = 0, total = 0;
+  for (const auto& r : d.kernels) {
+    if (added ? !r.is_new() : !r.is_missing()) continue;
+    ++total;
+    if (limit == 0 || n < limit) {
+      out << "  " << (added ? r.count_b : r.count_a) << " x, " << (added ? r.total_b : r.total_a) << " ns  " << r.name << '\n';
+      ++n;
+    }
+  }
+  if (total == 0) return {};
+  std::string head = added ? "\nNew kernels (only in B): " : "\nMissing kernels (only in A): ";
+  return head + std::to_string(total) + (total > n ? " (largest " + std::to_string(n) + " below)" : "") + "\n" + out.str();
+}
+
+Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+  // Malformed gates are refused before any work.
+  std::vector<GateCondition> conditions;
+  for (const auto& expression : o.list("fail-if")) {
+    auto c = parse_gate(expression);
+    if (!c) return std::unexpected(c.error());
+    conditions.push_back(std::move(*c));
+  }
+  if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "diff: --limit must be 0 or more");
+  BootstrapOptions bootstrap{o.integer("resamples"), static_cast<std::uint64_t>(o.integer("seed")), o.number("confidence")};
+  if (bootstrap.resamples < 1) return make_error(ErrorCode::kInvalidArgument, "diff: --resamples must be 1 or more");
+  if (!(bootstrap.confidence > 0 && bootstrap.confidence < 1)) {
+    return make_error(ErrorCode::kInvalidArgument, "diff: --confidence must lie between 0 and 1 (e.g. 0.95)");
+  }
+  const std::string table_name = o.text("table");
+  static const std::vector<std::string> table_names = {"phases", "classes", "kernels", "kernel-tails", "nvtx", "gates"};
+  if (std::find(table_names.begin(), table_names.end(), table_name) == table_names.end()) {
+    return make_error(ErrorCode::kInvalidArgument,
+                      "diff: unknown --table '" + table_name + "' (phases, classes, kernels, kernel-tails, nvtx or gates)");
+  }
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  std::string identity;
+  auto sides = measure_groups(groups, *rules, identity);
+  if (!sides) return std::unexpected(sides.error());
+  const DiffResult diff = diff_sides((*sides)[0], (*sides)[1], identity);
+  std::vector<GateVerdict> verdicts;
+  for (const auto& c : conditions) {
+    auto v = evaluate_gate(c, (*sides)[0], (*sides)[1], bootstrap);
+    if (!v) return std::unexpected(v.error());
+    verdicts.push_back(std::move(*v));
+  }
+
+  AnalysisOutput out;
+  for (const auto& v : verdicts) out.exit_code = v.failed ? 1 : out.exit_code;
+  out.tables = {diff_phase_table(diff), diff_class_table(diff), diff_kernel_table(diff), diff_kernel_tail_table(diff),
+                diff_nvtx_table(diff), gates_table(verdicts)};
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions options{format, output.time_unit};
+  const auto limit = static_cast<std::size_t>(o.integer("limit"));
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    JsonWriter json(2);
+    json.begin_object();
+    for (const auto& [key, label, runs] : {std::tuple{"a", diff.label_a, &(*sides)[0]}, std::tuple{"b", diff.label_b, &(*sides)[1]}}) {
+      json.key(key).begin_object().member("label", label).key("runs").begin_array();
+      for (const auto& r : runs->runs) {
+        json.begin_object().member("path", r.path).member("source", r.source_format).key("gpus").begin_array();
+        for (const auto& g : r.gpus) json.value(g);
+        json.end_array().end_object();
+      }
+      json.end_array().end_object();
+    }
+    json.member("identity", diff.identity).member("nothing_in_common", diff.nothing_in_common);
+    json.key("notes").begin_array();
+    for (const auto& n : diff.notes) json.value(n);
+    json.end_array();
+    json.key("headline").begin_object().member("total_kernel_ns_a", diff.total_a).member("total_kernel_ns_b", diff.total_b);
+    json.key("contributors").begin_array();
+    for (const auto& c : diff.headline) {
+      json.begin_object().member("kind", c.kind).member("name", c.name).member("delta_ns", c.delta_ns)
+          .member("share_percent", c.share).end_object();
+    }
+    json.end_array().key("lines").begin_array();
+    for (const auto& line : diff_headline_lines(diff)) json.value(line);
+    json.end_array().end_object();
+    static const char* keys[] = {"phases", "classes", "kernels", "kernel_tails", "nvtx"};
+    for (std::size_t i = 0; i < 5; ++i) {
+      std::ostringstream rendered;
+      const Table t = out.tables[i];
+      if (t.rows.empty()) {
+        rendered << "[]";
+      } else {
+        render(rendered, t, options);
+      }
+      json.key(keys[i]).raw(rendered.str());
+    }
+    json.key("gates").begin_array();
+    for (const auto& v : verdicts) {
+      json.begin_object().member("expression", v.condition.expression).member("metric", v.condition.metric);
+      if (!v.condition.subject.empty()) json.member("subject", v.condition.subject);
+      json.member("a_ns", v.a).member("b_ns", v.b).member("change", v.change)
+          .member("change_unit", std::string(v.condition.relative ? "%" : "ns")).member("threshold", v.condition.threshold)
+          .key("interval").begin_array().value(v.low).value(v.high).end_array()
+          .member("confidence", bootstrap.confidence).member("resamples", bootstrap.resamples)
+          .member("seed", static_cast<std::int64_t>(bootstrap.seed)).member("noise_from", v.noise_from)
+          .member("holds", v.holds).member("beyond_noise", v.beyond_noise).member("failed", v.failed)
+          .member("evidence", v.evidence).end_object();
+    }
+    json.end_array().member("failed", out.exit_code == 1).end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    text << "kernscope diff  A: " << diff.label_a << (diff.runs_a > 1 ? "" : "") << "   B: " << diff.label_b << "\n\n";
+    for (const auto& line : diff_headline_lines(diff)) text << line << '\n';
+    text << '\n';
+    for (std::size_t i : {0, 1, 2}) render(text, first_rows(out.tables[i], limit), options);
+    text << only_on_one_side(diff, true, limit) << only_on_one_side(diff, false, limit);
+    if (!out.tables[4].rows.empty()) {
+      text << '\n';
+      render(text, first_rows(out.tables[4], limit), options);
+    }
+    if (!verdicts.empty()) text << "\nGates:\n";
+    for (const auto& v : verdicts) text << "  " << v.evidence << '\n';
+  } else {
+    const std::size_t index = std::find(table_names.begin(), table_names.end(), table_name) - table_names.begin();
+    render(text, out.tables[index], options);
+    for (const auto& v : verdicts) out.messages.push_back("gate " + v.evidence);
+    for (const auto& n : diff.notes) out.messages.push_back("diff: " + n);
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& diff_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "diff",
+          .summary = "What changed from trace A to trace B: steps (TTFT, TPOT, GPU busy/idle, launch, sync), operation "
+                     "classes, kernels (new and missing too), NVTX ranges, the rows that explain most of the change first; "
+                     "--fail-if gates a regression past the runs' own noise (exit code 1)",
+          .options = {{"a", 0, OptionKind::kList, "", "side A as several runs of one program (with --b; instead of A B)"},
+                      {"b", 0, OptionKind::kList, "", "side B as several runs of one program"},
+                      {"fail-if", 0, OptionKind::kList, "",
+                       "exit 1 when this holds beyond the noise, e.g. \"tpot_p50 > +5%\", \"class:gemv > +10%\", "
+                       "\"kernel:NAME > +2ms\" (grammar: docs/ci-gates.md)"},
+                      {"table", 0, OptionKind::kText, "kernels",
+                       "the table CSV/TSV writes: phases, classes, kernels, kernel-tails, nvtx or gates"},
+                      {"limit", 0, OptionKind::kInteger, "20", "rows per table in the text output (0: all)"},
+                      {"resamples", 0, OptionKind::kInteger, "2000", "bootstrap resamples for --fail-if"},
+                      {"seed", 0, OptionKind::kInteger, "1", "bootstrap seed (the same seed gives the same verdict)"},
+                      {"confidence", 0, OptionKind::kNumber, "0.95", "confidence of the interval of the change"},
+                      {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules"}},
+          .formats = {"table", "csv", "tsv", "json"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables,
+          .trace_help = "trace A, then trace B",
+          .min_traces = 2,
+          .max_traces = 2,
+          .trace_group_options = {"a", "b"}},
+      plan, nullptr, run_groups};
+  return entry;
+}
+
+}  // namespace kernscope::session

@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""`kernscope diff` / `compare` end to end, against sums taken independently of kernscope: Python's
+sqlite3 over the nsys exports and Python's json over the PyTorch-profiler traces.
+
+  - HTA's trace_diff control/test pair (Kineto): every kernel's count and total on both sides.
+  - nsys-ai's 2-GPU training window before/after an MFU fix (nsys, kernels matched by mangled name).
+  - an nsys export against a PyTorch-profiler trace (different sources and GPUs): the 15 kernels
+    both hold (tests/fixtures/diff/cross_source_names.tsv) are matched, with each side's counts.
+  - the gate: the llama decode trace split into the first and second half of its decode steps
+    (sqlite3 deletes the other half's events) is noise; the MFU pair's kernel-time change is not.
+  - bad input: a malformed --fail-if (exit 2, the grammar), traces with nothing in common.
+
+Usage: diff_cli_test.py KERNSCOPE FIXTURES_DIR
+Checked to fail: with Count B read from side A (run_diff) the HTA check reports every kernel.
+"""
+import collections
+import csv
+import decimal
+import gzip
+import io
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+KERNSCOPE, FIXTURES = sys.argv[1], sys.argv[2]
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAIL:", message)
+
+
+def run(*args, expect=0):
+    p = subprocess.run([KERNSCOPE, *args], capture_output=True, text=True)
+    if p.returncode != expect:
+        failures.append(f"{args}: exit {p.returncode}, expected {expect}: {p.stderr[-500:]}")
+        print("FAIL:", failures[-1])
+    return p
+
+
+def to_ns(value):
+    return int((decimal.Decimal(str(value)) * 1000).quantize(decimal.Decimal(1), rounding=decimal.ROUND_HALF_UP))
+
+
+def kineto_kernels(path):
+    """name -> [count, total ns] of the kernel events ("X", cat kernel) of a PyTorch-profiler trace."""
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        doc = json.load(f, parse_float=decimal.Decimal)
+    sums = collections.defaultdict(lambda: [0, 0])
+    for e in doc["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") in ("kernel", "Kernel"):
+            sums[e["name"]][0] += 1
+            sums[e["name"]][1] += to_ns(e.get("dur", 0))
+    return sums
+
+
+def unzipped(path, tmp):
+    out = os.path.join(tmp, os.path.basename(path).replace(".gz", ""))
+    if not os.path.exists(out):
+        with gzip.open(path, "rb") as f, open(out, "wb") as w:
+            shutil.copyfileobj(f, w)
+    return out
+
+
+def nsys_kernels(path, tmp, key="mangledName"):
+    """key name -> [count, total ns, demangled name] with Python's sqlite3."""
+    con = sqlite3.connect(unzipped(path, tmp))
+    rows = con.execute(f"SELECT s.value, d.value, COUNT(*), SUM(k.end - k.start) FROM CUPTI_ACTIVITY_KIND_KERNEL k "
+                       f"JOIN StringIds s ON s.id = k.{key} JOIN StringIds d ON d.id = k.demangledName GROUP BY k.{key}")
+    return {name: [count, total, demangled] for name, demangled, count, total in rows}
+
+
+def kernel_rows(stdout):
+    rows = list(csv.DictReader(io.StringIO(stdout)))
+    return rows
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="kernscope_diff_")
+    kineto = os.path.join(FIXTURES, "kineto")
+    nsys = os.path.join(FIXTURES, "nsys")
+
+    # --- the CSV's columns, exactly -------------------------------------------------------------
+    control = os.path.join(kineto, "trace_diff__control__control.json.gz")
+    test = os.path.join(kineto, "trace_diff__test__test.json.gz")
+    p = run("diff", "--format", "csv", control, test)
+    header = p.stdout.splitlines()[0] if p.stdout else ""
+    check(header == "Name,Count A,Count B,Total A (ns),Total B (ns),Delta (ns),Delta (%),Mean A (ns),Mean B (ns)", header)
+
+    # --- HTA's control/test pair: every kernel on both sides -------------------------------------
+    rows = {r["Name"]: r for r in kernel_rows(p.stdout)}
+    for side, path in (("A", control), ("B", test)):
+        expected = kineto_kernels(path)
+        check(len(expected) > 10, f"{path}: kernels found by json")
+        for name, (count, total) in expected.items():
+            row = rows.get(name)
+            if row is None:
+                check(False, f"trace_diff: kernel missing from the diff: {name[:80]}")
+                continue
+            check(int(row[f"Count {side}"]) == count and int(row[f"Total {side} (ns)"]) == total,
+                  f"trace_diff {side} {name[:60]}: {row[f'Count {side}']}/{row[f'Total {side} (ns)']} vs json {count}/{total}")
+        check(sum(int(r[f"Total {side} (ns)"]) for r in rows.values()) == sum(t for _, t in expected.values()),
+              f"trace_diff: total {side}")
+    for r in rows.values():
+        delta = int(r["Total B (ns)"]) - int(r["Total A (ns)"])
+        check(int(r["Delta (ns)"]) == delta, f"delta of {r['Name'][:60]}")
+    # Largest change first.
+    deltas = [abs(int(r["Delta (ns)"])) for r in kernel_rows(p.stdout)]
+    check(deltas == sorted(deltas, reverse=True), "rows by |delta|, largest first")
+
+    # --- nsys-ai's MFU fix: matched by mangled name ---------------------------------------------
+    before = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.gz")
+    after = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.gz")
+    p = run("diff", "--format", "csv", before, after)
+    by_name = collections.defaultdict(lambda: [0, 0, 0, 0])
+    for r in kernel_rows(p.stdout):
+        e = by_name[r["Name"]]
+        e[0] += int(r["Count A"]); e[1] += int(r["Total A (ns)"]); e[2] += int(r["Count B"]); e[3] += int(r["Total B (ns)"])
+    expected = collections.defaultdict(lambda: [0, 0, 0, 0])
+    for offset, path in ((0, before), (2, after)):
+        for mangled, (count, total, demangled) in nsys_kernels(path, tmp).items():
+            expected[demangled][offset] += count
+            expected[demangled][offset + 1] += total
+    check(dict(by_name) == dict(expected),
+          f"MFU pair: per-kernel counts/totals differ from sqlite3 for "
+          f"{[n[:50] for n in set(expected) ^ set(by_name) or [n for n in expected if expected[n] != by_name.get(n)]][:5]}")
+
+    # JSON: the headline's totals are the sums of every kernel.
+    p = run("diff", "--format", "json", before, after)
+    doc = json.loads(p.stdout)
+    check(doc["headline"]["total_kernel_ns_a"] == sum(v[1] for v in expected.values()), "headline total A")
+    check(doc["headline"]["total_kernel_ns_b"] == sum(v[3] for v in expected.values()), "headline total B")
+    check(doc["identity"] == "mangled names", doc["identity"])
+    top = doc["headline"]["contributors"]
+    check(len(top) > 0 and abs(top[0]["delta_ns"]) == max(abs(v[3] - v[1]) for v in expected.values()) or
+          len(top) > 0 and abs(top[0]["delta_ns"]) >= max(abs(v[3] - v[1]) for v in expected.values()),
+          "the first contributor is the kernel that changed most")
+
+    # --- across sources: nsys export vs PyTorch-profiler trace ----------------------------------
+    llama = os.path.join(nsys, "llama_decode_h200", "trace.sqlite.gz")
+    qwen = os.path.join(kineto, "tracelens__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+    p = run("diff", "--format", "csv", "--limit", "0", llama, qwen)
+    rows = kernel_rows(p.stdout)
+    nsys_sums = nsys_kernels(llama, tmp)
+    kineto_sums = kineto_kernels(qwen)
+    pairs = [line.rstrip("\n").split("\t") for line in open(os.path.join(FIXTURES, "diff", "cross_source_names.tsv"))
+             if not line.startswith("#")]
+    for mangled, nsys_name, kineto_name in pairs:
+        matched = [r for r in rows if r["Name"] == nsys_name and int(r["Count B"]) > 0]
+        check(len(matched) == 1, f"cross-source: {nsys_name[:70]} matched {len(matched)} rows with a B side")
+        if matched:
+            r = matched[0]
+            check(int(r["Count A"]) == nsys_sums[mangled][0] and int(r["Total A (ns)"]) == nsys_sums[mangled][1],
+                  f"cross-source A of {nsys_name[:60]}")
+            check(int(r["Count B"]) == kineto_sums[kineto_name][0] and int(r["Total B (ns)"]) == kineto_sums[kineto_name][1],
+                  f"cross-source B of {nsys_name[:60]}")
+    check("different GPUs" in p.stderr and "different sources" in p.stderr, f"notes on stderr: {p.stderr[-300:]}")
+
+    # --- gate: noise-only (halves of one run) passes, the MFU change fails ----------------------
+    full = unzipped(llama, tmp)
+    con = sqlite3.connect(full)
+    starts = [s for (s,) in con.execute(
+        "SELECT n.start FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId "
+        "WHERE COALESCE(n.text, s.value) LIKE 'measure:decode_step%' ORDER BY n.start")]
+    con.close()
+    check(len(starts) >= 32, f"llama decode steps: {len(starts)}")
+    middle = starts[len(starts) // 2]
+    halves = []
+    for name, keep in (("first", "< ?"), ("second", ">= ?")):
+        out = os.path.join(tmp, f"{name}.sqlite")
+        shutil.copy(full, out)
+        con = sqlite3.connect(out)
+        tables = [t for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                      "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS"):
+            if table in tables:
+                # Keep the half's decode steps (and, for the first, the prefill before them).
+                con.execute(f"DELETE FROM {table} WHERE NOT (start {keep})", (middle,))
+        con.commit()
+        con.close()
+        halves.append(out)
+    p = run("diff", "--format", "json", "--fail-if", "tpot_p50 > +5%", "--fail-if", "gpu_busy > +5%", *halves)
+    doc = json.loads(p.stdout) if p.stdout else {"gates": []}
+    for gate in doc["gates"]:
+        check(not gate["failed"], f"noise-only halves failed a gate: {gate['evidence']}")
+        check(gate["noise_from"].endswith("decode steps") or gate["noise_from"].endswith("steps"), gate["noise_from"])
+    check(doc.get("failed") is False, "noise-only: failed is false")
+    # The MFU fix removed GPU time (sqlite3 sums: expected above); B = before is the regression.
+    p = run("diff", "--format", "json", "--fail-if", "total_kernel_time > +5%", after, before, expect=1)
+    doc = json.loads(p.stdout) if p.stdout else {"gates": [{}]}
+    gate = doc["gates"][0]
+    check(gate.get("failed") is True and gate.get("holds") is True and gate.get("beyond_noise") is True, str(gate)[:300])
+    check(doc.get("failed") is True, "regression: failed is true")
+
+    # --- compare: labelled columns; class totals sum to the kernel, copy and set time -----------
+    p = run("compare", "--format", "json", "--label", "before", "--label", "after", before, after)
+    doc = json.loads(p.stdout)
+    check(doc["labels"] == ["before", "after"], str(doc["labels"]))
+    for label, path in (("before", before), ("after", after)):
+        con = sqlite3.connect(unzipped(path, tmp))
+        total = 0
+        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"):
+            try:
+                total += con.execute(f"SELECT COALESCE(SUM(end - start), 0) FROM {table}").fetchone()[0]
+            except sqlite3.OperationalError:
+                pass
+        got = sum(int(r[f"{label} (ns)"]) for r in doc["classes"])
+        check(got == total, f"compare {label}: classes sum {got} vs sqlite3 {total}")
+    run("compare", "--label", "one", before, after, expect=2)
+    run("compare", before, expect=2)
+
+    # --- bad input ------------------------------------------------------------------------------
+    p = run("diff", "--fail-if", "tpot_p50 >> 5%", before, after, expect=2)
+    check("METRIC OP CHANGE" in p.stderr, f"grammar printed: {p.stderr[:200]}")
+    run("diff", before, expect=2)
+    run("diff", before, after, control, expect=2)
+    run("diff", "--a", before, after, "--b", after, before, control, expect=2)  # mixed with positional
+    run("diff", before, os.path.join(tmp, "missing.sqlite"), expect=2)
+    triton = os.path.join(kineto, "triton_example__triton_example.json.gz")
+    p = run("diff", control, triton)
+    check("no kernel in common" in p.stdout, "nothing in common is said")
+    # Repeated runs: --a/--b, the runs are the unit of the noise.
+    p = run("diff", "--format", "json", "--fail-if", "total_kernel_time > +5%", "--a", after, after, "--b", before, before)
+    doc = json.loads(p.stdout) if p.stdout else {"gates": [{}]}
+    check(doc["gates"][0].get("noise_from", "").endswith("runs"), str(doc["gates"][0])[:200])
+
+    shutil.rmtree(tmp)
+    print(f"diff_cli: {len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
