@@ -174,6 +174,20 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   const double typical_transfer = median_of(min_durations);
   const double trust_limit = std::max(5000.0, 0.1 * typical_transfer);
   out.clocks_trusted = true;
+  // Kernels of an all-reduce, all-gather, reduce-scatter, broadcast or reduce end together; those
+  // of send/receive (and all-to-all built from them) end when each rank's own transfers do.
+  auto ends_together = [](const Collective& c) {
+    return c.kind != CollectiveKind::kSendRecv && c.kind != CollectiveKind::kAllToAll && c.kind != CollectiveKind::kOther;
+  };
+  auto end_differences = [&](std::size_t p, bool together_only) {
+    std::vector<double> diffs;
+    for (const auto& [key, slot] : matched) {
+      if (slot[p] && slot[ref] && (!together_only || ends_together(*slot[ref]))) {
+        diffs.push_back(static_cast<double>(slot[p]->end_ns - slot[ref]->end_ns));
+      }
+    }
+    return diffs;
+  };
   for (std::size_t p = 0; p < n; ++p) {
     ClockOffset& o = out.offsets[p];
     if (p == ref) {
@@ -181,26 +195,32 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       o.why = "reference";
       continue;
     }
-    std::vector<double> diffs;
-    for (const auto& [key, slot] : matched) {
-      if (slot[p] && slot[ref]) diffs.push_back(static_cast<double>(slot[p]->end_ns - slot[ref]->end_ns));
-    }
+    std::vector<double> diffs = end_differences(p, true);
+    const bool point_to_point = diffs.size() < 3;
+    if (point_to_point) diffs = end_differences(p, false);
     o.samples = static_cast<std::int64_t>(diffs.size());
     if (diffs.empty()) {
       o.why = "no collective in common with the reference: clock unknown";
       out.clocks_trusted = false;
       continue;
     }
-    const double center = median_of(diffs);
-    o.spread_ns = mad_of(diffs, center);
-    if (options.estimate_clocks) o.offset_ns = center;
-    if (o.samples < 3) {
+    o.end_difference_ns = median_of(diffs);
+    // Ranks of one file share its clock: the difference is then what "ends together" is worth.
+    o.shared_clock = set.ranks[p].path == set.ranks[ref].path;
+    const double applied = options.estimate_clocks && !o.shared_clock ? o.end_difference_ns : 0.0;
+    o.offset_ns = applied;
+    o.spread_ns = mad_of(diffs, o.end_difference_ns);
+    if (o.shared_clock) {
+      o.trusted = true;
+      o.why = "same file as the reference: one clock, no offset applied";
+    } else if (o.samples < 3) {
       o.why = "fewer than 3 collectives in common";
     } else if (o.spread_ns > trust_limit) {
       o.why = "collective ends scatter by " + std::to_string(static_cast<std::int64_t>(o.spread_ns)) +
               " ns (more than " + std::to_string(static_cast<std::int64_t>(trust_limit)) + " ns): clocks drift or matching is wrong";
     } else {
       o.trusted = true;
+      if (point_to_point) o.why = "from send/receive ends (they need not end together: less exact)";
     }
     if (!o.trusted) out.clocks_trusted = false;
   }

@@ -25,7 +25,9 @@ struct SkewOptions {
 struct ClockOffset {
   std::int64_t rank = 0;
   double offset_ns = 0;   // subtract from the rank's times to get the reference's clock
+  double end_difference_ns = 0;  // median of (rank's end - reference's end) over common collectives
   double spread_ns = 0;   // median absolute deviation of the end differences
+  bool shared_clock = false;  // in the reference's file: the same clock, so no offset is applied
   std::int64_t samples = 0;
   bool trusted = false;
   std::string why;        // when not trusted, or how it was taken

@@ -45,13 +45,13 @@ Cell bandwidth_cell(double bytes_per_s) { return bytes_per_s > 0 ? Cell(bytes_pe
 std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
   std::vector<Table> tables;
   {
-    Table t{"ranks", "Ranks", {{"Rank"}, {"Clock Offset", Unit::kDuration}, {"Offset Spread", Unit::kDuration}, {"Offset Samples"},
+    Table t{"ranks", "Ranks", {{"Rank"}, {"Clock Offset", Unit::kDuration}, {"End Difference", Unit::kDuration}, {"Offset Spread", Unit::kDuration}, {"Offset Samples"},
                                {"Clock Trusted"}, {"Collectives"}, {"Comm Time", Unit::kDuration}, {"Overlapped Comm", Unit::kDuration},
                                {"Overlap (%)"}, {"Wait Time", Unit::kDuration}, {"Times Last"}, {"Rank Evidence"}, {"File"}}, {}};
     for (std::size_t p = 0; p < a.ranks.size(); ++p) {
       const auto& r = a.ranks[p];
       const auto& o = a.offsets[p];
-      t.rows.push_back({r.rank, rounded(o.offset_ns), rounded(o.spread_ns), o.samples, std::string(o.trusted ? "yes" : "no: " + o.why),
+      t.rows.push_back({r.rank, rounded(o.offset_ns), rounded(o.end_difference_ns), rounded(o.spread_ns), o.samples, std::string(o.trusted ? (o.why.empty() ? "yes" : "yes: " + o.why) : "no: " + o.why),
                         r.collectives, r.comm_ns, r.overlap_ns,
                         r.comm_ns > 0 ? Cell(100.0 * static_cast<double>(r.overlap_ns) / static_cast<double>(r.comm_ns)) : Cell(),
                         rounded(r.wait_ns), r.times_last, r.evidence, std::filesystem::path(r.path).filename().string()});
@@ -177,16 +177,17 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
     return s;
   }
   line("");
-  line(fmt::format("Clocks (reference rank {}; offset = median of collective end differences, spread = their median absolute deviation){}",
+  line(fmt::format("Clocks (reference rank {}; end diff = median of collective end differences, applied as the offset unless the"
+                   " rank shares the reference's file; spread = their median absolute deviation){}",
                    a.reference_rank, a.clocks_trusted ? "" : ": NOT all trusted"));
-  line(fmt::format("  {:>5}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", "rank", "offset", "spread", "coll.",
-                   "comm", "overlap", "wait", "last", "", "rank from"));
+  line(fmt::format("  {:>5}  {:>12}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", "rank", "offset", "end diff",
+                   "spread", "coll.", "comm", "overlap", "wait", "last", "", "rank from"));
   const std::size_t shown = std::min<std::size_t>(a.ranks.size(), 16);
   for (std::size_t p = 0; p < shown; ++p) {
     const auto& r = a.ranks[p];
     const auto& o = a.offsets[p];
-    line(fmt::format("  {:>5}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", r.rank, readable(o.offset_ns),
-                     readable(o.spread_ns), r.collectives, readable(static_cast<double>(r.comm_ns)),
+    line(fmt::format("  {:>5}  {:>12}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", r.rank, readable(o.offset_ns),
+                     readable(o.end_difference_ns), readable(o.spread_ns), r.collectives, readable(static_cast<double>(r.comm_ns)),
                      percent(static_cast<double>(r.overlap_ns), static_cast<double>(r.comm_ns)), readable(r.wait_ns),
                      fmt::format("{}x", r.times_last), o.trusted ? "" : "(!)", r.evidence));
   }
