@@ -1,7 +1,8 @@
 // kernscope record [options] -- CMD ARGS...: traces any CUDA program with kernscope's CUPTI tracer
-// (injected through CUDA_INJECTION64_PATH), or with Nsight Systems (--backend nsys). Runs the
-// child, forwards SIGINT/SIGTERM to it, waits, lists the files written, and exits with the
-// child's exit status.
+// (injected through CUDA_INJECTION64_PATH), with Nsight Systems (--backend nsys) or profiles it
+// with Nsight Compute (--backend ncu: the roofline's counters, exported as CSVs kernscope reads).
+// Runs the child, forwards SIGINT/SIGTERM to it, waits, lists the files written, and exits with
+// the child's exit status. --gemm-shapes makes cuBLAS/cuBLASLt log GEMM shapes beside the output.
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -20,6 +21,9 @@
 #include "commands.hpp"
 #include "kernscope/open.hpp"
 #include "python_hook_data.hpp"
+#include "readers/cublas_log/gemm_shapes_env.hpp"
+#include "readers/ncu/ncu_command.hpp"
+#include "readers/ncu/ncu_report.hpp"
 #include "tracer/tracer_config.hpp"
 
 namespace kernscope::cli {
@@ -38,6 +42,10 @@ struct RecordOptions {
   std::string backend = "kernscope";
   int buffer_mb = 8;
   std::string record;
+  bool gemm_shapes = false;
+  std::vector<std::string> ncu_kernels;  // --backend ncu: kernel name regexes
+  std::int64_t ncu_launch_skip = 0, ncu_launch_count = 0;
+  std::string ncu_nvtx_include;
   std::vector<std::string> command;
 };
 
@@ -124,7 +132,7 @@ void summarize(const std::string& path) {
   std::cerr << "\n";
 }
 
-int record_with_nsys(const RecordOptions& o) {
+int record_with_nsys(const RecordOptions& o, const std::vector<std::pair<std::string, std::string>>& env) {
   std::string nsys = std::getenv("NSYS") ? std::getenv("NSYS") : find_program("nsys");
   if (nsys.empty()) return fail(Error{ErrorCode::kNotFound, "record --backend nsys: nsys is not on PATH (or set NSYS)"});
   std::string base = o.output;
@@ -145,9 +153,41 @@ int record_with_nsys(const RecordOptions& o) {
   if (o.duration_s > 0) argv.push_back("--duration=" + std::to_string(static_cast<int>(o.duration_s)));
   argv.push_back("--");
   argv.insert(argv.end(), o.command.begin(), o.command.end());
-  const int status = run_child(argv, {});
+  const int status = run_child(argv, env);
   std::cerr << "kernscope: record (nsys):\n";
   summarize(base + ".sqlite");
+  return status;
+}
+
+// --backend ncu: profile (one report), then export the raw and details pages kernscope reads.
+int record_with_ncu(const RecordOptions& o, const std::vector<std::pair<std::string, std::string>>& env) {
+  const std::string ncu = std::getenv("NCU") ? std::getenv("NCU") : find_program("ncu");
+  if (ncu.empty()) return fail(Error{ErrorCode::kNotFound, "record --backend ncu: ncu is not on PATH (or set NCU)"});
+  std::string base = o.output;
+  for (const char* ext : {".sqlite", ".ncu-rep", ".csv"}) {
+    if (base.size() > std::strlen(ext) && base.ends_with(ext)) base.resize(base.size() - std::strlen(ext));
+  }
+  // ncu writes one report for every process it profiles: %p is this run's id.
+  for (std::size_t pos = base.find("%p"); pos != std::string::npos; pos = base.find("%p")) base.replace(pos, 2, std::to_string(::getpid()));
+  if (base.find('%') != std::string::npos) return fail(Error{ErrorCode::kInvalidArgument, "record --backend ncu: -o takes %p only"});
+  readers::ncu::NcuRecordRequest request;
+  request.ncu = ncu;
+  request.report_base = base;
+  request.kernel_regexes = o.ncu_kernels;
+  request.launch_skip = o.ncu_launch_skip;
+  request.launch_count = o.ncu_launch_count;
+  request.nvtx_include = o.ncu_nvtx_include;
+  request.command = o.command;
+  const int status = run_child(readers::ncu::ncu_profile_args(request), env);
+  std::cerr << "kernscope: record (ncu): " << base << ".ncu-rep\n";
+  for (const std::string page : {"raw", "details"}) {
+    const std::string csv = readers::ncu::ncu_csv_path(base, page);
+    run_child(readers::ncu::ncu_export_args(ncu, base, page, csv), {});
+    auto report = readers::ncu::read_ncu_csv(csv);
+    std::cerr << "  " << csv << (report ? ": " + std::to_string(report->kernels.size()) + " kernels" : " (unreadable: " + report.error().message + ")") << "\n";
+  }
+  std::cerr << "  roofline: kernscope roofline " << readers::ncu::ncu_csv_path(base, "raw") << " --ncu "
+            << readers::ncu::ncu_csv_path(base, "raw") << " (or a trace of the same program with --ncu)\n";
   return status;
 }
 
@@ -164,13 +204,30 @@ int run_record(const RecordOptions& o) {
   if (o.capture_range_end != "stop" && o.capture_range_end != "repeat" && o.capture_range_end.rfind("repeat:", 0) != 0) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range-end must be stop, repeat or repeat:N"});
   }
-  if (o.backend != "kernscope" && o.backend != "nsys") return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope or nsys"});
+  if (o.backend != "kernscope" && o.backend != "nsys" && o.backend != "ncu") {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope, nsys or ncu"});
+  }
+  if (o.backend != "ncu" && (!o.ncu_kernels.empty() || o.ncu_launch_skip != 0 || o.ncu_launch_count != 0 || !o.ncu_nvtx_include.empty())) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --ncu-kernels, --ncu-launch-skip, --ncu-launch-count and --ncu-nvtx need --backend ncu"});
+  }
+  if (o.ncu_launch_skip < 0 || o.ncu_launch_count < 0) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --ncu-launch-skip and --ncu-launch-count must be 0 or more"});
+  }
   if (find_program(o.command[0]).empty()) return fail(Error{ErrorCode::kNotFound, "record: command not found: " + o.command[0]});
   const std::filesystem::path out_dir = std::filesystem::absolute(o.output).parent_path();
   if (::access(out_dir.c_str(), W_OK) != 0) {
     return fail(Error{ErrorCode::kIo, "record: cannot write to " + out_dir.string() + " (output " + o.output + ")"});
   }
-  if (o.backend == "nsys") return record_with_nsys(o);
+  // --gemm-shapes: cuBLAS and cuBLASLt log every GEMM's shapes beside the output.
+  std::vector<std::pair<std::string, std::string>> shape_env;
+  if (o.gemm_shapes) {
+    const auto logs = readers::cublas_log::gemm_shape_logs(std::filesystem::absolute(o.output).string());
+    shape_env = logs.env;
+    std::cerr << "kernscope: record: GEMM shapes logged to " << logs.cublaslt_log << " (cuBLASLt, %i: process id) and "
+              << logs.cublas_log << " (cuBLAS API); pass one to kernscope roofline --cublas-log\n";
+  }
+  if (o.backend == "nsys") return record_with_nsys(o, shape_env);
+  if (o.backend == "ncu") return record_with_ncu(o, shape_env);
 
   const std::string tracer = find_tracer_library();
   if (tracer.empty()) {
@@ -196,6 +253,7 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kBufferMb, std::to_string(o.buffer_mb)},
       {tracer::env::kRecord, o.record},
       {tracer::env::kFileList, file_list}};
+  env.insert(env.end(), shape_env.begin(), shape_env.end());
   // The injected library parses these variables; parsing them here first with the same code turns
   // a bad option into one line and exit code 2 before the program starts, not a silent no-trace.
   const auto lookup = [&env](const char* name) -> const char* {
@@ -259,7 +317,18 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--capture-range-end", o->capture_range_end, "stop, repeat or repeat:N")->capture_default_str();
   cmd->add_option("--delay", o->delay_s, "seconds before recording starts")->capture_default_str();
   cmd->add_option("--duration", o->duration_s, "seconds of recording (0: to the end)")->capture_default_str();
-  cmd->add_option("--backend", o->backend, "kernscope (CUPTI injection) or nsys (runs nsys profile with the right flags)")->capture_default_str();
+  cmd->add_option("--backend", o->backend,
+                  "kernscope (CUPTI injection), nsys (runs nsys profile with the right flags) or ncu (Nsight Compute with "
+                  "the roofline sections and counters, --clock-control none; writes OUTPUT.ncu-rep, OUTPUT_raw.csv and "
+                  "OUTPUT_details.csv for kernscope roofline --ncu)")
+      ->capture_default_str();
+  cmd->add_flag("--gemm-shapes", o->gemm_shapes,
+                "log cuBLAS/cuBLASLt GEMM shapes (CUBLASLT_LOG_LEVEL=2, CUBLAS_LOGINFO_DBG=1) to files beside the output, "
+                "for kernscope roofline --cublas-log");
+  cmd->add_option("--ncu-kernels", o->ncu_kernels, "--backend ncu: profile kernels whose name matches this regex (repeatable)");
+  cmd->add_option("--ncu-launch-skip", o->ncu_launch_skip, "--backend ncu: matching launches to skip first")->capture_default_str();
+  cmd->add_option("--ncu-launch-count", o->ncu_launch_count, "--backend ncu: matching launches to profile (0: all)")->capture_default_str();
+  cmd->add_option("--ncu-nvtx", o->ncu_nvtx_include, "--backend ncu: profile inside this NVTX range (ncu's --nvtx-include, e.g. decode_step/)");
   cmd->add_option("--record", o->record, "record only these kinds (comma-separated: kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead); default all");
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
