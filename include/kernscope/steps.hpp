@@ -36,6 +36,7 @@ struct Step {
   std::int64_t allocations = 0;   // cudaMalloc/cudaFree/cuMemAlloc... in the step
   std::int64_t h2d_copies = 0, d2h_copies = 0;
   std::int64_t graph_launches = 0;
+  std::int64_t gc_count = 0, gc_ns = 0;  // Python garbage collections inside the step (host_profile.hpp)
   // The step projected onto the GPU, as nsys's NVTX GPU projection: from the first start to the
   // last end of the GPU operations launched in the step (kernels, whole-graph executions, copies,
   // sets). 0 when it launched none. For an asynchronous loop (CUDA graphs, no sync per step) this,

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/host_samples.hpp"
 #include "kernscope/string_pool.hpp"
 #include "kernscope/time_units.hpp"
 
@@ -322,6 +323,7 @@ struct Trace {
   OsrtColumns osrt;
   OverheadColumns overhead;
   GpuSampleColumns gpu_samples;
+  HostData host;  // sampled host stacks (loaded with the NVTX kind)
   OpShapeColumns op_shapes;  // Kineto record_shapes only (loaded with the NVTX kind)
 
   std::vector<Device> devices;

@@ -14,6 +14,9 @@
 
 `kernscope record --capture-range=cudaProfilerApi` and `nsys profile --capture-range=cudaProfilerApi`
 then record only those iterations. KERNSCOPE_PROFILE_START_STOP=A-B[,C-D] overrides the iterations.
+
+    collections = annotate.gc_ranges()      # each garbage collection as an NVTX range "gc gen<G>"
+                                            # in domain "python" (for nsys or kernscope record)
 """
 from __future__ import annotations
 
@@ -144,3 +147,45 @@ class steps:  # noqa: N801
                 yield item
         finally:
             self.close()
+
+
+class _CoreNvtx:
+    """NVTX through the extension (no marks: a collection's counts stay in GcRecorder.events)."""
+
+    @staticmethod
+    def push(name: str, domain: str) -> None:
+        _core.nvtx_push(name, domain)
+
+    @staticmethod
+    def pop(domain: str) -> None:
+        _core.nvtx_pop(domain)
+
+
+def _host_module():
+    """The recorder `kernscope record` injects (installed as kernscope/_host.py; the source tree's
+    tools/kernscope/python_hook/kernscope_host.py when running from a checkout)."""
+    try:
+        from . import _host  # type: ignore[attr-defined]
+
+        return _host
+    except ImportError:
+        import importlib.util
+
+        source = os.path.join(os.path.dirname(__file__), "..", "..", "tools", "kernscope", "python_hook", "kernscope_host.py")
+        spec = importlib.util.spec_from_file_location("kernscope._host", source)
+        if spec is None or not os.path.isfile(source):
+            raise
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+
+def gc_ranges(nvtx: Optional[object] = None):
+    """Makes each garbage collection an NVTX push/pop range "gc gen<G>" in domain "python" on the
+    collecting thread (what `kernscope record` records by itself), so nsys or kernscope's tracer
+    see it as it happens. Returns the recorder: .events holds (start_ns, end_ns, native tid,
+    generation, collected, uncollectable) per collection; .remove() stops it. `nvtx` replaces the
+    NVTX calls (an object with push(name, domain) and pop(domain), and optionally mark(text, domain))."""
+    recorder = _host_module().GcRecorder(nvtx if nvtx is not None else _CoreNvtx())
+    recorder.install()
+    return recorder

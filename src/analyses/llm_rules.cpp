@@ -10,6 +10,7 @@
 #include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
 #include "kernscope/api_roles.hpp"
+#include "kernscope/host_profile.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 
@@ -55,6 +56,29 @@ void add_step_row(Finding& f, const Step& s, std::size_t limit) {
                          s.d2h_copies, s.name});
 }
 
+// Where the launching thread's time goes in these steps, by function, when the trace has sampled
+// host stacks (kernscope record --sample cpu, nsys --sample=cpu): "; on the host per step: 3.1 ms
+// in F, ...". Empty without samples.
+std::string host_functions_said(const Trace& trace, const std::vector<const Step*>& steps, const std::string& method) {
+  if (trace.host.samples.size() == 0 || steps.empty()) return "";
+  std::vector<Step> list;
+  for (const Step* s : steps) list.push_back(*s);
+  const HostProfile host = host_profile_of(trace, std::move(list), method, {});
+  const HostGroup* largest = nullptr;
+  for (const HostGroup& g : host.groups) {
+    if (!largest || g.steps > largest->steps) largest = &g;
+  }
+  if (!largest || largest->samples < 20) return "";
+  std::string out = "; on the host per step (" + std::to_string(largest->samples) + " samples of thread " +
+                    std::to_string(tid_of(host.global_tid)) + "), by own time: ";
+  std::size_t named = 0;
+  for (const HostFunction& f : largest->functions) {
+    if (named == 3 || f.self_ns_per_step <= 0) break;
+    out += (named++ ? ", " : "") + fixed(static_cast<double>(f.self_ns_per_step) / 1e6, 2) + " ms in " + f.name;
+  }
+  return named ? out + " (kernscope host: the whole breakdown)" : "";
+}
+
 }  // namespace
 
 std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
@@ -92,7 +116,7 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                    " steps, TPOT p50 " + fixed(steps.decode_wall.p50 / 1e6, 3) + " ms, GPU busy " +
                    fixed((steps.decode_wall.p50 * (1 - idle_d.p50 / 1000)) / 1e6, 3) + " ms); " +
                    std::to_string(static_cast<std::int64_t>(launch_d.p50)) + " launches per step taking " +
-                   fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches";
+                   fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches" + host_functions_said(trace, decode, steps.method);
     } else {
       f.evidence = decode.empty() ? "no decode steps" : "median GPU idle " + fixed(idle_d.p50 / 10, 1) + " %, " +
                                                               std::to_string(static_cast<std::int64_t>(launch_d.p50)) +

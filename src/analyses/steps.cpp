@@ -14,6 +14,7 @@
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/api_roles.hpp"
+#include "kernscope/host_profile.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 
@@ -303,6 +304,9 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     break;
   }
   result.steps = std::move(steps);
+  if (const auto collections = gc_collections(trace); !collections.empty()) {
+    for (auto& st : result.steps) std::tie(st.gc_count, st.gc_ns) = gc_within(collections, st.start_ns, st.end_ns);
+  }
 
   // Steps whose GPU work outlasts their host range (CUDA graph replays, launches without a sync):
   // the range measures launching, not the step. Said, with the GPU time per step to use instead.

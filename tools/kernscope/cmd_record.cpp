@@ -42,6 +42,7 @@ struct RecordOptions {
   std::string backend = "kernscope";
   int buffer_mb = 8;
   std::string record;
+  std::string sample = "none";
   bool gemm_shapes = false;
   std::vector<std::string> ncu_kernels;  // --backend ncu: kernel name regexes
   std::int64_t ncu_launch_skip = 0, ncu_launch_count = 0;
@@ -191,6 +192,19 @@ int record_with_ncu(const RecordOptions& o, const std::vector<std::pair<std::str
   return status;
 }
 
+// --sample none | cpu | cpu:HZ: Python stacks sampled inside the process (kernscope_host.py reads
+// KERNSCOPE_SAMPLE with the same rules; checked here so a bad value fails before the program runs).
+Result<double> sample_rate(const std::string& text) {
+  if (text == "none") return 0.0;
+  const std::string rate = text == "cpu" ? "100" : text.rfind("cpu:", 0) == 0 ? text.substr(4) : "";
+  char* end = nullptr;
+  const double hz = rate.empty() ? 0 : std::strtod(rate.c_str(), &end);
+  if (rate.empty() || *end != '\0' || !(hz >= 1 && hz <= 1000)) {
+    return make_error(ErrorCode::kInvalidArgument, "record: --sample must be none, cpu or cpu:HZ with HZ in 1..1000");
+  }
+  return hz;
+}
+
 int run_record(const RecordOptions& o) {
   if (o.command.empty()) return fail(Error{ErrorCode::kInvalidArgument, "record: no command to run (kernscope record [options] -- CMD ARGS...)"});
   if (o.api != "default" && o.api != "all") return fail(Error{ErrorCode::kInvalidArgument, "record: --api must be default or all"});
@@ -204,6 +218,7 @@ int run_record(const RecordOptions& o) {
   if (o.capture_range_end != "stop" && o.capture_range_end != "repeat" && o.capture_range_end.rfind("repeat:", 0) != 0) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range-end must be stop, repeat or repeat:N"});
   }
+  if (auto hz = sample_rate(o.sample); !hz) return fail(hz.error());
   if (o.backend != "kernscope" && o.backend != "nsys" && o.backend != "ncu") {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope, nsys or ncu"});
   }
@@ -252,7 +267,8 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kDurationS, std::to_string(o.duration_s)},
       {tracer::env::kBufferMb, std::to_string(o.buffer_mb)},
       {tracer::env::kRecord, o.record},
-      {tracer::env::kFileList, file_list}};
+      {tracer::env::kFileList, file_list},
+      {"KERNSCOPE_SAMPLE", o.sample}};
   env.insert(env.end(), shape_env.begin(), shape_env.end());
   // The injected library parses these variables; parsing them here first with the same code turns
   // a bad option into one line and exit code 2 before the program starts, not a silent no-trace.
@@ -275,6 +291,7 @@ int run_record(const RecordOptions& o) {
   const char* hook_dir = ::mkdtemp(hook_template);
   if (hook_dir) {
     std::ofstream(std::string(hook_dir) + "/sitecustomize.py") << kPythonHook;
+    std::ofstream(std::string(hook_dir) + "/kernscope_host.py") << kPythonHostModule;
     const char* old = std::getenv("PYTHONPATH");
     env.emplace_back("PYTHONPATH", std::string(hook_dir) + (old && *old ? ":" + std::string(old) : ""));
     env.emplace_back(tracer::env::kTracerPath, tracer);
@@ -330,6 +347,10 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--ncu-launch-count", o->ncu_launch_count, "--backend ncu: matching launches to profile (0: all)")->capture_default_str();
   cmd->add_option("--ncu-nvtx", o->ncu_nvtx_include, "--backend ncu: profile inside this NVTX range (ncu's --nvtx-include, e.g. decode_step/)");
   cmd->add_option("--record", o->record, "record only these kinds (comma-separated: kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead); default all");
+  cmd->add_option("--sample", o->sample,
+                  "none, cpu or cpu:HZ (default 100): Python programs' stacks sampled from inside the process "
+                  "(every thread, wall clock), for `kernscope host`")
+      ->capture_default_str();
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
   cmd->positionals_at_end(true);

@@ -1,5 +1,7 @@
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
+#include "readers/nsys_sqlite/host_tables.hpp"
+
 #include "model/kineto_names.hpp"
 
 #include "kernscope/columns.hpp"
@@ -798,6 +800,9 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     if (!r) return std::unexpected(r.error());
     trace_.loaded |= bit(EventKind::kNvtx);
     trace_.detailed |= bit(EventKind::kNvtx);
+  }
+  if (options.kinds & bit(EventKind::kNvtx)) {  // sampled host stacks come with the NVTX kind
+    if (auto r = read_host_tables(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 
   if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");

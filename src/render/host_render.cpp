@@ -1,0 +1,118 @@
+#include "render/host_render.hpp"
+
+#include <map>
+#include <unordered_map>
+
+#include "render/json_writer.hpp"
+
+namespace kernscope {
+namespace {
+
+std::string group_root(const HostGroup& g) { return g.name + " [" + std::string(phase_name(g.phase)) + "]"; }
+
+std::string frame_name(const Trace& trace, std::uint32_t frame) {
+  const HostStacks& s = trace.host.stacks;
+  std::string name(trace.strings.get(s.symbol[frame]));
+  std::string_view file = trace.strings.get(s.module[frame]);
+  if (const std::size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+  if (!file.empty() && file != name) name += " (" + std::string(file) + ")";
+  return name;
+}
+
+}  // namespace
+
+std::string render_host_summary(const HostProfile& profile) {
+  std::string out = "\nHost thread: " + std::to_string(tid_of(profile.global_tid));
+  if (!profile.thread_name.empty()) out += " (" + profile.thread_name + ")";
+  if (!profile.thread_reason.empty()) out += ", " + profile.thread_reason;
+  out += "; " + std::to_string(profile.samples_total) + " samples of it, " + std::to_string(profile.collections.size()) +
+         " garbage collections in the trace\n";
+  if (!profile.step_method.empty()) out += "Steps: " + profile.step_method + "\n";
+  if (!profile.findings.empty()) {
+    out += "\nFindings:\n";
+    for (const auto& f : profile.findings) out += "  - " + f + "\n";
+  }
+  if (!profile.notes.empty()) {
+    out += "\nNotes:\n";
+    for (const auto& n : profile.notes) out += "  - " + n + "\n";
+  }
+  return out;
+}
+
+std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profile) {
+  const HostStacks& stacks = trace.host.stacks;
+  std::string out;
+  for (const HostGroup& g : profile.groups) {
+    std::map<std::uint32_t, std::int64_t> counts;  // stack -> samples
+    for (std::uint32_t s : g.sample_stacks) ++counts[s];
+    std::map<std::string, std::int64_t> lines;     // sorted, merged when names coincide
+    for (const auto& [s, n] : counts) {
+      std::string line = group_root(g);
+      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) {
+        std::string name = frame_name(trace, f);
+        for (char& c : name) {
+          if (c == ';' || c == '\n' || c == '\r') c = ',';  // ';' separates frames; a line is one stack
+        }
+        line += ";" + name;
+      }
+      lines[line] += n;
+    }
+    for (const auto& [line, n] : lines) out += line + " " + std::to_string(n) + "\n";
+  }
+  return out;
+}
+
+std::string render_speedscope(const Trace& trace, const HostProfile& profile) {
+  const HostStacks& stacks = trace.host.stacks;
+  std::vector<std::string> frames;
+  std::unordered_map<std::string, std::size_t> frame_index;
+  auto index_of = [&](const std::string& name) {
+    auto [it, inserted] = frame_index.emplace(name, frames.size());
+    if (inserted) frames.push_back(name);
+    return it->second;
+  };
+  struct Profile {
+    std::string name;
+    std::vector<std::vector<std::size_t>> samples;
+    std::vector<std::int64_t> weights;
+    std::int64_t total = 0;
+  };
+  std::vector<Profile> profiles;
+  for (const HostGroup& g : profile.groups) {
+    if (g.samples == 0) continue;
+    Profile p;
+    p.name = group_root(g);
+    p.weights = g.sample_ns;  // the host time each sample stands for (host_profile.hpp)
+    for (std::int64_t w : p.weights) p.total += w;
+    for (std::uint32_t s : g.sample_stacks) {
+      std::vector<std::size_t> path;
+      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) path.push_back(index_of(frame_name(trace, f)));
+      p.samples.push_back(std::move(path));
+    }
+    profiles.push_back(std::move(p));
+  }
+  JsonWriter json(0);
+  json.begin_object().member("$schema", "https://www.speedscope.app/file-format-schema.json");
+  json.key("shared").begin_object().key("frames").begin_array();
+  for (const auto& f : frames) json.begin_object().member("name", f).end_object();
+  json.end_array().end_object();
+  json.key("profiles").begin_array();
+  for (const auto& p : profiles) {
+    json.begin_object().member("type", "sampled").member("name", p.name).member("unit", "nanoseconds");
+    json.member("startValue", 0).member("endValue", p.total);
+    json.key("samples").begin_array();
+    for (const auto& path : p.samples) {
+      json.begin_array();
+      for (std::size_t i : path) json.value(i);
+      json.end_array();
+    }
+    json.end_array().key("weights").begin_array();
+    for (std::int64_t w : p.weights) json.value(w);
+    json.end_array().end_object();
+  }
+  json.end_array().member("name", "kernscope host").member("exporter", "kernscope");
+  json.member("activeProfileIndex", 0).end_object();
+  return json.finish();
+}
+
+}  // namespace kernscope

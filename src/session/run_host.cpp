@@ -1,0 +1,87 @@
+// host: where the host thread's time goes per group of steps (sampled stacks by function), Python
+// garbage collections per step, and the stacks for flame-graph tools.
+#include <sstream>
+
+#include "kernscope/host_profile.hpp"
+#include "render/host_render.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "host: --limit must be 0 or more");
+  if (o.integer("thread") < 0) return make_error(ErrorCode::kInvalidArgument, "host: --thread must be a thread id");
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  HostProfileOptions options;
+  options.steps = step_options_of(o);
+  options.thread = o.integer("thread");
+  auto profile = analyze_host(trace, *rules, options);
+  if (!profile) return std::unexpected(profile.error());
+  AnalysisOutput out;
+  out.tables.push_back(host_groups_table(*profile));
+  out.tables.push_back(host_functions_table(*profile, static_cast<std::size_t>(o.integer("limit"))));
+  out.tables.push_back(host_steps_table(*profile));
+  if (output.frames()) return out;
+  if (output.format == "collapsed") {
+    out.text = render_collapsed_stacks(trace, *profile);
+    return out;
+  }
+  if (output.format == "speedscope") {
+    out.text = render_speedscope(trace, *profile);
+    return out;
+  }
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, output.time_unit};
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    JsonWriter json(0);
+    json.begin_object();
+    for (const Table& t : out.tables) {
+      std::ostringstream rendered;
+      render(rendered, t, render_options);
+      json.key(t.report).raw(rendered.str());
+    }
+    json.key("findings").begin_array();
+    for (const auto& f : profile->findings) json.value(f);
+    json.end_array().key("notes").begin_array();
+    for (const auto& n : profile->notes) json.value(n);
+    json.end_array().end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    for (const Table& t : out.tables) render(text, t, render_options);
+    text << render_host_summary(*profile);
+  } else {
+    render(text, out.tables[1], render_options);  // CSV/TSV: one table, the functions
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& host_entry() {
+  static std::vector<OptionSpec> options = [] {
+    auto o = step_option_specs();
+    o.push_back({"thread", 0, OptionKind::kInteger, "0", "host thread id to analyse (0: the thread that launches most)"});
+    o.push_back({"limit", 0, OptionKind::kInteger, "15", "functions per group of steps (0: all)"});
+    return o;
+  }();
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "host",
+          .summary = "Host side per step: time by Python/native function from sampled stacks (own and total), beside "
+                     "launch and sync time; Python garbage collections per step and whether they explain slow steps. "
+                     "--format collapsed (flame-graph tools) or speedscope writes the stacks",
+          .options = options,
+          .formats = {"table", "csv", "tsv", "json", "collapsed", "speedscope"},
+          .time_unit = true,
+          .filters = true,
+          .shape = ResultShape::kTables},
+      summary_columns_plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session
