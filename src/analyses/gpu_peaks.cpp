@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <fstream>
 #include <sstream>
 
 extern const char* const kernscope_builtin_gpu_peaks;  // data/gpu_peaks.tsv, generated at build time
@@ -176,6 +177,18 @@ const std::vector<GpuPeaks>& builtin_gpu_peaks() {
     auto parsed = parse_gpu_peaks(kernscope_builtin_gpu_peaks, "data/gpu_peaks.tsv");
     return parsed ? *parsed : std::vector<GpuPeaks>{};  // the build's test checks it parses
   }();
+  return rows;
+}
+
+Result<std::vector<GpuPeaks>> read_gpu_peaks_file(const std::string& path) {
+  if (path.empty()) return std::vector<GpuPeaks>{};
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return make_error(ErrorCode::kNotFound, "cannot read --peaks file " + path);
+  std::ostringstream text;
+  text << file.rdbuf();
+  auto rows = parse_gpu_peaks(text.str(), path);
+  if (!rows) return std::unexpected(rows.error());
+  if (rows->empty()) return make_error(ErrorCode::kBadInput, path + ": no GPU rows");
   return rows;
 }
 

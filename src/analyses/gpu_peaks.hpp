@@ -29,6 +29,8 @@ struct GpuPeaks {
 // file and line: a missing column, a number that is not one, a bandwidth of 0.
 Result<std::vector<GpuPeaks>> parse_gpu_peaks(const std::string& text, const std::string& origin);
 const std::vector<GpuPeaks>& builtin_gpu_peaks();
+// A --peaks file (roofline, report): no rows for an empty path; unreadable, malformed or empty: an error.
+Result<std::vector<GpuPeaks>> read_gpu_peaks_file(const std::string& path);
 
 struct PeakMatch {
   std::optional<GpuPeaks> peaks;

@@ -77,19 +77,12 @@ Result<std::optional<ModelCost>> model_cost_from_options(const ModelOptionValues
   return std::optional<ModelCost>{std::move(*cost)};
 }
 
-Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& values, const std::optional<ModelPeaks>& peaks,
+Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& values, const std::vector<GpuPeaks>& user_rows,
                                 Diagnosis& d) {
   auto cost = model_cost_from_options(values);
   if (!cost) return std::unexpected(cost.error());
   if (!*cost) return {};
-  ModelPeaks use;
-  if (peaks) {
-    use = *peaks;
-  } else if (const Device* device = busiest_device(trace)) {
-    use = peaks_from_device_properties(*device);
-  } else {
-    use.why_missing = "the trace names no device, so no peak is known (give one with --peaks FILE)";
-  }
+  const ModelPeaks use = model_peaks(trace, model_precision((*cost)->shape), user_rows);
   const std::string config = std::filesystem::path(value_of(values, "model")).filename().string();
   auto u = model_utilization(**cost, config, d.steps, use);
   d.speed_of_light = std::move(u.figures);

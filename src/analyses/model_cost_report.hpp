@@ -25,8 +25,8 @@ std::vector<OptionSpec> model_option_specs();
 Result<std::optional<ModelCost>> model_cost_from_options(const ModelOptionValues& values);
 
 // With --model: decode MBU and prefill MFU into d.speed_of_light (and their notes), a sentence at
-// the head of d.diagnosis. `peaks`: the table's or the user's, else the device's own bandwidth.
-Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& values, const std::optional<ModelPeaks>& peaks,
+// the head of d.diagnosis. Peaks: `user_rows` (--peaks), then the built-in table (model_peaks).
+Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& values, const std::vector<GpuPeaks>& user_rows,
                                 Diagnosis& d);
 
 // The roofline's model-config provider (kernel_work.hpp): with --model, the analytic FLOPs and

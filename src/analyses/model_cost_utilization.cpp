@@ -109,12 +109,12 @@ void prefill_figures(const ModelCost& cost, const std::string& config, const Ste
 
 }  // namespace
 
-std::string compute_precision(const ModelShape& shape) {
-  if (shape.linear.name.starts_with("fp8")) return "fp8";
-  if (shape.activation_bytes == 4) return "fp32";
+Precision model_precision(const ModelShape& shape) {
+  if (shape.linear.name.starts_with("fp8")) return Precision::kFp8;
+  if (shape.activation_bytes == 4) return Precision::kFp32;
   std::string_view dtype = shape.dtype;
   if (dtype.starts_with("torch.")) dtype.remove_prefix(6);
-  return dtype == "float16" || dtype == "half" ? "fp16" : "bf16";
+  return dtype == "float16" || dtype == "half" ? Precision::kFp16 : Precision::kBf16;
 }
 
 const Device* busiest_device(const Trace& trace) {
@@ -144,6 +144,32 @@ ModelPeaks peaks_from_device_properties(const Device& device) {
   }
   p.why_missing = fmt::format("no peak known for '{}' (give one with --peaks FILE, e.g. what kernscope-peaks measures)",
                               device.name.empty() ? "the device" : device.name);
+  return p;
+}
+
+ModelPeaks model_peaks(const Trace& trace, Precision precision, const std::vector<GpuPeaks>& user_rows) {
+  const Device* device = busiest_device(trace);
+  if (!device) {
+    ModelPeaks none;
+    none.why_missing = "the trace names no device, so no peak is known (give one with --peaks FILE)";
+    return none;
+  }
+  const PeakMatch match = match_gpu_peaks(*device, user_rows);
+  if (!match.peaks) {
+    ModelPeaks own = peaks_from_device_properties(*device);
+    own.why_missing = match.note;
+    return own;
+  }
+  const GpuPeaks& row = *match.peaks;
+  ModelPeaks p;
+  p.bandwidth_bytes_per_s = row.bandwidth_bytes_per_s;
+  p.bandwidth_source = fmt::format("{} {:.0f} GB/s; {}", row.name, row.bandwidth_bytes_per_s / 1e9, match.note);
+  p.flops_per_s = row.peak(precision);
+  if (p.flops_per_s) {
+    p.flops_source = fmt::format("{} dense {} {:.1f} TFLOP/s; {}", row.name, precision_name(precision), *p.flops_per_s / 1e12, match.note);
+  } else {
+    p.why_missing = fmt::format("{} ({}) has no {} peak", row.name, row.origin, precision_name(precision));
+  }
   return p;
 }
 

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "analyses/gpu_peaks.hpp"
+#include "analyses/kernel_work.hpp"
 #include "analyses/model_cost.hpp"
 #include "kernscope/diagnosis.hpp"
 #include "kernscope/steps.hpp"
@@ -29,17 +31,21 @@ struct ModelPeaks {
   std::string why_missing;  // when a peak is unknown: why, and what to do (--peaks)
 };
 
-// The precision the model's matmuls run in, as data/gpu_peaks.tsv names its columns: "fp8" for fp8
-// checkpoints, else the activations' dtype ("bf16", "fp16", "fp32"); weight-only int4 (GPTQ, AWQ)
-// computes in its activation dtype.
-std::string compute_precision(const ModelShape& shape);
+// The precision the model's matmuls run in: fp8 for fp8 checkpoints, else the activations' dtype
+// (bf16, fp16, fp32); weight-only int4 (GPTQ, AWQ) computes in its activation dtype.
+Precision model_precision(const ModelShape& shape);
 
 // The device whose peaks apply: the one that ran the most kernel time (nullptr without devices).
 const Device* busiest_device(const Trace& trace);
 
 // The bandwidth a device reports (nsys's TARGET_INFO_GPU memoryBandwidth: memory clock x bus
-// width x 2), as peaks when no table row matched.
+// width x 2), for when no row of the peaks table fits it; no FLOP/s.
 ModelPeaks peaks_from_device_properties(const Device& device);
+
+// The peaks for the busiest device at `precision`: the user's rows (--peaks), then
+// data/gpu_peaks.tsv (gpu_peaks.hpp's matching); without a fitting row, the device's own
+// bandwidth and no FLOP/s, saying why.
+ModelPeaks model_peaks(const Trace& trace, Precision precision, const std::vector<GpuPeaks>& user_rows);
 
 struct ModelUtilization {
   std::vector<SpeedOfLight> figures;

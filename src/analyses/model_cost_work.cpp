@@ -10,14 +10,6 @@
 namespace kernscope {
 namespace {
 
-Precision precision_of(const ModelShape& shape) {
-  const std::string p = compute_precision(shape);
-  if (p == "fp8") return Precision::kFp8;
-  if (p == "fp32") return Precision::kFp32;
-  if (p == "fp16") return Precision::kFp16;
-  return Precision::kBf16;
-}
-
 StepWork step_work(Phase phase, const PassCost& c, Precision precision, std::string detail) {
   StepWork w;
   w.phase = phase;
@@ -38,7 +30,7 @@ Result<void> fill_model_config_work(const WorkRequest& request, WorkTable& table
   if (!cost) return std::unexpected(cost.error());
   if (!*cost) return {};
   const auto& m = **cost;
-  const Precision precision = precision_of(m.shape);
+  const Precision precision = model_precision(m.shape);
   table.offer_step(step_work(Phase::kPrefill, m.prefill, precision,
                              fmt::format("{} prefill: batch {} x prompt {}", values["model"], m.run.batch, m.run.prompt)));
   if (m.decode_steps > 0) {

@@ -39,12 +39,17 @@ void class_shares(JsonWriter& json, const std::vector<ClassShare>& shares) {
 void speed_of_light_text(std::ostream& o, const Diagnosis& d) {
   if (d.speed_of_light.empty() && d.speed_of_light_notes.empty()) return;
   o << "\nSpeed of light (model config)\n";
+  const SpeedOfLight* previous = nullptr;
   for (const auto& f : d.speed_of_light) {
     const bool bytes = f.work_unit == "B";
     o << "  " << f.name << ": " << pct(f.fraction) << " = " << (bytes ? fixed(f.work / 1e9, 3) + " GB" : fixed(f.work / 1e12, 3) + " TFLOP")
       << " / " << fixed(f.time_ns / 1e6, 3) << " ms / " << (bytes ? fixed(f.peak_per_s / 1e9, 0) + " GB/s" : fixed(f.peak_per_s / 1e12, 1) + " TFLOP/s")
       << "\n";
-    o << "    work: " << f.work_source << "\n    time: " << f.time_source << "\n    peak: " << f.peak_source << "\n";
+    // The same step's work and peak are said once: the next figure differs in its time only.
+    if (!previous || previous->work_source != f.work_source) o << "    work: " << f.work_source << "\n";
+    o << "    time: " << f.time_source << "\n";
+    if (!previous || previous->peak_source != f.peak_source) o << "    peak: " << f.peak_source << "\n";
+    previous = &f;
   }
   for (const auto& n : d.speed_of_light_notes) o << "  note: " << n << "\n";
 }

@@ -20,7 +20,9 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (!d) return std::unexpected(d.error());
   ModelOptionValues model;
   for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
-  if (auto ok = add_speed_of_light(trace, model, std::nullopt, *d); !ok) return std::unexpected(ok.error());
+  auto user_peaks = read_gpu_peaks_file(o.text("peaks"));
+  if (!user_peaks) return std::unexpected(user_peaks.error());
+  if (auto ok = add_speed_of_light(trace, model, *user_peaks, *d); !ok) return std::unexpected(ok.error());
   AnalysisOutput out;
   out.text = output.format == "json"   ? render_diagnosis_json(*d)
              : output.format == "html" ? render_diagnosis_html(trace, *d)
@@ -44,6 +46,8 @@ std::vector<OptionSpec> report_options() {
   auto options = step_option_specs();
   options.push_back({"output", 'o', OptionKind::kText, "", "write the report to this file instead of standard output"});
   for (auto& spec : model_option_specs()) options.push_back(std::move(spec));
+  options.push_back({"peaks", 0, OptionKind::kText, "",
+                     "with --model: TSV of GPU peaks (data/gpu_peaks.tsv's layout, e.g. from kernscope peaks), tried before the built-in table"});
   return options;
 }
 

@@ -1,10 +1,10 @@
 // roofline: speed of light per kernel, class or step (src/analyses/roofline.hpp).
 #include <fmt/format.h>
 
-#include <fstream>
 #include <sstream>
 
 #include "analyses/roofline.hpp"
+#include "render/html/roofline_page.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -16,23 +16,11 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<std::vector<GpuPeaks>> read_peaks(const std::string& path) {
-  if (path.empty()) return std::vector<GpuPeaks>{};
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return make_error(ErrorCode::kNotFound, "roofline: cannot read --peaks file " + path);
-  std::ostringstream text;
-  text << file.rdbuf();
-  auto rows = parse_gpu_peaks(text.str(), path);
-  if (!rows) return std::unexpected(rows.error());
-  if (rows->empty()) return make_error(ErrorCode::kBadInput, path + ": no GPU rows");
-  return rows;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto grouping = parse_roofline_grouping(o.text("by"));
   if (!grouping) return std::unexpected(grouping.error());
   if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "roofline: --limit must be 0 or more");
-  auto user_peaks = read_peaks(o.text("peaks"));
+  auto user_peaks = read_gpu_peaks_file(o.text("peaks"));
   if (!user_peaks) return std::unexpected(user_peaks.error());
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
@@ -48,6 +36,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   auto result = roofline(trace, options);
   if (!result) return std::unexpected(result.error());
   AnalysisOutput out;
+  if (output.format == "html") {  // the notes are on the page
+    out.text = render_roofline_html(*result, trace.source.path);
+    return out;
+  }
   const auto limit = static_cast<std::size_t>(o.integer("limit"));
   out.tables.push_back(roofline_table(*result, limit));
   for (const auto& note : result->notes) out.messages.push_back("roofline: " + note);
@@ -103,7 +95,7 @@ const AnalysisEntry& roofline_entry() {
                      "the binding roof (memory, compute, latency), ideal and recoverable time; decode MBU and prefill MFU. "
                      "FLOPs and bytes from PyTorch's recorded shapes (Kineto record_shapes, emit_nvtx sizes)",
           .options = roofline_options(),
-          .formats = {"table", "csv", "tsv", "json"},
+          .formats = {"table", "csv", "tsv", "json", "html"},
           .time_unit = false,
           .filters = true,
           .shape = ResultShape::kTables},

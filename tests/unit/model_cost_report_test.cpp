@@ -5,13 +5,14 @@
 //   model_cost_test.cpp): weights 1,574,051,840 + KV read 17,842,176 + KV written 32,768 +
 //   activations (per layer (2048 + 3*2048) + (2048 + 2*512 + 2048) + 2*2048 + 6*5632 = 51,200
 //   elements, * 16 + 2048 + 32000 = 853,248 elements * 2 B) 1,706,496 = 1,593,633,280 B
-//   step times and bandwidth from Python's sqlite3 over the export: the 64 'measure:decode_step'
-//   NVTX ranges last 13,245,502.109375 ns on average (end - start); the kernels launched inside them
+//   step times from Python's sqlite3 over the export: the 64 'measure:decode_step' NVTX ranges last
+//   13,245,502.109375 ns on average (end - start); the kernels launched inside them
 //   (CUPTI_ACTIVITY_KIND_KERNEL joined to CUPTI_ACTIVITY_KIND_RUNTIME by correlationId, launch on
 //   the range's thread) take 1,700,610.046875 ns per step; TARGET_INFO_GPU.memoryBandwidth is
-//   4,814,304,000,000 B/s.
-//   → decode MBU 1,593,633,280 / 13.245502109375 ms / 4.814304 TB/s = 2.4991 %,
-//     over kernel time 1,593,633,280 / 1.700610046875 ms / 4.814304 TB/s = 19.4648 %.
+//   4,814,304,000,000 B/s; data/gpu_peaks.tsv's H200 row (NVIDIA's datasheet): 4800 GB/s, dense
+//   BF16 989.4 TFLOP/s.
+//   → decode MBU 1,593,633,280 / 13.245502109375 ms / 4.8 TB/s = 2.5066 %,
+//     over kernel time 1,593,633,280 / 1.700610046875 ms / 4.8 TB/s = 19.5228 %.
 // Checked that it fails: with --output-tokens 64 (63 decode steps, a shorter mean context) the
 // bytes move by 16,384 and the test fails.
 #include <gtest/gtest.h>
@@ -37,7 +38,7 @@ const Diagnosis& llama_diagnosis() {
                                           {"prompt", "512"},
                                           {"output-tokens", "65"},
                                           {"prefill-logits", "all"}},
-                                 std::nullopt, with_model);
+                                 {}, with_model);
     EXPECT_TRUE(ok.has_value()) << (ok ? "" : ok.error().message);
     return with_model;
   }();
@@ -57,46 +58,67 @@ TEST(ModelCostReport, DecodeMbuOnTheBundledLlamaTrace) {
   ASSERT_NE(mbu, nullptr);
   EXPECT_DOUBLE_EQ(mbu->work, 1'593'633'280.0);
   EXPECT_DOUBLE_EQ(mbu->time_ns, 13'245'502.109375);
-  EXPECT_DOUBLE_EQ(mbu->peak_per_s, 4'814'304'000'000.0);
-  EXPECT_NEAR(mbu->fraction, 0.024991162, 1e-9);
+  EXPECT_DOUBLE_EQ(mbu->peak_per_s, 4.8e12);
+  EXPECT_NEAR(mbu->fraction, 0.025065636, 1e-9);
   const auto* kernels = find(d, "decode MBU over kernel time");
   ASSERT_NE(kernels, nullptr);
   EXPECT_DOUBLE_EQ(kernels->time_ns, 1'700'610.046875);
-  EXPECT_NEAR(kernels->fraction, 0.194648087, 1e-9);
-  EXPECT_NE(mbu->peak_source.find("NVIDIA H200"), std::string::npos) << mbu->peak_source;
+  EXPECT_NEAR(kernels->fraction, 0.195228138, 1e-9);
+  EXPECT_NE(mbu->peak_source.find("H200 4800 GB/s"), std::string::npos) << mbu->peak_source;
   ASSERT_FALSE(d.diagnosis.empty());
   EXPECT_EQ(d.diagnosis.front().rfind("Speed of light for llama_decode_workload.json: decode MBU 2.5 %", 0), 0u) << d.diagnosis.front();
 }
 
-// The device's own record holds no FLOP/s: without a peaks table row prefill MFU is left out, and
-// the report says why instead of printing a zero.
-TEST(ModelCostReport, PrefillMfuNeedsAFlopPeak) {
+// Prefill MFU: 0.823056662528 TFLOP (hand-derived: linear 1024 x 786,956,288 = 805,843,238,912 with
+// logits for all 512 tokens, causal attention 16 * 4 * 32 * 64 * 131,328 = 17,213,423,616) over the
+// prefill's TTFT (its host range, 12,973,771 ns, is longer than its GPU span, 12,886,343 ns, both
+// from sqlite3) at H200's dense BF16 989.4 TFLOP/s: 6.4120 %.
+TEST(ModelCostReport, PrefillMfuOnTheBundledLlamaTrace) {
   const auto& d = llama_diagnosis();
-  EXPECT_EQ(find(d, "prefill MFU"), nullptr);
-  bool said = false;
-  for (const auto& n : d.speed_of_light_notes) said |= n.find("no prefill MFU") != std::string::npos && n.find("--peaks") != std::string::npos;
-  EXPECT_TRUE(said);
+  const auto* mfu = find(d, "prefill MFU");
+  ASSERT_NE(mfu, nullptr);
+  EXPECT_DOUBLE_EQ(mfu->work, 823'056'662'528.0);
+  EXPECT_DOUBLE_EQ(mfu->time_ns, 12'973'771.0);
+  EXPECT_DOUBLE_EQ(mfu->peak_per_s, 989.4e12);
+  EXPECT_NEAR(mfu->fraction, 0.064119718, 1e-9);
 }
 
-// Prefill MFU with a given FLOP peak: 0.823056662528 TFLOP (hand-derived: linear 1024 x 786,956,288
-// = 805,843,238,912 with logits for all 512 tokens, causal attention 16 * 4 * 32 * 64 * 131,328 =
-// 17,213,423,616) over the prefill's TTFT (its host range, 12,973,771 ns, is longer than its GPU
-// span, 12,886,343 ns, both from sqlite3) at H200's dense BF16 989.4 TFLOP/s: 6.4119 %.
-TEST(ModelCostReport, PrefillMfuWithAPeak) {
+// --peaks rows come before the table: a row matching any device ("*") at 4000 GB/s makes the
+// decode MBU 1,593,633,280 / 13.245502109375 ms / 4 TB/s = 3.0079 %; it has no BF16 peak, so no
+// prefill MFU, and the note says why.
+TEST(ModelCostReport, UserPeaksFirst) {
   auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.gz");
   ASSERT_TRUE(trace.has_value());
   auto d = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{});
   ASSERT_TRUE(d.has_value());
-  ModelPeaks peaks{4.8e12, "datasheet", 989.4e12, "datasheet", ""};
+  auto rows = parse_gpu_peaks("name\tmatch\tsm_count\tmemory_gb\tbandwidth_gbs\tfp64\tfp32\ttf32\tfp16_bf16\tfp8\tint8\tfp4\tsource\n"
+                              "Mine\t*\t0\t0\t4000\t-\t-\t-\t-\t-\t-\t-\tmeasured\n",
+                              "mine.tsv");
+  ASSERT_TRUE(rows.has_value()) << rows.error().message;
   auto ok = add_speed_of_light(*trace, {{"model", kFixtures + "/models/llama_decode_workload.json"}, {"prompt", "512"},
-                                        {"output-tokens", "65"}, {"prefill-logits", "all"}},
-                               peaks, *d);
+                                        {"output-tokens", "65"}},
+                               *rows, *d);
   ASSERT_TRUE(ok.has_value());
-  const auto* mfu = find(*d, "prefill MFU");
-  ASSERT_NE(mfu, nullptr);
-  EXPECT_DOUBLE_EQ(mfu->work, 823'056'662'528.0);
-  EXPECT_DOUBLE_EQ(mfu->time_ns, 12'973'771.0);
-  EXPECT_NEAR(mfu->fraction, 823'056'662'528.0 / 12.973771e-3 / 989.4e12, 1e-12);
+  const auto* mbu = find(*d, "decode MBU");
+  ASSERT_NE(mbu, nullptr);
+  EXPECT_NEAR(mbu->fraction, 0.030078763, 1e-9);
+  EXPECT_EQ(find(*d, "prefill MFU"), nullptr);
+  bool said = false;
+  for (const auto& n : d->speed_of_light_notes) said |= n.find("no prefill MFU: Mine") != std::string::npos && n.find("no bf16 peak") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// A GPU no row fits: the bandwidth the trace records for it, no FLOP/s, and why (naming --peaks).
+TEST(ModelCostReport, UnknownGpuFallsBackToItsOwnBandwidth) {
+  Trace trace;
+  Device device;
+  device.name = "Imaginary GPU 9000";
+  device.memory_bandwidth_bytes_per_s = 1'234'000'000'000;
+  trace.devices.push_back(device);
+  const auto p = model_peaks(trace, Precision::kBf16, {});
+  EXPECT_DOUBLE_EQ(p.bandwidth_bytes_per_s, 1.234e12);
+  EXPECT_FALSE(p.flops_per_s.has_value());
+  EXPECT_NE(p.why_missing.find("--peaks"), std::string::npos) << p.why_missing;
 }
 
 TEST(ModelCostReport, BadModelOptions) {

@@ -29,6 +29,8 @@ int main(int argc, char** argv) {
   }
   Command record = add_record(app);
   commands.emplace(app.get_subcommands({}).back(), std::move(record));
+  Command peaks = add_peaks(app);
+  commands.emplace(app.get_subcommands({}).back(), std::move(peaks));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
