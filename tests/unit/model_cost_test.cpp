@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "analyses/model_cost.hpp"
+#include "analyses/model_cost_utilization.hpp"
 
 namespace kernscope {
 namespace {
@@ -154,6 +155,34 @@ TEST(ModelCost, GptqWeightBytes) {
   EXPECT_DOUBLE_EQ(s.lm_head.bytes_per_weight, 2);
   EXPECT_EXACT(count_parameters(s).total, 6'738'415'616LL);
   EXPECT_EXACT(decode_cost(s, 1, 1).weight_bytes, 3'631'726'592LL);
+  EXPECT_EQ(model_precision(s), Precision::kFp16) << "weight-only int4 computes in float16";
+}
+
+// The same Llama-2-7B in AutoAWQ's format (quantization_config of TheBloke/Llama-2-7B-AWQ: int4,
+// group 128, zero points, GEMM kernels; no act-order index): the GPTQ bytes without g_idx:
+// 3,364,487,168 + 532,480 + 262,144,000 + 8192 = 3,627,171,840.
+TEST(ModelCost, AwqWeightBytes) {
+  auto s = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 11008, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+      "vocab_size": 32000, "tie_word_embeddings": false, "torch_dtype": "float16",
+      "quantization_config": {"quant_method": "awq", "zero_point": true, "group_size": 128, "bits": 4, "version": "gemm"}})");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EXACT(decode_cost(*s, 1, 1).weight_bytes, 3'627'171'840LL);
+}
+
+// Meta-Llama-3-8B with fp8 weights (neuralmagic's FP8 checkpoints: quant_method fp8, lm_head in
+// ignored_layers): decoder linears 1 B each, 32 * 218,103,808 = 6,979,321,856; bf16 norms
+// 65 * 4096 * 2 = 532,480; bf16 LM head 128256*4096*2 = 1,050,673,152; one bf16 row 8192
+// → 8,030,535,680 B per decode step, and its matmuls count as fp8 work.
+TEST(ModelCost, Fp8WeightBytes) {
+  auto s = parse_model_config(R"({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 4096,
+      "intermediate_size": 14336, "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+      "vocab_size": 128256, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+      "quantization_config": {"activation_scheme": "static", "ignored_layers": ["lm_head"], "quant_method": "fp8"}})");
+  ASSERT_TRUE(s.has_value()) << s.error().message;
+  EXPECT_EXACT(decode_cost(*s, 1, 1).weight_bytes, 8'030'535'680LL);
+  EXPECT_EQ(s->linear.name, "fp8");
+  EXPECT_EQ(model_precision(*s), Precision::kFp8);
 }
 
 // The bundled Llama trace's model (shared/tools/llama_decode_workload.py): d 2048, L 16, heads 32,
