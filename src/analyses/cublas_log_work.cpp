@@ -61,13 +61,12 @@ std::string detail_of(const cl::GemmCall& c) {
 
 }  // namespace
 
-Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table) {
-  const std::string path = request.option("cublas-log");
-  if (path.empty()) return {};
+Result<LoggedGemmWork> cublas_log_work(const Trace& trace, const std::string& path) {
   auto log = cl::read_gemm_log(path);
   if (!log) return std::unexpected(log.error());
-  const auto join = cl::join_gemm_calls(*log, request.trace, gemm_kernel_rows(request.trace));
-  std::size_t offered = 0, taken = 0;
+  const auto join = cl::join_gemm_calls(*log, trace, gemm_kernel_rows(trace));
+  LoggedGemmWork out;
+  out.calls = log->calls.size();
   for (std::size_t i = 0; i < log->calls.size(); ++i) {
     if (!join.trace_row[i]) continue;
     const cl::GemmCall& call = log->calls[i];
@@ -77,16 +76,30 @@ Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table) 
     work.bytes = call.min_bytes();
     work.add_flops(precision_of(call), call.flops());
     work.detail = detail_of(call);
-    if (table.offer(*join.trace_row[i], std::move(work))) {
+    out.by_row.emplace(*join.trace_row[i], std::move(work));
+  }
+  for (const auto& n : log->notes) out.notes.push_back("cublas-log: " + n);
+  out.notes.insert(out.notes.end(), join.notes.begin(), join.notes.end());
+  return out;
+}
+
+Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table) {
+  const std::string path = request.option("cublas-log");
+  if (path.empty()) return {};
+  auto logged = cublas_log_work(request.trace, path);
+  if (!logged) return std::unexpected(logged.error());
+  std::size_t offered = 0, taken = 0;
+  for (auto& [row, work] : logged->by_row) {
+    if (table.offer(row, std::move(work))) {
       ++offered;
     } else {
       ++taken;
     }
   }
-  table.note(fmt::format("cublas-log: {} of {} GEMM call(s) in {} joined to the trace's GEMM kernels", join.matched, log->calls.size(), path));
+  table.note(fmt::format("cublas-log: {} of {} GEMM call(s) in {} joined to the trace's GEMM kernels", logged->by_row.size(),
+                         logged->calls, path));
   if (taken > 0) table.note(fmt::format("cublas-log: {} kernel(s) already had work from a more trusted source", taken));
-  for (const auto& n : log->notes) table.note("cublas-log: " + n);
-  for (const auto& n : join.notes) table.note(n);
+  for (const auto& n : logged->notes) table.note(n);
   return {};
 }
 

@@ -1,11 +1,13 @@
 // Kernel work measured by Nsight Compute (`--ncu FILE`, a `--csv --page raw|details` export):
 // DRAM bytes read + written and FLOPs by precision from ncu's counters, for the trace kernels its
-// launches join to (by function name and invocation order, grid/block breaking ties). Kernels
-// whose export holds no FLOP counter are left to the other sources: their FLOPs are unknown, and
-// a measured byte count beside zero FLOPs would put a GEMM under the memory roof.
+// launches join to (by function name and invocation order, grid/block breaking ties). Where the
+// export holds no FLOP counter (ncu's default sections), the FLOPs are unknown: with --cublas-log
+// the kernel's GEMM call gives them beside the measured bytes; otherwise the kernel is left to the
+// other sources (a measured byte count beside zero FLOPs would put a GEMM under the memory roof).
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analyses/work_sources.hpp"
 #include "readers/ncu/ncu_join.hpp"
@@ -48,23 +50,36 @@ Result<void> fill_ncu_work(const WorkRequest& request, WorkTable& table) {
   auto report = ncu::read_ncu_csv(path);
   if (!report) return std::unexpected(report.error());
   const auto join = ncu::join_ncu_kernels(*report, request.trace);
-  std::size_t offered = 0, taken = 0, without_flops = 0, without_bytes = 0;
+  std::size_t offered = 0, taken = 0, without_flops = 0, without_bytes = 0, logged_flops = 0;
   std::string flop_reason;
+  std::optional<LoggedGemmWork> logged;  // read when a kernel needs it
   for (std::size_t i = 0; i < report->kernels.size(); ++i) {
     const ncu::NcuKernel& k = report->kernels[i];
     if (!join.trace_row[i]) continue;
-    if (k.flops.empty()) {
-      ++without_flops;
-      if (flop_reason.empty() && !k.flop_notes.empty()) flop_reason = k.flop_notes.front();
-      continue;
-    }
+    const RowIndex row = *join.trace_row[i];
     KernelWork work;
     work.source = kSourceNcu;
     work.bytes_kind = BytesKind::kMeasured;
+    work.detail = detail_of(k);
+    if (k.flops.empty()) {
+      if (!logged && !request.option("cublas-log").empty() && k.dram_bytes) {
+        auto read = cublas_log_work(request.trace, request.option("cublas-log"));
+        if (!read) return std::unexpected(read.error());
+        logged = std::move(*read);
+      }
+      const auto from_log = logged && k.dram_bytes ? logged->by_row.find(row) : decltype(logged->by_row.end()){};
+      if (!logged || !k.dram_bytes || from_log == logged->by_row.end()) {
+        ++without_flops;
+        if (flop_reason.empty() && !k.flop_notes.empty()) flop_reason = k.flop_notes.front();
+        continue;
+      }
+      work.flops = from_log->second.flops;
+      work.detail += "; FLOPs from cublas-log: " + from_log->second.detail;
+      ++logged_flops;
+    }
     work.bytes = k.dram_bytes.value_or(0);
     if (!k.dram_bytes) ++without_bytes;
     for (const auto& t : k.flops) work.add_flops(precision_of(t), t.flops);
-    work.detail = detail_of(k);
     if (table.offer(*join.trace_row[i], std::move(work))) {
       ++offered;
     } else {
@@ -73,6 +88,10 @@ Result<void> fill_ncu_work(const WorkRequest& request, WorkTable& table) {
   }
   table.note(fmt::format("ncu: {} of {} profiled launch(es) in {} joined to the trace's kernels; {} with measured work", join.matched,
                          report->kernels.size(), path, offered));
+  if (logged_flops > 0) {
+    table.note(fmt::format("ncu: {} launch(es) without FLOP counters took their FLOPs from the cuBLAS log, beside their measured bytes",
+                           logged_flops));
+  }
   if (without_flops > 0) {
     table.note(fmt::format("ncu: {} joined launch(es) have no FLOP counter in the export and are left to other sources{}", without_flops,
                            flop_reason.empty() ? "" : " (" + flop_reason + ")"));

@@ -81,11 +81,20 @@ TEST(WorkProviders, NcuWithoutFlopCountersLeavesKernelsToOthers) {
   ASSERT_TRUE(table) << table.error().message;
   EXPECT_EQ(table->covered(), 0u);
   EXPECT_TRUE(has_note(*table, "no FLOP counter"));
-  // With the cuBLASLt log beside it, the log's shapes fill them.
+  // With the cuBLASLt log beside it: the log's FLOPs, ncu's measured bytes (read + write, from the CSV).
   auto both = kernscope::collect_kernel_work(
       trace, {{"ncu", fixture("dev1_raw_base.csv.gz")}, {"cublas-log", fixture("dev1_cublaslt2.log.gz")}});
-  ASSERT_TRUE(both);
+  ASSERT_TRUE(both) << both.error().message;
   EXPECT_EQ(both->covered(), 3u);
+  const auto* gemm = both->find(0);
+  ASSERT_NE(gemm, nullptr);
+  EXPECT_EQ(gemm->source, kernscope::kSourceNcu);
+  EXPECT_EQ(gemm->bytes_kind, kernscope::BytesKind::kMeasured);
+  EXPECT_EQ(gemm->bytes, 150471168.0 + 28167936.0);
+  EXPECT_EQ(gemm->flops[static_cast<std::size_t>(kernscope::Precision::kBf16)], 137438953472.0);
+  EXPECT_EQ(both->find(2)->bytes, 117554944.0 + 2457344.0);
+  EXPECT_EQ(both->find(2)->total_flops(), 939524096.0);
+  EXPECT_TRUE(has_note(*both, "took their FLOPs from the cuBLAS log"));
 }
 
 TEST(WorkProviders, NcuCountersGiveMeasuredWork) {
