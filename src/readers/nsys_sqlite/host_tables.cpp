@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <numeric>
 #include <unordered_map>
+#include <utility>
 
 namespace kernscope::nsys {
 namespace {
@@ -142,6 +143,120 @@ Result<void> read_samples(const Database& db, const std::set<std::string>& table
   return {};
 }
 
+// nsys writes some names HTML-escaped ("&lt;module&gt;").
+std::string unescaped(std::string_view text) {
+  static constexpr std::pair<std::string_view, char> kEntities[] = {
+      {"&lt;", '<'}, {"&gt;", '>'}, {"&quot;", '"'}, {"&#39;", '\''}, {"&amp;", '&'}};
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    bool replaced = false;
+    if (text[i] == '&') {
+      for (const auto& [entity, c] : kEntities) {
+        if (text.substr(i, entity.size()) == entity) {
+          out += c;
+          i += entity.size() - 1;
+          replaced = true;
+          break;
+        }
+      }
+    }
+    if (!replaced) out += text[i];
+  }
+  return out;
+}
+
+// The integers after each `"Function":` and `"File":` in one payload's JSON, in order (nsys
+// 2025.3's "Python Periodic Sampling" schema: Frames [{Function, File, Line}], innermost first,
+// Function and File StringIds ids).
+std::vector<std::pair<std::int64_t, std::int64_t>> frame_ids(std::string_view json) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  auto number_after = [&](std::string_view key, std::size_t from, std::int64_t& value) -> std::size_t {
+    const std::size_t at = json.find(key, from);
+    if (at == std::string_view::npos) return at;
+    std::size_t i = at + key.size();
+    while (i < json.size() && json[i] == ' ') ++i;
+    value = 0;
+    bool digits = false;
+    for (; i < json.size() && json[i] >= '0' && json[i] <= '9'; ++i) {
+      value = value * 10 + (json[i] - '0');
+      digits = true;
+    }
+    return digits ? i : std::string_view::npos;
+  };
+  for (std::size_t at = json.find("\"Frames\""); at != std::string_view::npos;) {
+    std::int64_t function = 0, file = 0;
+    const std::size_t after_function = number_after("\"Function\":", at, function);
+    if (after_function == std::string_view::npos) break;
+    const std::size_t after_file = number_after("\"File\":", after_function, file);
+    if (after_file == std::string_view::npos) break;
+    out.emplace_back(function, file);
+    at = after_file;
+  }
+  return out;
+}
+
+// nsys --python-sampling: NVTX marks in domain "Python Periodic Sampling" whose payload (exported
+// with --include-json) lists the frames. Read instead of the CPU IP samples of the same threads:
+// they are Python's own frames, taken whether the thread runs or waits (wall clock).
+Result<bool> read_python_samples(const Database& db, const std::set<std::string>& tables, Trace& trace) {
+  if (!tables.contains("NVTX_EVENTS") || !tables.contains("StringIds")) return false;
+  auto columns = db.columns("NVTX_EVENTS");
+  if (!columns) return std::unexpected(columns.error());
+  if (!columns->contains("jsonText") && !columns->contains("jsonTextId")) return false;
+  const std::string json = columns->contains("jsonText") && columns->contains("jsonTextId")
+                               ? "coalesce(n.jsonText, j.value)"
+                               : columns->contains("jsonText") ? "n.jsonText" : "j.value";
+  auto stmt = db.prepare(
+      "SELECT n.start, n.globalTid, " + json +
+      " FROM NVTX_EVENTS n" + (columns->contains("jsonTextId") ? " LEFT JOIN StringIds j ON j.id = n.jsonTextId" : "") +
+      " WHERE n.eventType = 34 AND n.domainId IN (SELECT domainId FROM NVTX_EVENTS WHERE eventType = 75 AND "
+      "text = 'Python Periodic Sampling') ORDER BY n.start");
+  if (!stmt) return std::unexpected(stmt.error());
+  std::unordered_map<std::int64_t, StringId> names;
+  auto name_of = [&](std::int64_t id) -> Result<StringId> {
+    if (auto it = names.find(id); it != names.end()) return it->second;
+    auto one = db.prepare("SELECT value FROM StringIds WHERE id = " + std::to_string(id));
+    if (!one) return std::unexpected(one.error());
+    auto row = one->step();
+    if (!row) return std::unexpected(row.error());
+    const StringId name = *row ? trace.strings.intern(unescaped(one->text(0))) : trace.strings.intern("[unknown]");
+    names.emplace(id, name);
+    return name;
+  };
+  HostData& host = trace.host;
+  StackInterner interner(host.stacks);
+  std::vector<StringId> symbols, modules;
+  std::vector<std::uint8_t> unresolved;
+  bool any = false;
+  while (true) {
+    auto more = stmt->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    if (stmt->is_null(2)) continue;
+    symbols.clear();
+    modules.clear();
+    unresolved.clear();
+    for (const auto& [function, file] : frame_ids(stmt->text(2))) {
+      auto symbol = name_of(function);
+      if (!symbol) return std::unexpected(symbol.error());
+      auto module = name_of(file);
+      if (!module) return std::unexpected(module.error());
+      symbols.push_back(*symbol);
+      modules.push_back(*module);
+      unresolved.push_back(0);
+    }
+    host.samples.time_ns.push_back(stmt->int64(0));
+    host.samples.global_tid.push_back(stmt->int64(1));
+    host.samples.stack.push_back(interner.add(symbols, modules, unresolved));
+    any = true;
+  }
+  if (any) {
+    host.wall_clock = true;
+    trace.notes.push_back("host samples: nsys's Python samples (--python-sampling); CPU samples of those threads are not used");
+  }
+  return any;
+}
+
 Result<void> read_host_info(const Database& db, Trace& trace) {
   auto stmt = db.prepare(std::string("SELECT name, value FROM ") + kHostInfoTable);
   if (!stmt) return std::unexpected(stmt.error());
@@ -163,8 +278,32 @@ Result<void> read_host_info(const Database& db, Trace& trace) {
 }  // namespace
 
 Result<void> read_host_tables(const Database& db, const std::set<std::string>& tables, Trace& trace) {
+  auto python = read_python_samples(db, tables, trace);
+  if (!python) return std::unexpected(python.error());
   if (tables.contains(kSampleTable)) {
+    // CPU samples of threads that have Python samples are left out (one kind of sample per thread).
+    std::set<std::int64_t> python_threads(trace.host.samples.global_tid.begin(), trace.host.samples.global_tid.end());
+    HostSampleColumns python_samples = std::move(trace.host.samples);
+    trace.host.samples = {};
     if (auto r = read_samples(db, tables, trace); !r) return r;
+    if (!python_threads.empty()) {
+      HostSampleColumns merged;
+      const auto& cpu = trace.host.samples;
+      std::size_t a = 0, b = 0;
+      while (a < python_samples.size() || b < cpu.size()) {
+        if (b < cpu.size() && python_threads.contains(cpu.global_tid[b])) {
+          ++b;
+          continue;
+        }
+        const bool take_python = b == cpu.size() || (a < python_samples.size() && python_samples.time_ns[a] <= cpu.time_ns[b]);
+        const auto& from = take_python ? python_samples : cpu;
+        const std::size_t i = take_python ? a++ : b++;
+        merged.time_ns.push_back(from.time_ns[i]);
+        merged.global_tid.push_back(from.global_tid[i]);
+        merged.stack.push_back(from.stack[i]);
+      }
+      trace.host.samples = std::move(merged);
+    }
   }
   if (tables.contains(kHostInfoTable)) {
     if (auto r = read_host_info(db, trace); !r) return r;
