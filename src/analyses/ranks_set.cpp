@@ -54,7 +54,7 @@ bool cut_short(const Trace& trace) {
 
 }  // namespace
 
-Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments) {
+Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments, bool pass_unknown) {
   if (arguments.empty()) return make_error(ErrorCode::kInvalidArgument, "no traces given (DIR, GLOB or FILES)");
   std::set<std::string> seen;
   std::vector<std::string> out;
@@ -82,7 +82,7 @@ Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::s
       if (files.empty()) return make_error(ErrorCode::kNotFound, "no file matches " + arg);
       std::sort(files.begin(), files.end());
       for (const auto& f : files) add(f);
-    } else if (fs::exists(arg, ec)) {
+    } else if (fs::exists(arg, ec) || pass_unknown) {
       add(arg);
     } else {
       return make_error(ErrorCode::kNotFound, "no such file or directory: " + arg);

@@ -37,8 +37,9 @@ struct RankSet {
 };
 
 // DIR (its trace files), GLOB (shell pattern) or FILE arguments, as a sorted list without
-// duplicates. An argument that names nothing is an error.
-Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments);
+// duplicates. An argument that names nothing is an error, unless `pass_unknown`: then it is kept as
+// given (whoever opens it says what is wrong).
+Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments, bool pass_unknown = false);
 
 // Reads every trace (up to `threads` at a time; 0: one per core) and numbers the ranks.
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads = 0);

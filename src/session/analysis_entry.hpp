@@ -63,6 +63,7 @@ const AnalysisEntry& host_entry();
 const AnalysisEntry& roofline_entry();
 const AnalysisEntry& diff_entry();     // two traces (or two groups of runs)
 const AnalysisEntry& compare_entry();  // N traces side by side
+const AnalysisEntry& ranks_entry();    // the traces of one distributed run, one per rank
 
 // Every event kind, kernels and API calls with their summary columns only (launch geometry and
 // return values are not used): what the rules and the diagnosis read.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "analyses/ranks_set.hpp"
 #include "kernscope/trace_filter.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -19,6 +20,7 @@ const std::vector<const AnalysisEntry*>& entries() {
       &session::host_entry(),
       &session::roofline_entry(),
       &session::diff_entry(),    &session::compare_entry(),
+      &session::ranks_entry(),
   };
   return rows;
 }
@@ -169,7 +171,12 @@ Result<std::vector<std::vector<std::string>>> trace_path_groups(const AnalysisSp
     }
     for (const auto& name : spec.trace_group_options) groups.push_back(options.at(name));
   } else {
-    for (const auto& path : positional) groups.push_back({path});
+    // A folder or a quoted glob pattern stands for its trace files, one trace each.
+    for (const auto& argument : positional) {
+      auto paths = ranks::expand_trace_arguments({argument}, true);
+      if (!paths) return std::unexpected(paths.error());
+      for (const auto& path : *paths) groups.push_back({path});
+    }
   }
   const auto n = groups.size();
   if (n < spec.min_traces || (spec.max_traces != 0 && n > spec.max_traces)) {

@@ -15,7 +15,8 @@ never launched while its trace goes on), --late-start RANK:K (its window starts 
 collective), --skip RANK (no file), --no-dist-info (ranks only in file names), --seq (record the
 process group's sequence number, as newer PyTorch does).
 
-Writes rank<R>.trace.json.gz per rank and truth.json (offsets, injected stragglers, variants).
+Writes rank<R>.trace.json.gz per rank into OUT_DIR, and OUT_DIR.truth.json beside it (offsets,
+injected stragglers, variants), outside the folder so the folder holds traces only.
 Times are kept exact: JSON numbers are read as decimals and written back as exact microseconds.
 """
 import argparse
@@ -135,6 +136,8 @@ def main():
                 times["ts"] = to_ns(e["ts"]) + o
                 if "dur" in e:
                     times["dur"] = to_ns(e["dur"])
+            if isinstance(e.get("args"), dict) and "device" in e["args"]:
+                e["args"] = dict(e["args"], device=rank % 8)  # each rank's GPU work on its own device
             i = index_of.get(id(original))
             if i is not None:
                 if i >= drop_from:
@@ -143,8 +146,7 @@ def main():
                 start = s + arrival_delay(rank, i)
                 end = s + last_delay[i] + to_ns(original["dur"])
                 times = {"ts": start + o, "dur": end - start}
-                a = with_world(original.get("args", {}))
-                a["device"] = rank % 8
+                a = with_world(e.get("args", {}))
                 if args.seq:
                     a["Seq"] = seq_of[i]
                 e["args"] = a
@@ -189,7 +191,7 @@ def main():
         "times_last": {str(r): sum(1 for i, (rr, _) in late.items() if rr == r) for r in range(n)},
         "hang": hang, "late_start": late_start, "cut": args.cut, "skip": args.skip, "seq": args.seq,
     }
-    with open(os.path.join(args.out_dir, "truth.json"), "w") as f:
+    with open(os.path.normpath(args.out_dir) + ".truth.json", "w") as f:
         json.dump(truth, f, indent=1)
 
 

@@ -1,0 +1,96 @@
+// ranks: a set of traces read as the ranks of one distributed run — collectives matched across
+// ranks, clock offsets estimated from them, each collective's time split into wait and transfer,
+// stragglers, comm/compute overlap, skew over time, and the collectives some rank never reached.
+#include <sstream>
+
+#include "analyses/collectives_kineto_args.hpp"
+#include "analyses/ranks_set.hpp"
+#include "analyses/ranks_skew.hpp"
+#include "analyses/ranks_view.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls);
+  open.detail_kinds = bit(EventKind::kKernels);  // stream ids: the communicator when the trace names none
+  return open;
+}
+
+Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+  const std::string clocks = o.text("clocks");
+  if (clocks != "estimate" && clocks != "trust") {
+    return make_error(ErrorCode::kInvalidArgument, "ranks: --clocks must be estimate or trust, not '" + clocks + "'");
+  }
+  if (o.integer("bins") < 1 || o.integer("bins") > 1000) return make_error(ErrorCode::kInvalidArgument, "ranks: --bins must be 1 to 1000");
+  std::vector<ranks::RankDigest> digests;
+  for (const auto& group : groups) {
+    for (const Trace* trace : group.runs) {
+      std::optional<ranks::CommArgsLookup> args;
+      if (trace->source.format.starts_with("kineto")) {
+        auto read = ranks::read_kineto_comm_args(trace->source.path);
+        if (!read) return make_error(read.error().code, trace->source.path + ": " + read.error().message);
+        args = std::move(*read);
+      }
+      for (auto& d : ranks::digests_of(*trace, args ? &*args : nullptr)) digests.push_back(std::move(d));
+    }
+  }
+  const ranks::RankSet set = ranks::assemble_rank_set(std::move(digests));
+  ranks::SkewOptions skew;
+  skew.estimate_clocks = clocks == "estimate";
+  skew.time_bins = static_cast<int>(o.integer("bins"));
+  const ranks::RanksAnalysis analysis = ranks::analyze_ranks(set, skew);
+
+  AnalysisOutput out;
+  out.tables = ranks::ranks_tables(set, analysis);
+  if (output.frames()) return out;
+  if (output.format == "text") {
+    out.text = ranks::ranks_text(set, analysis);
+  } else if (output.format == "json") {
+    out.text = ranks::ranks_json(set, analysis, output.time_unit);
+  } else {
+    const std::string wanted = o.text("table");
+    const Table* table = nullptr;
+    for (const auto& t : out.tables) {
+      if (t.report == wanted) table = &t;
+    }
+    if (!table) {
+      return make_error(ErrorCode::kInvalidArgument, "ranks: --table must be ranks, collective_kinds, stragglers, collectives, "
+                                                     "incomplete or skew_over_time, not '" + wanted + "'");
+    }
+    std::ostringstream text;
+    render(text, *table, RenderOptions{output.table_format(), output.time_unit});
+    out.text = text.str();
+  }
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& ranks_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{
+          .name = "ranks",
+          .summary = "Traces of one distributed run read as ranks (per-rank PyTorch-profiler or nsys files, or one nsys export "
+                     "with several processes): NCCL collectives matched across ranks, clock offsets estimated from their ends, "
+                     "wait (last arrival - a rank's arrival) apart from transfer (last arrival -> end), bus bandwidth, "
+                     "stragglers, comm/compute overlap, skew over time, collectives some rank never reached",
+          .options = {{"clocks", 0, OptionKind::kText, "estimate",
+                       "estimate (offsets from collective ends) or trust (take the traces' clocks as they are)"},
+                      {"bins", 0, OptionKind::kInteger, "10", "time bins of the skew-over-time view"},
+                      {"table", 0, OptionKind::kText, "collectives",
+                       "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time"}},
+          .formats = {"text", "csv", "tsv", "json"},
+          .time_unit = true,
+          .filters = false,  // each rank has its own clock: one time window means different moments
+          .shape = ResultShape::kTables,
+          .trace_help = "the ranks' traces: a folder, a glob pattern or files",
+          .min_traces = 1,
+          .max_traces = 0},
+      plan, nullptr, run_groups};
+  return entry;
+}
+
+}  // namespace kernscope::session
