@@ -87,6 +87,16 @@ expect_fail record_bad_graph_trace "--cuda-graph-trace must be node or graph" --
 expect_fail record_bad_capture "--capture-range-end must be" -- record --capture-range cudaProfilerApi --capture-range-end later -- true
 # Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
 expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true
+# report --model: configs that are not decoder LLMs, missing lengths, unreadable files (the trace is read first).
+M="$FIX/models"
+expect_fail model_encoder_decoder "an encoder-decoder model" -- report --model "$M/t5-small.json" --prompt 8 --output-tokens 2 "$GOOD"
+expect_fail model_vision "a vision model" -- report --model "$M/vit-base-patch16-224.json" --prompt 8 --output-tokens 2 "$GOOD"
+expect_fail model_encoder_only "not a decoder-only language model" -- report --model "$M/bert-base-uncased.json" --prompt 8 --output-tokens 2 "$GOOD"
+expect_fail model_no_lengths "--model needs --prompt and --output-tokens" -- report --model "$M/meta-llama-3-8b.json" "$GOOD"
+expect_fail model_missing "cannot open model config" -- report --model "$T/none.json" --prompt 8 --output-tokens 2 "$GOOD"
+expect_fail model_zero_batch "--batch needs a whole number of at least 1" -- report --model "$M/meta-llama-3-8b.json" --batch 0 --prompt 8 --output-tokens 2 "$GOOD"
+printf 'name\tmatch\n' >"$T/peaks.tsv"
+expect_fail model_bad_peaks "peaks.tsv" -- report --model "$M/meta-llama-3-8b.json" --prompt 8 --output-tokens 2 --peaks "$T/peaks.tsv" "$GOOD"
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 
