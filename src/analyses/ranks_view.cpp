@@ -171,7 +171,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
   line(fmt::format("Ranks: {} trace(s) read as {} rank(s); world size {} ({})", files.size(), set.ranks.size(), set.world_size,
                    set.world_evidence));
   for (const auto& n : set.notes) line("  ! " + n);
-  line("Collectives matched " + a.matching + ".");
+  if (!a.matching.empty()) line("Collectives matched " + a.matching + ".");
   if (a.reference_rank < 0) {
     for (const auto& n : a.notes) line("  ! " + n);
     return s;
