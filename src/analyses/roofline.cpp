@@ -403,7 +403,14 @@ std::string roofline_chart(const RooflineResult& result, std::size_t points) {
     out += '\n';
   }
   out += std::string(9, ' ') + '+' + std::string(kWidth, '-') + '\n';
-  out += fmt::format("{:>10}{:>21}{:>21}{:>14}\n", "0.01", "1", "100", "10^4 FLOP/B");
+  // Decade labels under their columns (the plot starts after the 10-character axis).
+  std::string labels(10 + kWidth + 12, ' ');
+  for (int decade = -2; decade <= 4; decade += 2) {
+    const std::string text = decade == -2 ? "0.01" : decade == 0 ? "1" : decade == 2 ? "100" : "10^4";
+    const auto end = static_cast<std::size_t>(10 + col(decade) + 1);
+    labels.replace(end - text.size(), text.size(), text);
+  }
+  out += labels.substr(0, 10 + kWidth) + " FLOP/B\n";
   return out + legend;
 }
 

@@ -378,6 +378,27 @@ std::optional<OpCost> cat(const Args& a) {
   return c;
 }
 
+// Gathers: index_select(self, dim, index) and embedding(weight, indices) read the selected rows
+// and write them once, plus the indices.
+std::optional<OpCost> gather(const Args& a, std::size_t table, std::size_t index, std::optional<std::size_t> dim_arg) {
+  const auto& t = a.dims(table);
+  auto type = a.type(table);
+  if (t.empty() || !type || !a.is_tensor(index)) return std::nullopt;
+  std::int64_t dim = 0;
+  if (dim_arg) {
+    auto d = concrete_ints(a.concrete(*dim_arg));
+    if (!d || d->size() != 1) return std::nullopt;
+    dim = (*d)[0] < 0 ? (*d)[0] + static_cast<std::int64_t>(t.size()) : (*d)[0];
+    if (dim < 0 || dim >= static_cast<std::int64_t>(t.size()) || t[static_cast<std::size_t>(dim)] == 0) return std::nullopt;
+  }
+  const double row = numel(t) / static_cast<double>(t[static_cast<std::size_t>(dim)]);
+  const double out = numel(a.dims(index)) * row;
+  OpCost c;
+  c.bytes = 2 * out * type->bytes + a.tensor_bytes(index);
+  c.detail = fmt::format("{} {} rows of {} {}", a.op(), numel(a.dims(index)), dims_text(t), type_label(type, type_assumed(a.raw(), table)));
+  return c;
+}
+
 // Reductions over some dims: one FLOP per input element; the output is small.
 std::optional<OpCost> reduction(const Args& a) { return row_op(a, 1, {}).transform([&](OpCost c) {
     c.bytes -= numel(a.dims(0)) * a.type(0)->bytes;  // read once; the reduced output is not counted
@@ -446,6 +467,8 @@ const std::unordered_map<std::string_view, Formula>& formulas() {
       }
     }
     t["aten::copy_"] = copy;
+    t["aten::index_select"] = [](const Args& a) { return gather(a, 0, 2, 1); };
+    t["aten::embedding"] = [](const Args& a) { return gather(a, 0, 1, std::nullopt); };
     t["aten::cat"] = cat;
     for (std::string_view op : {"aten::sum", "aten::mean", "aten::amax", "aten::amin", "aten::max", "aten::min",
                                 "aten::argmax", "aten::prod"}) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -35,6 +36,13 @@ std::optional<ElementType> type_hint(std::string_view kernel) {
   if (has("e4m3") || has("e5m2") || has("fp8") || has("Float8")) return ElementType{Precision::kFp8, 1};
   if (has("tf32")) return ElementType{Precision::kFp32, 4};
   if (has("sgemm") || has("fp32") || has("f32f32")) return ElementType{Precision::kFp32, 4};
+  // PyTorch's type-erased copies (cat, index) name only the element size: OpaqueType<4u>.
+  if (const std::size_t at = kernel.find("OpaqueType<"); at != std::string_view::npos) {
+    int bytes = 0;
+    const char* first = kernel.data() + at + 11;
+    auto [end, ec] = std::from_chars(first, kernel.data() + kernel.size(), bytes);
+    if (ec == std::errc() && end != first && bytes > 0 && bytes <= 16) return ElementType{Precision::kOther, bytes};
+  }
   return std::nullopt;
 }
 
@@ -114,10 +122,15 @@ void offer_shares(const Trace& trace, const std::vector<Candidate>& ops, const J
     if (!cost) continue;
     double total_ns = 0;
     for (RowIndex r : rows) total_ns += static_cast<double>(k.end_ns[r] - k.start_ns[r]);
+    // The FLOPs are the longest kernel's (the GEMM or attention kernel, not its fill or split-K
+    // reduction); the bytes are split over the kernels by time.
+    const RowIndex longest = *std::max_element(rows.begin(), rows.end(), [&](RowIndex x, RowIndex y) {
+      return k.end_ns[x] - k.start_ns[x] < k.end_ns[y] - k.start_ns[y];
+    });
     for (RowIndex r : rows) {
       const double share = total_ns > 0 ? static_cast<double>(k.end_ns[r] - k.start_ns[r]) / total_ns : 1.0 / rows.size();
       KernelWork work;
-      for (std::size_t p = 0; p < kPrecisionCount; ++p) work.flops[p] = cost->flops[p] * share;
+      if (r == longest) work.flops = cost->flops;
       // FP32 matrix math runs on TF32 tensor cores when the kernel says so (allow_tf32).
       const std::string_view name = kernel_name(trace, r);
       if (name.find("tf32") != std::string_view::npos) {
@@ -127,7 +140,9 @@ void offer_shares(const Trace& trace, const std::vector<Candidate>& ops, const J
       work.bytes = cost->bytes * share;
       work.bytes_kind = BytesKind::kMinimum;
       work.source = source;
-      work.detail = rows.size() > 1 ? fmt::format("{} (split over {} kernels by time)", cost->detail, rows.size()) : cost->detail;
+      work.detail = rows.size() == 1 ? cost->detail
+                    : fmt::format("{} ({} of {} kernels: FLOPs on the longest, bytes by time)", cost->detail,
+                                  r == longest ? "the longest" : "one", rows.size());
       ++kernels;
       offered += table.offer(r, std::move(work)) ? 1 : 0;
     }
@@ -157,8 +172,15 @@ Result<void> fill_kineto_shape_work(const WorkRequest& request, WorkTable& table
   const auto& o = trace.op_shapes;
   if (o.size() == 0 || trace.kernels.size() == 0) return {};
   // Operators repeat with the same shapes: each distinct (name, dims, types, values) is costed once.
+  // Operators repeat with the same shapes: each distinct (name, dims, types, values) is costed once.
+  // A few record no element type (aten::cat's TensorList): those are costed once their kernels are
+  // known, with the type the kernel name states, and left out when it states none.
+  struct Costed {
+    OpArgs args;
+    std::optional<OpCost> cost;  // nullopt: needs the kernels' type
+  };
   std::map<std::array<StringId, 4>, std::int32_t> cost_index;
-  std::vector<OpCost> costs;
+  std::vector<Costed> costs;
   std::vector<Candidate> ops;
   ops.reserve(o.size());
   for (RowIndex i = 0; i < o.size(); ++i) {
@@ -177,9 +199,12 @@ Result<void> fill_kineto_shape_work(const WorkRequest& request, WorkTable& table
           args.shapes = std::move(*dims);
           args.types = std::move(*types);
           args.concrete = std::move(*values);
-          if (auto cost = shapes::op_cost(args)) {
+          auto cost = shapes::op_cost(args);
+          OpArgs probe = args;
+          probe.assumed_type = ElementType{Precision::kBf16, 2};
+          if (cost || shapes::op_cost(probe)) {
             it->second = static_cast<std::int32_t>(costs.size());
-            costs.push_back(std::move(*cost));
+            costs.push_back({std::move(args), std::move(cost)});
           }
         }
       }
@@ -188,9 +213,23 @@ Result<void> fill_kineto_shape_work(const WorkRequest& request, WorkTable& table
     ops.push_back(c);
   }
   const Join join = join_kernels(trace, ops);
-  offer_shares(trace, ops, join, kSourceKinetoShapes,
-               [&](const Candidate& op, const std::vector<RowIndex>&) { return std::optional(costs[static_cast<std::size_t>(op.cost)]); },
-               table);
+  offer_shares(
+      trace, ops, join, kSourceKinetoShapes,
+      [&](const Candidate& op, const std::vector<RowIndex>& kernels) -> std::optional<OpCost> {
+        const Costed& costed = costs[static_cast<std::size_t>(op.cost)];
+        if (costed.cost) return costed.cost;
+        for (RowIndex r : kernels) {
+          if (auto hint = type_hint(kernel_name(trace, r))) {
+            OpArgs args = costed.args;
+            args.assumed_type = hint;
+            auto cost = shapes::op_cost(args);
+            if (cost) cost->detail += " (element type from the kernel name)";
+            return cost;
+          }
+        }
+        return std::nullopt;
+      },
+      table);
   return {};
 }
 

@@ -136,7 +136,15 @@ TEST(OpCost, ElementwiseNormsCopies) {
   auto copy = op_cost(args("aten::copy_", "[[16, 1024], [16, 1024], []]", R"(["c10::BFloat16", "float", "Scalar"])")).value();
   EXPECT_DOUBLE_EQ(copy.total_flops(), 0.0);
   EXPECT_DOUBLE_EQ(copy.bytes, 16.0 * 1024 * (2 + 4));
-  EXPECT_FALSE(op_cost(args("aten::index_select", "[[10, 4], [], [3]]", R"(["float", "Scalar", "long int"])")));
+  // index_select(self [10, 4], dim 0, index [3]): 3 rows of 4 floats read and written, 3 int64 indices.
+  auto gathered = op_cost(args("aten::index_select", "[[10, 4], [], [3]]", R"(["float", "Scalar", "long int"])", R"(["", "0", ""])")).value();
+  EXPECT_DOUBLE_EQ(gathered.bytes, 2.0 * 3 * 4 * 4 + 3 * 8);
+  EXPECT_FALSE(op_cost(args("aten::index_select", "[[10, 4], [], [3]]", R"(["float", "Scalar", "long int"])")));  // no dim recorded
+  // cat records its inputs as a TensorList without a type: only with an assumed one.
+  auto cat = args("aten::cat", "[[[1, 559, 32], [1, 559, 32]], []]", R"(["TensorList", "Scalar"])");
+  EXPECT_FALSE(op_cost(cat));
+  cat.assumed_type = ElementType{Precision::kOther, 4};
+  EXPECT_DOUBLE_EQ(op_cost(cat)->bytes, 2.0 * 2 * 559 * 32 * 4);
   EXPECT_FALSE(has_formula("aten::view"));
 }
 
