@@ -1,6 +1,7 @@
 #include "analyses/diff_figures.hpp"
 
 #include <algorithm>
+#include <regex>
 
 #include "kernscope/nvtx_names.hpp"
 #include "kernscope/steps.hpp"
@@ -69,6 +70,14 @@ void time_samples(const StepAnalysis& steps, RunFigures& run) {
   }
 }
 
+// PyTorch's emit_nvtx names every operator call uniquely ("aten::to, seq = 12, op_id = 998949,
+// sizes = [...]"): without its counters the calls of one operator are one row.
+std::string range_identity(std::string label) {
+  static const std::regex counters(R"(, (?:seq|op_id) = \d+)");
+  if (label.find(" = ") == std::string::npos) return label;
+  return std::regex_replace(label, counters, "");
+}
+
 }  // namespace
 
 EventKinds figures_event_kinds() {
@@ -121,7 +130,7 @@ Result<RunFigures> measure_run(const Trace& trace, IdentityMode mode, const OpRu
   const auto& n = trace.nvtx;
   for (RowIndex i = 0; i < n.size(); ++i) {
     if (!is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime) continue;
-    const std::string label = domains.range_label(trace, i);
+    const std::string label = range_identity(domains.range_label(trace, i));
     auto& d = run.nvtx[label];
     d.display = label;
     d.add(n.end_ns[i] - n.start_ns[i]);

@@ -17,7 +17,6 @@ const std::vector<const AnalysisEntry*>& entries() {
   static const std::vector<const AnalysisEntry*> rows = {
       &session::stats_entry(),   &session::info_entry(),  &session::tail_entry(),   &session::ops_entry(),
       &session::analyze_entry(), &session::steps_entry(), &session::report_entry(), &session::export_entry(),
-      &session::host_entry(),
       &session::roofline_entry(),
       &session::diff_entry(),    &session::compare_entry(),
       &session::ranks_entry(),
@@ -239,6 +238,20 @@ Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>&
       group.runs.push_back(traces.back().get());
     }
     groups.push_back(std::move(group));
+  }
+  // Files of one name in different folders (run1/trace.sqlite, run2/trace.sqlite): name them by
+  // their folder too.
+  bool same_names = false;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    for (std::size_t j = i + 1; j < groups.size(); ++j) same_names = same_names || groups[i].label == groups[j].label;
+  }
+  for (std::size_t k = 0; same_names && k < groups.size(); ++k) {
+    const std::string& path = path_groups[k].front();
+    const auto slash = path.find_last_of('/');
+    if (slash == std::string::npos || slash == 0) continue;
+    const auto parent = path.find_last_of('/', slash - 1);
+    const auto from = parent == std::string::npos ? 0 : parent + 1;
+    groups[k].label = path.substr(from, slash - from) + "/" + groups[k].label;
   }
   return run_analysis(groups, request);
 }

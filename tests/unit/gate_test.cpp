@@ -1,5 +1,6 @@
 // The regression gate: its grammar, and its verdicts on samples whose answer follows by hand.
-// Checked to fail: with the noise test removed (failed = holds), NoiseOnlyChangePasses fails.
+// NoiseOnlyChangePasses asserts the condition holds there and the gate still passes, so a gate
+// that ignored the noise (failed = holds) fails it.
 #include <gtest/gtest.h>
 
 #include "analyses/gate.hpp"

@@ -1,5 +1,6 @@
 // `kernscope NAME` for every analysis in the library's registry: options, formats and help text
 // come from the registry row, so the CLI has no per-analysis code.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -49,7 +50,15 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
     if (!groups) return fail(groups.error());
     output = run_analysis(*groups, request);
   } else {
-    auto trace = open_for_analysis(p.trace, request);
+    std::string path = p.trace;
+    if (path.empty() && !spec.trace_option.empty() && request.options.contains(spec.trace_option)) {
+      path = request.options.at(spec.trace_option).front();
+    }
+    if (path.empty()) {
+      return fail(Error{ErrorCode::kInvalidArgument, spec.name + ": no trace given (a trace file" +
+                                                         (spec.trace_option.empty() ? "" : ", or --" + spec.trace_option + " FILE") + ")"});
+    }
+    auto trace = open_for_analysis(path, request);
     if (!trace) return fail(trace.error());
     const Trace& loaded = keep_until_exit(std::move(*trace));
     output = run_analysis(loaded, request);
@@ -76,6 +85,10 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
     if (!o.default_value.empty()) help += " [default: " + o.default_value + "]";
     auto* option = o.kind == OptionKind::kList ? cmd->add_option(option_names(o), p->values[o.name], help)
                                                : cmd->add_option(option_names(o), p->values[o.name], help)->expected(1);
+    // One value per occurrence (`--fail-if X A B`: A and B are traces), except an option naming a
+    // group of traces (`--a a1 a2 a3`).
+    const auto& groups = spec.trace_group_options;
+    if (std::find(groups.begin(), groups.end(), o.name) == groups.end()) option->allow_extra_args(false);
     if (o.required) option->required();
   }
   cmd->add_option("-f,--format", p->format, joined(spec.formats) + " [default: " + spec.formats.front() + "]");
@@ -88,7 +101,9 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
   if (spec.reads_several_traces()) {
     cmd->add_option("traces", p->traces, spec.trace_help);  // counted by trace_path_groups
   } else {
-    cmd->add_option("trace", p->trace, spec.trace_help)->required();
+    auto* trace = cmd->add_option("trace", p->trace, spec.trace_help);
+    // An analysis that can read its trace from one of its options takes the file either way.
+    if (spec.trace_option.empty()) trace->required();
   }
   return [&spec, p] { return run(spec, *p); };
 }
