@@ -211,6 +211,11 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
     steps = &*found_steps;
   }
   std::unordered_map<StringId, std::string> class_of_name;
+  struct StepKey {
+    Phase phase = Phase::kUnknown;
+    std::set<std::int32_t> steps;  // the steps of that name and phase with kernels
+  };
+  std::map<std::string, StepKey> step_keys;  // --by step: each row's phase and steps
   for (RowIndex i = 0; i < k.size(); ++i) {
     switch (options.grouping) {
       case RooflineGrouping::kKernel: key_of[i] = kernel_name(trace, i); break;
@@ -228,6 +233,11 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
         key_of[i] = s < 0 ? "(outside steps)"
                           : fmt::format("{} ({})", steps->steps[static_cast<std::size_t>(s)].name,
                                         phase_name(steps->steps[static_cast<std::size_t>(s)].phase));
+        if (s >= 0) {
+          auto& key = step_keys[key_of[i]];
+          key.phase = steps->steps[static_cast<std::size_t>(s)].phase;
+          key.steps.insert(s);
+        }
         break;
       }
     }
@@ -255,6 +265,44 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
     acc.row.compute_ns += in.compute_ns;
     acc.row.ideal_ns += in.ideal_ns;
     acc.ideal_by_roof[static_cast<std::size_t>(in.roof)] += in.ideal_ns;
+  }
+  // --by step with analytic work of a whole step (a model config): a step row's work is that work
+  // times its steps, in place of its kernels' (the analytic figure already counts the whole step),
+  // and its kernel time is what that work is placed against.
+  for (const auto& [name, key] : step_keys) {
+    const StepWork* analytic = nullptr;
+    for (const auto& sw : work->steps()) {
+      if (sw.phase == key.phase && sw.index < 0) analytic = &sw;
+    }
+    if (!analytic || key.steps.empty()) continue;
+    Accumulator merged;
+    merged.row.name = name;
+    for (bool with_work : {false, true}) {
+      auto it = rows.find({name, with_work});
+      if (it == rows.end()) continue;
+      merged.row.count += it->second.row.count;
+      merged.row.time_ns += it->second.row.time_ns;
+      if (!with_work) {
+        result.covered_ns += it->second.row.time_ns;
+        result.covered_by_source[std::string(analytic->source)] += it->second.row.time_ns;
+      }
+      rows.erase(it);
+    }
+    const double n = static_cast<double>(key.steps.size());
+    KernelWork per_step;
+    per_step.flops = analytic->flops;
+    per_step.bytes = analytic->bytes;
+    per_step.source = analytic->source;
+    const Instance in = place(per_step, peaks, static_cast<double>(merged.row.time_ns) / n, options.latency_floor_ns, unpeaked);
+    merged.row.has_work = true;
+    merged.row.flops = analytic->total_flops() * n;
+    merged.row.bytes = analytic->bytes * n;
+    merged.row.memory_ns = in.memory_ns * n;
+    merged.row.compute_ns = in.compute_ns * n;
+    merged.row.ideal_ns = in.ideal_ns * n;
+    merged.ideal_by_roof[static_cast<std::size_t>(in.roof)] += in.ideal_ns * n;
+    merged.sources.insert(analytic->source);
+    rows[{name, true}] = std::move(merged);
   }
   for (auto& [key, acc] : rows) {
     (void)key;

@@ -18,6 +18,7 @@
 #include <gtest/gtest.h>
 
 #include "analyses/model_cost_report.hpp"
+#include "analyses/roofline.hpp"
 #include "kernscope/diagnosis.hpp"
 #include "kernscope/open.hpp"
 
@@ -119,6 +120,33 @@ TEST(ModelCostReport, UnknownGpuFallsBackToItsOwnBandwidth) {
   EXPECT_DOUBLE_EQ(p.bandwidth_bytes_per_s, 1.234e12);
   EXPECT_FALSE(p.flops_per_s.has_value());
   EXPECT_NE(p.why_missing.find("--peaks"), std::string::npos) << p.why_missing;
+}
+
+// roofline --by step with the model: the measured decode group's row carries the mean step's work
+// times its 64 steps (64 * 1,593,633,280 B) against its kernels' time (64 * 1,700,610.046875 =
+// 108,839,043 ns by sqlite3), so % of roof = 64 * 1,593,633,280 B / 4.8 TB/s / 108,839,043 ns =
+// 19.5228 %, the decode MBU over kernel time; its source is model-config (without the step work
+// merged into step rows, the row had no work: source none).
+TEST(ModelCostReport, RooflineByStep) {
+  auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.gz");
+  ASSERT_TRUE(trace.has_value());
+  RooflineOptions o;
+  o.grouping = RooflineGrouping::kStep;
+  o.rules = &OpRuleSet::builtin();
+  o.provider_options = {{"model", kFixtures + "/models/llama_decode_workload.json"}, {"prompt", "512"},
+                        {"output-tokens", "65"}, {"prefill-logits", "all"}};
+  auto r = roofline(*trace, o);
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  const RooflineRow* decode = nullptr;
+  for (const auto& row : r->rows) {
+    if (row.name == ":measure:decode_step (decode)") decode = &row;
+  }
+  ASSERT_NE(decode, nullptr);
+  EXPECT_EQ(decode->time_ns, 108'839'043);
+  EXPECT_DOUBLE_EQ(decode->bytes, 64 * 1'593'633'280.0);
+  EXPECT_EQ(decode->source, "model-config");
+  EXPECT_EQ(decode->roof, Roof::kMemory);
+  EXPECT_NEAR(decode->percent_of_roof(), 19.522813825, 1e-6);
 }
 
 TEST(ModelCostReport, BadModelOptions) {
