@@ -88,9 +88,16 @@ std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(cons
 struct Ranked {
   std::int64_t key;
   std::vector<Cell> cells;
+  // Where rows of equal key come from: nsys's memop rules join the runtime table (scanned
+  // outer, in row order) to the memcpy/memset table (by correlation id, in row order), and
+  // SQLite's ORDER BY keeps that order for ties. Rows of other rules leave both at 0.
+  RowIndex api_row = 0, op_row = 0;
 };
 
 void keep_top(Finding& f, std::vector<Ranked> rows, std::size_t limit) {
+  std::stable_sort(rows.begin(), rows.end(), [](const Ranked& a, const Ranked& b) {
+    return std::pair(a.api_row, a.op_row) < std::pair(b.api_row, b.op_row);
+  });
   std::stable_sort(rows.begin(), rows.end(), [](const Ranked& a, const Ranked& b) { return a.key > b.key; });
   f.count = static_cast<std::int64_t>(rows.size());
   for (std::size_t i = 0; i < rows.size() && i < limit; ++i) f.rows.rows.push_back(std::move(rows[i].cells));
@@ -150,7 +157,8 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
                       {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.src_kind[i]),
                        label_or_null(trace.memory_kind_labels, m.dst_kind[i]), m.bytes[i], pid_of(m.global_pid[i]),
                        std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]}, null_if_zero(m.green_context_id[i]),
-                       std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[r]))}});
+                       std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[r]))},
+                      r, i});
     }
   }
   keep_top(f, std::move(rows), o.rows);
@@ -194,7 +202,8 @@ Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
       rows.push_back({d,
                       {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.mem_kind[i]), m.bytes[i],
                        pid_of(m.global_pid[i]), std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]},
-                       null_if_zero(m.green_context_id[i]), std::int64_t{m.stream_id[i]}, std::string(name)}});
+                       null_if_zero(m.green_context_id[i]), std::int64_t{m.stream_id[i]}, std::string(name)},
+                      r, i});
     }
   }
   keep_top(f, std::move(rows), o.rows);
