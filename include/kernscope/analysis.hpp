@@ -54,6 +54,9 @@ struct AnalysisSpec {
   // Options that name a group of traces instead (diff's --a and --b: several runs of one side, so
   // the analysis sees the runs' own noise). Given, they replace the positional traces, one group each.
   std::vector<std::string> trace_group_options;
+  // An option whose file is the trace when no trace is given (roofline's --ncu: an Nsight Compute
+  // CSV opens as a trace of its profiled kernels); empty: the trace is required.
+  std::string trace_option;
   bool reads_several_traces() const { return max_traces != 1; }
 };
 

@@ -98,7 +98,8 @@ const AnalysisEntry& roofline_entry() {
           .formats = {"table", "csv", "tsv", "json", "html"},
           .time_unit = false,
           .filters = true,
-          .shape = ResultShape::kTables},
+          .shape = ResultShape::kTables,
+          .trace_option = "ncu"},
       plan, run};
   return entry;
 }

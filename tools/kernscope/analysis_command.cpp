@@ -50,7 +50,15 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
     if (!groups) return fail(groups.error());
     output = run_analysis(*groups, request);
   } else {
-    auto trace = open_for_analysis(p.trace, request);
+    std::string path = p.trace;
+    if (path.empty() && !spec.trace_option.empty() && request.options.contains(spec.trace_option)) {
+      path = request.options.at(spec.trace_option).front();
+    }
+    if (path.empty()) {
+      return fail(Error{ErrorCode::kInvalidArgument, spec.name + ": no trace given (a trace file" +
+                                                         (spec.trace_option.empty() ? "" : ", or --" + spec.trace_option + " FILE") + ")"});
+    }
+    auto trace = open_for_analysis(path, request);
     if (!trace) return fail(trace.error());
     const Trace& loaded = keep_until_exit(std::move(*trace));
     output = run_analysis(loaded, request);
@@ -93,7 +101,9 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
   if (spec.reads_several_traces()) {
     cmd->add_option("traces", p->traces, spec.trace_help);  // counted by trace_path_groups
   } else {
-    cmd->add_option("trace", p->trace, spec.trace_help)->required();
+    auto* trace = cmd->add_option("trace", p->trace, spec.trace_help);
+    // An analysis that can read its trace from one of its options takes the file either way.
+    if (spec.trace_option.empty()) trace->required();
   }
   return [&spec, p] { return run(spec, *p); };
 }
