@@ -104,6 +104,7 @@ struct HostProfile {
   bool gil_traced = false;            // the trace holds nsys's GIL ranges
 };
 
+// A trace without host data gives the steps' launch and sync time and a note saying what is missing.
 Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, const HostProfileOptions& options);
 // The same over steps already found (`report`'s launch-bound finding names the functions); no
 // steps: the whole run is one window.

@@ -302,15 +302,6 @@ std::pair<std::int64_t, std::int64_t> gc_within(const std::vector<GcCollection>&
 }
 
 Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, const HostProfileOptions& options) {
-  if (trace.host.samples.size() == 0 && gc_collections(trace).empty()) {
-    HostProfile probe = host_profile_of(trace, {}, "", options);
-    if (!probe.gil_traced) {
-      return make_error(ErrorCode::kBadInput,
-                        "host: the trace has no sampled host stacks, garbage-collection ranges or GIL ranges (record "
-                        "with `kernscope record --sample cpu`, or nsys --sample=cpu -t python-gil; collections need "
-                        "kernscope's Python hook or TLLM_PROFILE_RECORD_GC=1)");
-    }
-  }
   // Steps; without any, host_profile_of makes the whole run one window.
   auto steps = analyze_steps(trace, rules, options.steps);
   if (!steps && !trace.has(EventKind::kKernels) && !trace.has(EventKind::kGraphExecs)) {
@@ -334,8 +325,15 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
   } else if (!steps && options.steps.step_range) {
     return std::unexpected(steps.error());
   }
-  if (!steps) return host_profile_of(trace, {}, "", options);
-  return host_profile_of(trace, steps->steps, steps->method, options);
+  HostProfile out = steps ? host_profile_of(trace, steps->steps, steps->method, options) : host_profile_of(trace, {}, "", options);
+  if (trace.host.samples.size() == 0 && out.collections.empty() && !out.gil_traced) {
+    // Not an error: the steps' launch and sync time still stand, and other traces of a set may have it.
+    out.notes.insert(out.notes.begin(),
+                     "this trace has no sampled host stacks, garbage-collection ranges or GIL ranges (record with "
+                     "`kernscope record --sample cpu`, or nsys --sample=cpu --python-sampling=true -t python-gil; "
+                     "collections need kernscope's Python hook or TLLM_PROFILE_RECORD_GC=1)");
+  }
+  return out;
 }
 
 HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const std::string& step_method,
@@ -375,9 +373,11 @@ HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const s
       whole.start_ns = std::min(whole.start_ns, c.start_ns);
       whole.end_ns = std::max(whole.end_ns, c.end_ns);
     }
-    whole.wall_ns = whole.end_ns - whole.start_ns;
-    out.steps.push_back(whole);
-    out.notes.push_back("no steps found: the whole run is one window");
+    if (whole.start_ns < whole.end_ns) {
+      whole.wall_ns = whole.end_ns - whole.start_ns;
+      out.steps.push_back(whole);
+      out.notes.push_back("no steps found: the whole run is one window");
+    }
   }
 
   const StackLabels labels = label_stacks(trace);

@@ -5,7 +5,8 @@
   - KERNSCOPE_SAMPLE parsing and the -o pattern expansion (the tracer's rules, tracer_config.cpp);
   - writing into a file the CUDA tracer finished: its StringIds ids and NVTX domains are kept
     (new strings get new ids, an existing "python" domain is reused), samples' frames innermost first;
-  - with %n in the pattern, the file holding this pid is the one appended to.
+  - with %n in the pattern, the file holding this pid is the one appended to;
+  - a rate the host cannot sustain is halved, and said.
 Breaking check (2026-11-23): making the writer start StringIds at 1 fails (a duplicate id).
 Usage: host_hook_test.py HOOK_DIR
 """
@@ -133,7 +134,24 @@ def test_sequence_pattern():
     check(recording._trace_path() == mine, "picked %s" % recording._trace_path())
 
 
+def test_rate_lowered():
+    # A rate the host cannot sustain: with no share of the time allowed for sampling, each second of
+    # sampling halves the rate, and the trace says so.
+    saved = host._MAX_SAMPLER_SHARE
+    host._MAX_SAMPLER_SHARE = 0.0
+    try:
+        sampler = host.StackSampler(400)
+        sampler.start()
+        time.sleep(2.4)
+        sampler.stop()
+    finally:
+        host._MAX_SAMPLER_SHARE = saved
+    lowered = [value for name, value in sampler.info() if name == "sampler_lowered"]
+    check(len(lowered) >= 1 and lowered[0].startswith("400 Hz -> 200 Hz"), "lowering: %s" % sampler.info())
+
+
 test_gc_ranges()
+test_rate_lowered()
 test_options()
 test_append_to_tracer_file()
 test_sequence_pattern()
