@@ -85,6 +85,8 @@ expect_fail record_unwritable "cannot write to /nonexistent" -- record -o /nonex
 expect_fail record_bad_api "--api must be default or all" -- record --api some -- true
 expect_fail record_bad_graph_trace "--cuda-graph-trace must be node or graph" -- record --cuda-graph-trace nodes -- true
 expect_fail record_bad_capture "--capture-range-end must be" -- record --capture-range cudaProfilerApi --capture-range-end later -- true
+expect_fail record_bad_sample "--sample must be none, cpu or cpu:HZ" -- record --sample cpu:0 -- true
+expect_fail host_bad_thread "--thread must be a thread id" -- host --thread -1 "$GOOD"
 # Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
 expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true
 # report --model: configs that are not decoder LLMs, missing lengths, unreadable files (the trace is read first).

@@ -3,11 +3,11 @@
 
 A Python program runs 120 steps of known work: f() spins 3 ms and g() 1 ms per step, wall clock
 (time.perf_counter loops), and steps 40 and 90 make cyclic garbage then call gc.collect(). It runs
-under kernscope's Python hook as `record` installs it (KERNSCOPE_OUTPUT, KERNSCOPE_SAMPLE=cpu:200,
-the hook folder first on PYTHONPATH: `record` itself needs the CUDA tracer library, which a machine
-without CUDA may lack; with it, the test runs `record`). The program cannot emit NVTX without the
-CUDA tracer, so its step boundaries (which it measures itself) are added to the trace as
-"decode_step" NVTX rows, as the tracer would write them.
+under `kernscope record --sample cpu:200` (the program never starts CUDA, so the tracer library is
+never loaded: where none was built, KERNSCOPE_TRACER_LIB names a placeholder file, which `record`
+only checks exists). The program cannot emit NVTX without the CUDA tracer, so its step boundaries
+(which it measures itself) are added to the trace as "decode_step" NVTX rows, as the tracer would
+write them.
 
 Checked, from `kernscope host --format json`:
   - f's and g's time per step (total: they call the spin loop) within 15 % of what the program
@@ -19,7 +19,7 @@ Checked, from `kernscope host --format json`:
   - the collapsed stacks hold f under the step group, and speedscope's JSON parses.
 Breaking check (done once, 2026-11-23): taking f's measured time as g's truth fails the first
 check; moving gc.collect() from step 40 to 41 would fail the second.
-Usage: host_known_truth_test.py KERNSCOPE_BINARY HOOK_DIR
+Usage: host_known_truth_test.py KERNSCOPE_BINARY
 """
 import json
 import os
@@ -76,16 +76,21 @@ def add_step_ranges(trace, steps):
 
 
 def main():
-    kernscope, hook_dir = sys.argv[1], sys.argv[2]
+    kernscope = sys.argv[1]
     work = tempfile.mkdtemp(prefix="kernscope-host-")
     program = os.path.join(work, "workload.py")
     with open(program, "w") as f:
         f.write(PROGRAM)
     steps_file = os.path.join(work, "steps.json")
     env = dict(os.environ)
-    env.update({"KERNSCOPE_OUTPUT": os.path.join(work, "t-%p.sqlite"), "KERNSCOPE_SAMPLE": "cpu:200",
-                "PYTHONPATH": hook_dir + os.pathsep + env.get("PYTHONPATH", "")})
-    subprocess.run([sys.executable, program, steps_file], env=env, check=True)
+    beside = os.path.join(os.path.dirname(os.path.abspath(kernscope)), "libkernscope_tracer.so")
+    if not env.get("KERNSCOPE_TRACER_LIB") and not os.path.exists(beside):
+        env["KERNSCOPE_TRACER_LIB"] = os.path.join(work, "placeholder-tracer.so")
+        open(env["KERNSCOPE_TRACER_LIB"], "w").close()
+    record = subprocess.run([kernscope, "record", "--sample", "cpu:200", "-o", os.path.join(work, "t-%p.sqlite"), "--",
+                             sys.executable, program, steps_file], env=env, capture_output=True, text=True)
+    if record.returncode != 0 or "1 trace file(s)" not in record.stderr:
+        fail("record: exit %d\n%s" % (record.returncode, record.stderr))
     traces = [os.path.join(work, n) for n in os.listdir(work) if n.endswith(".sqlite")]
     if len(traces) != 1:
         fail("expected one trace, got %s" % traces)
