@@ -20,6 +20,9 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (!d) return std::unexpected(d.error());
   ModelOptionValues model;
   for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
+  if (!o.text("peaks").empty() && o.text("model").empty()) {
+    return make_error(ErrorCode::kInvalidArgument, "report: --peaks needs --model (the peaks divide the model's bytes and FLOPs)");
+  }
   auto user_peaks = read_gpu_peaks_file(o.text("peaks"));
   if (!user_peaks) return std::unexpected(user_peaks.error());
   if (auto ok = add_speed_of_light(trace, model, *user_peaks, *d); !ok) return std::unexpected(ok.error());

@@ -99,6 +99,7 @@ expect_fail model_missing "cannot open model config" -- report --model "$T/none.
 expect_fail model_zero_batch "--batch needs a whole number of at least 1" -- report --model "$M/meta-llama-3-8b.json" --batch 0 --prompt 8 --output-tokens 2 "$GOOD"
 printf 'name\tmatch\n' >"$T/peaks.tsv"
 expect_fail model_bad_peaks "peaks.tsv" -- report --model "$M/meta-llama-3-8b.json" --prompt 8 --output-tokens 2 --peaks "$T/peaks.tsv" "$GOOD"
+expect_fail model_peaks_alone "--peaks needs --model" -- report --peaks "$T/peaks.tsv" "$GOOD"
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 
