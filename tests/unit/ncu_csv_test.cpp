@@ -283,3 +283,31 @@ TEST(NcuJoin, ByNameAndOrderWithDimensionsBreakingTies) {
   EXPECT_FALSE(partial.trace_row[1]);
   EXPECT_EQ(partial.notes.size(), 2u);
 }
+
+// The details page as older ncu versions wrote it (a "Kernel Time" column, no launch dimensions,
+// scaled units): the values in base units, bytes from the Memory Workload Analysis throughput.
+TEST(NcuDetails, OlderLayoutWithScaledUnits) {
+  const std::string prefix = "\"0\",\"3553\",\"a.out\",\"127.0.0.1\",\"vectorAdd(float*, float*, float*, int)\",\"2020-Dec-09 14:45:41\",\"1\",\"7\",";
+  const std::string csv =
+      "\"ID\",\"Process ID\",\"Process Name\",\"Host Name\",\"Kernel Name\",\"Kernel Time\",\"Context\",\"Stream\",\"Section Name\","
+      "\"Metric Name\",\"Metric Unit\",\"Metric Value\"\n" +
+      prefix + "\"GPU Speed Of Light Throughput\",\"DRAM Frequency\",\"cycle/nsecond\",\"6.78\"\n" + prefix +
+      "\"GPU Speed Of Light Throughput\",\"SM Frequency\",\"cycle/usecond\",\"585.94\"\n" + prefix +
+      "\"GPU Speed Of Light Throughput\",\"Duration\",\"usecond\",\"4.10\"\n" + prefix +
+      "\"GPU Speed Of Light Throughput\",\"Memory [%]\",\"%\",\"12.34\"\n" + prefix +
+      "\"Occupancy\",\"Achieved Occupancy\",\"%\",\"45.60\"\n" + prefix +
+      "\"Memory Workload Analysis\",\"Memory Throughput\",\"Gbyte/second\",\"250.50\"\n";
+  auto report = ncu::parse_ncu_csv(csv, "old.csv");
+  ASSERT_TRUE(report) << report.error().message;
+  ASSERT_EQ(report->kernels.size(), 1u);
+  const auto& k = report->kernels[0];
+  EXPECT_EQ(k.join_name, "vectorAdd");
+  EXPECT_FALSE(k.grid);
+  EXPECT_DOUBLE_EQ(*k.duration_ns, 4100.0);           // 4.10 us
+  EXPECT_DOUBLE_EQ(*k.sm_clock_hz, 585.94e6);         // 585.94 cycles per us
+  EXPECT_DOUBLE_EQ(*k.memory_throughput_pct, 12.34);
+  EXPECT_DOUBLE_EQ(*k.achieved_occupancy_pct, 45.6);
+  ASSERT_TRUE(k.dram_bytes);
+  EXPECT_DOUBLE_EQ(*k.dram_bytes, 250.5e9 * 4.1e-6);  // 250.50 GB/s for 4.10 us, rounded by ncu: inexact
+  EXPECT_FALSE(k.dram_bytes_exact);
+}
