@@ -36,7 +36,8 @@ Precision precision_of(const cl::GemmCall& call) {
 }
 
 // The trace's kernels cuBLAS launches for GEMM calls (the gemm and gemv classes of the built-in
-// rules), without its split-K reduction helpers, which run after a GEMM kernel of the same call.
+// rules), without cuBLAS's helper kernels (split-K reductions, epilogues), which run after a GEMM
+// kernel of the same call and would shift the pairing by one.
 std::vector<RowIndex> gemm_kernel_rows(const Trace& trace) {
   const OpRuleSet& rules = OpRuleSet::builtin();
   std::unordered_map<StringId, bool> is_gemm;
@@ -47,7 +48,8 @@ std::vector<RowIndex> gemm_kernel_rows(const Trace& trace) {
     if (it == is_gemm.end()) {
       const std::string_view name = trace.strings.get(id);
       const std::string op_class = rules.classify(name).first;
-      it = is_gemm.emplace(id, (op_class == "gemm" || op_class == "gemv") && name.find("splitKreduce") == std::string_view::npos).first;
+      const bool helper = name.find("splitKreduce") != std::string_view::npos || name.find("epilogue") != std::string_view::npos;
+      it = is_gemm.emplace(id, (op_class == "gemm" || op_class == "gemv") && !helper).first;
     }
     if (it->second) rows.push_back(r);
   }

@@ -32,14 +32,34 @@ Precision precision_of(const ncu::FlopTerm& term) {
   return Precision::kOther;
 }
 
+// What ncu measured besides the work: throughputs, L2 hit rate, occupancy, the top stall reasons.
+std::string measured_of(const ncu::NcuKernel& k) {
+  std::string out;
+  const auto add = [&](const char* label, const std::optional<double>& v) {
+    if (v) out += fmt::format("{}{} {:.2f} %", out.empty() ? "" : ", ", label, *v);
+  };
+  add("SM", k.sm_throughput_pct);
+  add("DRAM", k.dram_throughput_pct);
+  add("tensor pipe", k.tensor_pipe_pct);
+  add("L2 hit", k.l2_hit_rate_pct);
+  add("occupancy", k.achieved_occupancy_pct);
+  for (std::size_t i = 0; i < std::min<std::size_t>(3, k.stalls.size()); ++i) {
+    out += fmt::format("{}{} {:.2f}", i == 0 ? (out.empty() ? "stalls " : "; stalls ") : ", ", k.stalls[i].reason, k.stalls[i].value);
+  }
+  return out;
+}
+
 std::string detail_of(const ncu::NcuKernel& k) {
   std::string flops;
   for (const auto& t : k.flops) {
     for (const auto& m : t.metrics) flops += (flops.empty() ? "" : " + ") + m;
   }
-  return fmt::format("ncu ID {}{}: DRAM {}{}; FLOPs {}{}", k.id, k.invocation > 0 ? fmt::format(" (launch {})", k.invocation + 1) : "",
+  const std::string measured = measured_of(k);
+  return fmt::format("ncu ID {}{}: DRAM {}{}; FLOPs {}{}{}", k.id, k.invocation > 0 ? fmt::format(" (launch {})", k.invocation + 1) : "",
                      k.dram_bytes ? k.dram_bytes_metric : "not measured", k.dram_bytes_exact ? "" : " (from a rate)",
-                     flops, std::ranges::all_of(k.flops, [](const auto& t) { return t.exact; }) ? "" : " (from rates)");
+                     flops.empty() ? "not counted" : flops,
+                     std::ranges::all_of(k.flops, [](const auto& t) { return t.exact; }) ? "" : " (from rates)",
+                     measured.empty() ? "" : "; " + measured);
 }
 
 }  // namespace

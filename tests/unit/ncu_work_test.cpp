@@ -95,6 +95,9 @@ TEST(WorkProviders, NcuWithoutFlopCountersLeavesKernelsToOthers) {
   EXPECT_EQ(both->find(2)->bytes, 117554944.0 + 2457344.0);
   EXPECT_EQ(both->find(2)->total_flops(), 939524096.0);
   EXPECT_TRUE(has_note(*both, "took their FLOPs from the cuBLAS log"));
+  // ncu's other measurements travel in the detail (SM 89.95 %, L2 hit 74.38 % from the CSV).
+  EXPECT_NE(gemm->detail.find("SM 89.95 %"), std::string::npos) << gemm->detail;
+  EXPECT_NE(gemm->detail.find("L2 hit 74.38 %"), std::string::npos) << gemm->detail;
 }
 
 TEST(WorkProviders, NcuCountersGiveMeasuredWork) {
