@@ -6,7 +6,8 @@
   - writing into a file the CUDA tracer finished: its StringIds ids and NVTX domains are kept
     (new strings get new ids, an existing "python" domain is reused), samples' frames innermost first;
   - with %n in the pattern, the file holding this pid is the one appended to;
-  - a rate the host cannot sustain is halved, and said.
+  - a rate the host cannot sustain is halved, and said;
+  - a trace of another process at the path (-o without %p) is left alone: the host rows go beside it.
 Breaking check (2026-11-23): making the writer start StringIds at 1 fails (a duplicate id).
 Usage: host_hook_test.py HOOK_DIR
 """
@@ -150,7 +151,22 @@ def test_rate_lowered():
     check(len(lowered) >= 1 and lowered[0].startswith("400 Hz -> 200 Hz"), "lowering: %s" % sampler.info())
 
 
+def test_other_process_file_kept():
+    # -o without %p: a CPU-only Python child finds its parent's trace at the path; it writes beside it.
+    work = tempfile.mkdtemp(prefix="kernscope-hook-")
+    parent = os.path.join(work, "run.sqlite")
+    tracer_like_file(parent, os.getpid() + 1)
+    before = open(parent, "rb").read()
+    recording = host.HostRecording({"KERNSCOPE_OUTPUT": parent})
+    recording.gc.events.append((1, 2, 3, 0, 0, 0))
+    recording.finish()
+    check(open(parent, "rb").read() == before, "the parent's trace was changed")
+    mine = os.path.join(work, "run.host-%d.sqlite" % os.getpid())
+    check(os.path.exists(mine), "no file beside it: %s" % os.listdir(work))
+
+
 test_gc_ranges()
+test_other_process_file_kept()
 test_rate_lowered()
 test_options()
 test_append_to_tracer_file()

@@ -397,8 +397,12 @@ class HostRecording:
         path = self._trace_path()
         if path is None:
             return
-        if not tracer_started and os.path.exists(path):
-            os.remove(path)  # a file left by an earlier run: replaced, as the tracer replaces it
+        if not tracer_started and os.path.exists(path) and not _written_by(path, self.pid):
+            # Another process's trace (a parent, when -o has no %p) or an earlier run's: never touched.
+            root, ext = os.path.splitext(path)
+            path = "%s.host-%d%s" % (root, self.pid, ext or ".sqlite")
+            if os.path.exists(path):
+                os.remove(path)  # this name is this pid's: an earlier run's leftover
         try:
             created = write_host_tables(path, self.pid, self.gc, self.sampler)
         except (sqlite3.Error, OSError) as exc:
