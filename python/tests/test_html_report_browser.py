@@ -3,9 +3,10 @@ error and no outside request, its charts are drawn (coloured pixels inside every
 screenshot), its tables sort, and kernel names (full of <, > and &) come out as the trace spells
 them. Skipped only where no Chromium is installed (make deps installs Debian's `chromium`).
 
-Proven able to fail: with the class chart's bars given fill="none" (bar_chart.cpp) the
-pixel check failed for chart-classes; with the sort script's comparison reversed the sort check
-failed; with escape() passing '<' through the names check failed."""
+Proven able to fail (each broken once on purpose): the class chart's bars given fill="none"
+(bar_chart.cpp): "chart-classes plot 0: 0 coloured pixels"; the sort script's order reversed
+(page.cpp): the sort check; escape() passing '<' through (html_text.cpp): the page's structure
+broke (a plot frame with negative width)."""
 import gzip
 import io
 import json
@@ -34,6 +35,14 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (D
 # A pixel is part of a data mark when it is coloured: axes, grid lines and text are grey.
 COLOURFUL = 40          # max(r, g, b) - min(r, g, b)
 MIN_MARK_PIXELS = 30    # per plot area
+
+
+def colourful_pixels(image):
+    from PIL import ImageChops
+
+    r, g, b = image.split()
+    spread = ImageChops.subtract(ImageChops.lighter(ImageChops.lighter(r, g), b), ImageChops.darker(ImageChops.darker(r, g), b))
+    return sum(spread.histogram()[COLOURFUL + 1:])
 
 
 def kernscope_cli():
@@ -70,21 +79,11 @@ def browser():
     b.close()
 
 
-@pytest.mark.parametrize("trace, charts_expected, top_kernels", [
-    (LLAMA, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_nsys),
-    (KINETO, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_kineto),
-    (NO_KERNELS, (), None),  # API calls only: a page without charts that says so, still without errors
-], ids=["llama-nsys", "llama-kineto", "no-kernels"])
-def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, browser, tmp_path):
+def check_page_in_browser(browser, page, charts_expected):
+    """The checks every kernscope HTML page passes; returns nothing, fails on the first problem."""
     from PIL import Image
 
-    page = tmp_path / "report.html"
-    run = subprocess.run([kernscope_cli(), "report", "--format", "html", "-o", str(page), str(trace)],
-                         capture_output=True, text=True)
-    assert run.returncode == 0, run.stderr
-    assert run.stdout == "" and f"wrote {page}" in run.stderr
     html = page.read_text(encoding="utf-8")
-
     # Self-contained: nothing names another resource, and the page's policy forbids fetching.
     assert not re.search(r"""(?:src|href|action|srcset|poster|data)\s*=\s*["']?\s*(?:https?:|//)""", html, re.I)
     assert not re.search(r"""url\(\s*["']?\s*(?:https?:|//)|@import""", html, re.I)
@@ -124,9 +123,22 @@ def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, b
         for i, (x, y, w, h) in enumerate(chart["frames"]):
             # 2 px inside the frame: the axis lines lie on its edges.
             box = shot.crop((round(x) + 2, round(y) + 2, round(x + w) - 2, round(y + h) - 2))
-            pixels = box.tobytes()
-            marks = sum(1 for i in range(0, len(pixels), 3) if max(pixels[i:i + 3]) - min(pixels[i:i + 3]) > COLOURFUL)
+            marks = colourful_pixels(box)
             assert marks >= MIN_MARK_PIXELS, f"{chart['id']} plot {i}: {marks} coloured pixels in {w:.0f}x{h:.0f}"
+
+
+@pytest.mark.parametrize("trace, charts_expected, top_kernels", [
+    (LLAMA, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_nsys),
+    (KINETO, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",), top_kernels_kineto),
+    (NO_KERNELS, (), None),  # API calls only: a page without charts that says so, still without errors
+], ids=["llama-nsys", "llama-kineto", "no-kernels"])
+def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, browser, tmp_path):
+    page = tmp_path / "report.html"
+    run = subprocess.run([kernscope_cli(), "report", "--format", "html", "-o", str(page), str(trace)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == "" and f"wrote {page}" in run.stderr
+    check_page_in_browser(browser, page, charts_expected)
 
     if top_kernels is None:
         assert "No kernels in this trace." in browser.evaluate("document.body.innerText")
@@ -139,7 +151,6 @@ def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, b
     assert drawn == [name for name, _ in want]
     listed = browser.evaluate("Array.from(document.querySelectorAll('#table-kernels tbody tr')).map(r => r.cells[0].textContent)")
     assert listed[:len(want)] == [name for name, _ in want]
-    assert browser.evaluate("document.querySelectorAll('#table-kernels tbody td script, #table-kernels tbody td b').length") == 0
 
     # Tables sort by a column's numbers when its header is clicked, descending then ascending.
     values = """Array.from(document.querySelectorAll('#table-kernels tbody tr')).map(r => Number(r.cells[1].dataset.v))"""
@@ -148,3 +159,15 @@ def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, b
     assert calls == sorted(calls, reverse=True) and len(calls) > 1
     browser.evaluate("document.querySelectorAll('#table-kernels th')[1].click()")
     assert browser.evaluate(values) == sorted(calls)
+
+
+def test_roofline_html_in_headless_chromium(browser, tmp_path):
+    # The MI300X Qwen trace has PyTorch's shapes (record_shapes): rows with FLOPs and bytes. The
+    # roofs are grey, so the coloured pixels counted are the rows' dots.
+    trace = FIXTURES / "kineto" / "tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    run = subprocess.run([kernscope_cli(), "roofline", "--format", "html", str(trace)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    page = tmp_path / "roofline.html"
+    page.write_text(run.stdout, encoding="utf-8")
+    check_page_in_browser(browser, page, ("chart-roofline",))
+    assert browser.evaluate("document.querySelectorAll('#chart-roofline circle').length") > 0

@@ -23,7 +23,8 @@ th,td{border-bottom:1px solid #e6e6e6;padding:3px 6px;text-align:left;vertical-a
 td[data-v]{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 th{background:#f4f4f4;cursor:pointer;user-select:none;white-space:nowrap}
 th[data-dir=asc]::after{content:" \25B2"}th[data-dir=desc]::after{content:" \25BC"}
-td.name{overflow-wrap:anywhere;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px}
+td.name{overflow-wrap:anywhere;font-family:ui-monospace,Menlo,Consolas,monospace;font-size:11px;min-width:260px}
+.table-wrap{overflow-x:auto}
 .note{color:#666;font-size:12px}.warning{color:#a33}
 footer{color:#888;font-size:11px;margin-top:32px}
 summary{cursor:pointer;font-weight:600;margin:14px 0 4px}h3{font-size:15px;margin:18px 0 6px}

@@ -66,6 +66,23 @@ std::string headline(const Diagnosis& d, Page& page) {
   return body;
 }
 
+// Decode MBU / prefill MFU against the model the user named (report --model): only with --model.
+std::string speed_of_light_section(const Diagnosis& d) {
+  SortableTable table("table-speed-of-light", {{"Figure"}, {"Of peak (%)", true}, {"Work per step", true}, {"Step time", true},
+                                               {"Peak", true}, {"Sources (work; time; peak)"}});
+  for (const auto& x : d.speed_of_light) {
+    const bool bytes = x.work_unit == "B";
+    const std::string work = bytes ? fixed(x.work / 1e9, 3) + " GB" : fixed(x.work / 1e12, 3) + " TFLOP";
+    const std::string peak = bytes ? fixed(x.peak_per_s / 1e9, 0) + " GB/s" : fixed(x.peak_per_s / 1e12, 1) + " TFLOP/s";
+    table.add_row({text_cell(x.name), number_cell(x.fraction * 100, fixed(x.fraction * 100, 2)), number_cell(x.work, work),
+                   duration_cell(x.time_ns), number_cell(x.peak_per_s, peak),
+                   text_cell(x.work_source + "; " + x.time_source + "; " + x.peak_source)});
+  }
+  std::string body = table.size() ? table.finish() : std::string();
+  if (!d.speed_of_light_notes.empty()) body += bullet_list(d.speed_of_light_notes);
+  return body;
+}
+
 std::string steps_section(const Diagnosis& d) {
   const auto& steps = d.steps.steps;
   std::string body = paragraph("Steps found from " + d.steps.method + ".", "note");
@@ -248,6 +265,9 @@ std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
   Page page("kernscope report");
   const std::string summary = headline(d, page);
   page.section("summary", "Summary and next actions", summary);
+  if (!d.speed_of_light.empty() || !d.speed_of_light_notes.empty()) {
+    page.section("speed-of-light", "Speed of light (model cost)", speed_of_light_section(d));
+  }
   page.section("steps", "Steps over time", steps_section(d));
   page.section("classes", "Operation classes", classes_section(d));
   page.section("kernels", "Kernel durations and their tails", kernels_section(trace));

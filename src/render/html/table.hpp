@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/table.hpp"
+
 namespace kernscope::html {
 
 struct TableCell {
@@ -36,5 +38,9 @@ class SortableTable {
   std::vector<TableColumn> columns_;
   std::vector<std::vector<TableCell>> rows_;
 };
+
+// A report table (kernscope::Table) as a sortable one: numbers sort by value, durations show a
+// unit; at most `limit` rows (0: all).
+SortableTable sortable_table(const std::string& id, const Table& table, std::size_t limit = 0);
 
 }  // namespace kernscope::html

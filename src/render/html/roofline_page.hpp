@@ -1,0 +1,12 @@
+// `kernscope roofline --format html`: the roofline as a page (chart, summary, sortable rows).
+#pragma once
+
+#include <string>
+
+#include "analyses/roofline.hpp"
+
+namespace kernscope {
+
+std::string render_roofline_html(const RooflineResult& result, const std::string& trace_path);
+
+}  // namespace kernscope
