@@ -106,10 +106,10 @@ std::string_view kernel_name(const Trace& trace, RowIndex i) {
   return trace.strings.get(id);
 }
 
-// Splits each operator's cost over its kernels by GPU time and offers the shares.
+// Offers each operator's cost to its longest kernel and no work to its other kernels.
 // `cost_for(op, kernels)` gives the cost of an operator once its kernels are known.
 template <class CostFor>
-void offer_shares(const Trace& trace, const std::vector<Candidate>& ops, const Join& join, std::string_view source,
+void offer_to_kernels(const Trace& trace, const std::vector<Candidate>& ops, const Join& join, std::string_view source,
                   CostFor&& cost_for, WorkTable& table) {
   const auto& k = trace.kernels;
   std::map<std::int32_t, std::vector<RowIndex>> kernels_of_op;
@@ -120,29 +120,27 @@ void offer_shares(const Trace& trace, const std::vector<Candidate>& ops, const J
   for (const auto& [op, rows] : kernels_of_op) {
     const std::optional<OpCost> cost = cost_for(ops[static_cast<std::size_t>(op)], rows);
     if (!cost) continue;
-    double total_ns = 0;
-    for (RowIndex r : rows) total_ns += static_cast<double>(k.end_ns[r] - k.start_ns[r]);
-    // The FLOPs are the longest kernel's (the GEMM or attention kernel, not its fill or split-K
-    // reduction); the bytes are split over the kernels by time.
+    // The work is the longest kernel's (the GEMM or attention kernel); the operator's other kernels
+    // (fills, split-K reductions) are known to do none of it: covered, with no work of their own.
     const RowIndex longest = *std::max_element(rows.begin(), rows.end(), [&](RowIndex x, RowIndex y) {
       return k.end_ns[x] - k.start_ns[x] < k.end_ns[y] - k.start_ns[y];
     });
     for (RowIndex r : rows) {
-      const double share = total_ns > 0 ? static_cast<double>(k.end_ns[r] - k.start_ns[r]) / total_ns : 1.0 / rows.size();
       KernelWork work;
-      if (r == longest) work.flops = cost->flops;
+      if (r == longest) {
+        work.flops = cost->flops;
+        work.bytes = cost->bytes;
+      }
       // FP32 matrix math runs on TF32 tensor cores when the kernel says so (allow_tf32).
       const std::string_view name = kernel_name(trace, r);
       if (name.find("tf32") != std::string_view::npos) {
         work.flops[static_cast<std::size_t>(Precision::kTf32)] += work.flops[static_cast<std::size_t>(Precision::kFp32)];
         work.flops[static_cast<std::size_t>(Precision::kFp32)] = 0;
       }
-      work.bytes = cost->bytes * share;
       work.bytes_kind = BytesKind::kMinimum;
       work.source = source;
       work.detail = rows.size() == 1 ? cost->detail
-                    : fmt::format("{} ({} of {} kernels: FLOPs on the longest, bytes by time)", cost->detail,
-                                  r == longest ? "the longest" : "one", rows.size());
+                    : fmt::format("{} ({} of its {} kernels)", cost->detail, r == longest ? "the longest" : "a helper", rows.size());
       ++kernels;
       offered += table.offer(r, std::move(work)) ? 1 : 0;
     }
@@ -213,7 +211,7 @@ Result<void> fill_kineto_shape_work(const WorkRequest& request, WorkTable& table
     ops.push_back(c);
   }
   const Join join = join_kernels(trace, ops);
-  offer_shares(
+  offer_to_kernels(
       trace, ops, join, kSourceKinetoShapes,
       [&](const Candidate& op, const std::vector<RowIndex>& kernels) -> std::optional<OpCost> {
         const Costed& costed = costs[static_cast<std::size_t>(op.cost)];
@@ -278,7 +276,7 @@ Result<void> fill_nvtx_shape_work(const WorkRequest& request, WorkTable& table) 
   if (ops.empty()) return {};
   const Join join = join_kernels(trace, ops);
   std::int64_t assumed = 0;
-  offer_shares(
+  offer_to_kernels(
       trace, ops, join, kSourceNvtxShapes,
       [&](const Candidate& op, const std::vector<RowIndex>& kernels) {
         std::optional<ElementType> hint;

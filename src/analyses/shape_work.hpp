@@ -4,9 +4,9 @@
 //                 whose NVTX ranges read "aten::mm, seq = 3, op_id = 7, sizes = [[8, 4096], [4096, 14336]]".
 // Each kernel is joined to the nearest operator around its launch that kernscope has a formula
 // for (the launching API call inside the operator's range on the same thread; Kineto's External id
-// first where it names such an operator). An operator with several kernels gives its FLOPs to the
-// longest (the GEMM or attention kernel, not a fill or a split-K reduction) and splits its bytes
-// over them by GPU time.
+// first where it names such an operator). An operator with several kernels gives its work to the
+// longest (the GEMM or attention kernel); the others (a fill, a split-K reduction) are covered with
+// no work of their own, so they show as bound by latency.
 #pragma once
 
 #include "analyses/kernel_work.hpp"

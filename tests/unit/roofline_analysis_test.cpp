@@ -68,7 +68,7 @@ TEST(Roofline, DecodeGemmByHand) {
   EXPECT_NE(summary[2].find("work known for 90.9 % of kernel time"), std::string::npos) << summary[2];
 }
 
-// One operator, two kernels (30 us and 10 us): the longest does the FLOPs, the bytes split 3:1 by time.
+// One operator, two kernels (30 us and 10 us): the longest gets the work, the other none of it.
 TEST(Roofline, OperatorWorkSplitByKernelTime) {
   auto s = h100_trace();
   op(s, "aten::mm", 0, 1000, "[[8, 4096], [4096, 14336]]", R"(["c10::BFloat16", "c10::BFloat16"])");
@@ -81,8 +81,9 @@ TEST(Roofline, OperatorWorkSplitByKernelTime) {
   ASSERT_NE(work.find(1), nullptr);
   EXPECT_DOUBLE_EQ(work.find(0)->total_flops(), 939524096.0);
   EXPECT_DOUBLE_EQ(work.find(1)->total_flops(), 0.0);
-  EXPECT_DOUBLE_EQ(work.find(0)->bytes, 117735424.0 * 0.75);
-  EXPECT_DOUBLE_EQ(work.find(1)->bytes, 117735424.0 * 0.25);
+  EXPECT_DOUBLE_EQ(work.find(0)->bytes, 117735424.0);
+  EXPECT_DOUBLE_EQ(work.find(1)->bytes, 0.0);
+  EXPECT_EQ(work.find(1)->detail, "aten::mm [8, 4096] x [4096, 14336] bf16 (a helper of its 2 kernels)");
 }
 
 // The nearest operator with a formula owns a kernel: linear's kernel launched inside its addmm
