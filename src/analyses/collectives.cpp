@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <map>
 #include <tuple>
 
@@ -183,17 +184,31 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
   }
   std::stable_sort(nccl_rows.begin(), nccl_rows.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
 
-  // Launch times of the NCCL kernels (by correlation id within the process), for arguments carried
-  // by the CPU operation that launched them.
+  // Launch times of the NCCL kernels (by correlation id within the process): arguments carried by
+  // the CPU operation that launched them, and the step they belong to.
   std::map<std::pair<std::int64_t, std::uint32_t>, TimeNs> launch_of;
-  if (args && !args->operations.empty()) {
-    for (RowIndex i : nccl_rows) launch_of.emplace(std::pair{k.global_pid[i], k.correlation_id[i]}, kNoTime);
+  for (RowIndex i : nccl_rows) launch_of.emplace(std::pair{k.global_pid[i], k.correlation_id[i]}, kNoTime);
+  {
     const auto& a = trace.api_calls;
     for (RowIndex j = 0; j < a.size(); ++j) {
       auto it = launch_of.find({process_key(a.global_tid[j]), a.correlation_id[j]});
       if (it != launch_of.end()) it->second = a.start_ns[j];
     }
   }
+  // PyTorch profiler's steps (ProfilerStep#N ranges), start order.
+  std::vector<std::pair<TimeNs, std::int64_t>> steps;
+  for (RowIndex j = 0; j < trace.nvtx.size(); ++j) {
+    const std::string_view text = trace.strings.get(trace.nvtx.text[j]);
+    if (!text.starts_with("ProfilerStep#") || text.size() == 13) continue;
+    const std::string_view digits = text.substr(13);
+    if (!std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }) || digits.size() > 15) continue;
+    steps.emplace_back(trace.nvtx.start_ns[j], std::stoll(std::string(digits)));
+  }
+  std::sort(steps.begin(), steps.end());
+  auto step_at = [&](TimeNs t) -> std::int64_t {
+    auto it = std::upper_bound(steps.begin(), steps.end(), std::pair{t, std::numeric_limits<std::int64_t>::max()});
+    return it == steps.begin() ? -1 : std::prev(it)->second;
+  };
 
   std::map<std::pair<std::uint32_t, std::uint32_t>, int> stream_order;  // (device, stream) -> k
   std::map<std::string, std::int64_t> next_index;
@@ -213,13 +228,16 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
       c.protocol = parsed->protocol;
       c.dtype = parsed->dtype;
     }
+    const auto launch = launch_of.find({k.global_pid[i], k.correlation_id[i]});
+    const bool launched = launch != launch_of.end() && launch->second != kNoTime;
+    c.step = steps.empty() ? -1 : step_at(launched ? launch->second : c.start_ns);
     const CommArgs* found = nullptr;
     if (args) {
       found = args_by_correlation(*args, k.correlation_id[i]);
       if (found) {
         ++from_kernel_args;
-      } else if (auto it = launch_of.find({k.global_pid[i], k.correlation_id[i]}); it != launch_of.end() && it->second != kNoTime) {
-        found = args_enclosing(*args, it->second);
+      } else if (launched) {
+        found = args_enclosing(*args, launch->second);
         if (found) ++from_operations;
       }
     }

@@ -56,6 +56,7 @@ struct Collective {
   std::int64_t group_size = 0;      // ranks in the communicator where the trace says, else 0
   TimeNs start_ns = 0, end_ns = 0;  // the kernel: arrival and end, on this rank's clock
   std::uint32_t device = 0, stream = 0;
+  std::int64_t step = -1;           // N of the ProfilerStep#N range its launch (else its start) falls in, -1 none
 };
 
 // Where a rank's collectives were found and how they are named.

@@ -244,7 +244,7 @@ Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned th
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       OpenOptions options;
-      options.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls);
+      options.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
       options.detail_kinds = bit(EventKind::kKernels);  // stream ids: the fallback communicator
       auto trace = open_trace(paths[i], options);
       if (!trace) {

@@ -255,6 +255,7 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       m.group_size = std::max(m.group_size, c->group_size);
     }
     m.kind = first->kind;
+    m.step = (slot[ref] ? slot[ref] : first)->step;
     m.algorithm = first->algorithm;
     m.protocol = first->protocol;
     m.dtype = first->dtype;
@@ -385,6 +386,34 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   std::sort(out.stragglers.begin(), out.stragglers.end(), [](const StragglerRow& a, const StragglerRow& b) {
     return a.times_last != b.times_last ? a.times_last > b.times_last : a.wait_caused_ns > b.wait_caused_ns;
   });
+
+  // Per profiler step.
+  std::map<std::int64_t, std::vector<const MatchedCollective*>> by_step;
+  for (const auto& m : out.collectives) {
+    if (m.step >= 0) by_step[m.step].push_back(&m);
+  }
+  for (const auto& [step, list] : by_step) {
+    StepRow row;
+    row.step = step;
+    std::vector<double> spreads;
+    std::map<std::int64_t, std::int64_t> lasts;
+    for (const auto* m : list) {
+      ++row.collectives;
+      row.wait_ns += m->mean_wait_ns;
+      row.transfer_ns += m->transfer_ns;
+      spreads.push_back(static_cast<double>(m->spread_ns));
+      row.max_spread_ns = std::max(row.max_spread_ns, m->spread_ns);
+      if (m->ranks.size() >= 2 && m->lead_ns >= out.noise_ns) ++lasts[m->last_rank];
+    }
+    row.median_spread_ns = median_of(spreads);
+    for (const auto& [rank, times] : lasts) {
+      if (times > row.top_straggler_times) {
+        row.top_straggler = rank;
+        row.top_straggler_times = times;
+      }
+    }
+    out.steps.push_back(row);
+  }
 
   // Skew over time: bins of equal length over the matched collectives' span.
   if (!out.collectives.empty() && options.time_bins > 0) {

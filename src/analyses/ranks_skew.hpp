@@ -53,6 +53,7 @@ struct MatchedCollective {
   double mean_wait_ns = 0;             // over the ranks where it ran
   double bus_bandwidth = 0;            // bytes/s from the transfer time, 0 when unknown
   bool kinds_differ = false;           // ranks disagree on what it was (order matching went wrong?)
+  std::int64_t step = -1;              // the reference rank's ProfilerStep#N, -1 none
 };
 
 struct StragglerRow {
@@ -93,6 +94,18 @@ struct TimeBin {
   std::int64_t top_straggler_times = 0;
 };
 
+// Collectives of one profiler step (ProfilerStep#N on the reference rank).
+struct StepRow {
+  std::int64_t step = 0;
+  std::int64_t collectives = 0;
+  double wait_ns = 0;               // sum over its collectives of the mean wait
+  TimeNs transfer_ns = 0;
+  double median_spread_ns = 0;
+  TimeNs max_spread_ns = 0;
+  std::int64_t top_straggler = -1;  // rank most often last in the step, -1 none
+  std::int64_t top_straggler_times = 0;
+};
+
 struct RanksAnalysis {
   std::int64_t reference_rank = -1;
   std::vector<ClockOffset> offsets;  // one per rank, RankSet order
@@ -105,6 +118,7 @@ struct RanksAnalysis {
   std::vector<StragglerRow> stragglers;        // by times_last, descending
   std::vector<RankRow> ranks;
   std::vector<TimeBin> bins;
+  std::vector<StepRow> steps;                  // empty when the traces name no steps
   std::vector<std::string> notes;
 };
 

@@ -130,6 +130,16 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
     }
     tables.push_back(std::move(t));
   }
+  {
+    Table t{"skew_by_step", "Skew per Profiler Step",
+            {{"Step"}, {"Collectives"}, {"Wait (mean per rank)", Unit::kDuration}, {"Transfer", Unit::kDuration},
+             {"Median Spread", Unit::kDuration}, {"Max Spread", Unit::kDuration}, {"Top Straggler"}, {"Times Last"}}, {}};
+    for (const auto& st : a.steps) {
+      t.rows.push_back({st.step, st.collectives, rounded(st.wait_ns), st.transfer_ns, rounded(st.median_spread_ns), st.max_spread_ns,
+                        st.top_straggler >= 0 ? Cell(st.top_straggler) : Cell(), st.top_straggler_times});
+    }
+    tables.push_back(std::move(t));
+  }
   return tables;
 }
 
@@ -231,6 +241,18 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
     line(fmt::format("Skew over time ({} bins of {}):", a.bins.size(), readable(static_cast<double>(a.bins.front().end_ns))));
     line("  median spread" + spreads);
     line("  most last    " + tops);
+  }
+  if (!a.steps.empty()) {
+    line("");
+    line("Per profiler step (ProfilerStep#N on the reference rank):");
+    for (std::size_t i = 0; i < a.steps.size() && i < 12; ++i) {
+      const auto& st = a.steps[i];
+      line(fmt::format("  step {:>6}: {:>4} collectives, wait/rank {:>10}, transfer {:>10}, median spread {:>10}, most last {}", st.step,
+                       st.collectives, readable(st.wait_ns), readable(static_cast<double>(st.transfer_ns)),
+                       readable(st.median_spread_ns),
+                       st.top_straggler >= 0 ? fmt::format("rank {} ({}x)", st.top_straggler, st.top_straggler_times) : "-"));
+    }
+    if (a.steps.size() > 12) line(fmt::format("  ... {} more steps (the skew_by_step table)", a.steps.size() - 12));
   }
   if (!a.incomplete.empty()) {
     line("");

@@ -11,7 +11,8 @@
 
 namespace kernscope::ranks {
 
-// Tables, in this order: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time.
+// Tables, in this order: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time,
+// skew_by_step.
 std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& analysis);
 
 std::string ranks_text(const RankSet& set, const RanksAnalysis& analysis);

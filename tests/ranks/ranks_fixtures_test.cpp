@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "analyses/ranks_set.hpp"
 #include "analyses/ranks_skew.hpp"
@@ -34,6 +35,11 @@ TEST(RanksFixtures, KinetoDdpRankWithCollectiveArguments) {
   }
   EXPECT_EQ(all_reduce, 15);
   EXPECT_EQ(broadcast, 6);
+  // ProfilerStep#4, #5 and #6 each launch 2 broadcasts and 5 all-reduces (Python's json: every NCCL
+  // kernel's launching cudaLaunchKernel, by correlation, lies in one of the three ranges).
+  std::map<std::int64_t, int> per_step;
+  for (const auto& c : r.collectives.items) ++per_step[c.step];
+  EXPECT_EQ(per_step, (std::map<std::int64_t, int>{{4, 7}, {5, 7}, {6, 7}}));
   const Collective* first_ar = nullptr;
   for (const auto& c : r.collectives.items) {
     if (!first_ar && c.kind == CollectiveKind::kAllReduce) first_ar = &c;

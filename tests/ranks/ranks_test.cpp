@@ -131,6 +131,7 @@ RankSet build(const Plan& plan) {
       c.kind = CollectiveKind::kAllReduce;
       c.group = "0";
       c.index = i;
+      c.step = i / 2;
       c.bytes = plan.bytes;
       c.start_ns = nominal + (it != plan.late.end() && it->second.first == static_cast<int>(p) ? it->second.second : 0) + plan.offset[p];
       c.end_ns = last + plan.transfer + plan.offset[p];
@@ -179,6 +180,16 @@ TEST(RanksSkew, ExactOffsetsAndStragglers) {
   ASSERT_EQ(a.kinds.size(), 1u);
   EXPECT_EQ(a.kinds[0].count, 6);
   EXPECT_EQ(a.kinds[0].transfer_ns, 6 * 40'000);
+  // Steps of two collectives each: step 0 holds collective 1 (rank 2 late by 50 us), step 1
+  // collective 3 (rank 2, 30 us), step 2 collective 4 (rank 1, 7 us).
+  ASSERT_EQ(a.steps.size(), 3u);
+  EXPECT_EQ(a.steps[0].collectives, 2);
+  EXPECT_EQ(a.steps[0].top_straggler, 2);
+  EXPECT_EQ(a.steps[0].max_spread_ns, 50'000);
+  EXPECT_DOUBLE_EQ(a.steps[0].wait_ns, 3 * 50'000 / 4.0);
+  EXPECT_EQ(a.steps[1].top_straggler, 2);
+  EXPECT_EQ(a.steps[2].top_straggler, 1);
+  EXPECT_EQ(a.steps[2].transfer_ns, 2 * 40'000);
 }
 
 TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
@@ -289,7 +300,7 @@ TEST(RanksView, TablesAndJsonHoldTheFigures) {
   const RankSet set = build(plan);
   const RanksAnalysis a = analyze_ranks(set);
   const auto tables = ranks_tables(set, a);
-  ASSERT_EQ(tables.size(), 6u);
+  ASSERT_EQ(tables.size(), 7u);
   EXPECT_EQ(tables[0].report, "ranks");
   EXPECT_EQ(tables[2].report, "stragglers");
   ASSERT_EQ(tables[2].rows.size(), 1u);
