@@ -176,7 +176,19 @@ ModelPeaks model_peaks(const Trace& trace, Precision precision, const std::vecto
 ModelUtilization model_utilization(const ModelCost& cost, const std::string& config_name, const StepAnalysis& steps,
                                    const ModelPeaks& peaks) {
   ModelUtilization out;
-  out.notes = cost.shape.notes;
+  // What the model costs, whatever the trace: the figures below divide these.
+  const auto& s = cost.shape;
+  std::string summary = fmt::format(
+      "{}: {:.4g} B parameters ({:.4g} B active per token), {} layers, {} heads / {} KV heads of {}, KV cache {:.0f} B per token; "
+      "prefill {:.4g} TFLOP and {} for batch {} x {} tokens",
+      config_name, cost.params.total / 1e9, cost.params.active / 1e9, s.layers, s.heads, s.kv_heads, s.head_dim,
+      cost.kv_bytes_per_token, cost.prefill.flops() / 1e12, gb(cost.prefill.bytes()), cost.run.batch, cost.run.prompt);
+  if (cost.decode_steps > 0) {
+    summary += fmt::format("; a decode step {:.4g} GFLOP and {} (mean of {}; first {}, last {})", cost.decode_mean.flops() / 1e9,
+                           gb(cost.decode_mean.bytes()), cost.decode_steps, gb(cost.decode_first.bytes()), gb(cost.decode_last.bytes()));
+  }
+  out.notes.push_back(summary);
+  out.notes.insert(out.notes.end(), s.notes.begin(), s.notes.end());
   decode_figures(cost, config_name, steps, peaks, out);
   prefill_figures(cost, config_name, steps, peaks, out);
   return out;

@@ -68,6 +68,10 @@ TEST(ModelCostReport, DecodeMbuOnTheBundledLlamaTrace) {
   EXPECT_NE(mbu->peak_source.find("H200 4800 GB/s"), std::string::npos) << mbu->peak_source;
   ASSERT_FALSE(d.diagnosis.empty());
   EXPECT_EQ(d.diagnosis.front().rfind("Speed of light for llama_decode_workload.json: decode MBU 2.5 %", 0), 0u) << d.diagnosis.front();
+  // The model's own figures lead the notes: 852,559,872 parameters, 32,768 B of KV cache per token.
+  ASSERT_FALSE(d.speed_of_light_notes.empty());
+  EXPECT_NE(d.speed_of_light_notes.front().find("0.8526 B parameters"), std::string::npos) << d.speed_of_light_notes.front();
+  EXPECT_NE(d.speed_of_light_notes.front().find("KV cache 32768 B per token"), std::string::npos) << d.speed_of_light_notes.front();
 }
 
 // Prefill MFU: 0.823056662528 TFLOP (hand-derived: linear 1024 x 786,956,288 = 805,843,238,912 with
