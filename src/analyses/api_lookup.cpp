@@ -2,9 +2,18 @@
 
 #include <algorithm>
 
-namespace kernscope::report {
+#include "kernscope/api_roles.hpp"
 
-ApiLookup::ApiLookup(const ApiCallColumns& api) {
+namespace kernscope::report {
+namespace {
+
+bool encloses(const ApiCallColumns& a, RowIndex outer, RowIndex inner) {
+  return a.start_ns[outer] <= a.start_ns[inner] && a.end_ns[inner] <= a.end_ns[outer];
+}
+
+}  // namespace
+
+ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
   std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::size_t>> extent;  // max id, calls
   for (RowIndex i = 0; i < api.size(); ++i) {
     auto& e = extent[process_key(api.global_tid[i])];
@@ -20,14 +29,29 @@ ApiLookup::ApiLookup(const ApiCallColumns& api) {
     }
   }
   for (RowIndex i = 0; i < api.size(); ++i) {
-    auto& p = processes_[process_key(api.global_tid[i])];
-    const auto id = api.correlation_id[i];
-    if (!p.dense.empty()) {
-      if (p.dense[id] == kNone) p.dense[id] = i;  // the first call with the id, as before
+    RowIndex& head = *slot(process_key(api.global_tid[i]), api.correlation_id[i]);
+    if (head == kNone) {
+      head = i;
+      continue;
+    }
+    // A second row with the id: the enclosing one (the outer call) becomes the found row.
+    if (encloses(api, i, head) && !encloses(api, head, i)) {
+      auto node = more_.extract(head);
+      auto& others = more_[i];
+      others.push_back(head);
+      if (!node.empty()) others.insert(others.end(), node.mapped().begin(), node.mapped().end());
+      std::sort(others.begin(), others.end());
+      head = i;
     } else {
-      p.sparse.try_emplace(id, i);
+      more_[head].push_back(i);
     }
   }
+}
+
+RowIndex* ApiLookup::slot(std::int64_t process, std::uint32_t correlation_id) {
+  auto& p = processes_[process];
+  if (!p.dense.empty()) return &p.dense[correlation_id];
+  return &p.sparse.try_emplace(correlation_id, kNone).first->second;
 }
 
 std::optional<RowIndex> ApiLookup::find(std::int64_t global_pid, std::uint32_t correlation_id) const {
@@ -44,6 +68,14 @@ std::optional<RowIndex> ApiLookup::find(std::int64_t global_pid, std::uint32_t c
   auto it = last_->sparse.find(correlation_id);
   if (it == last_->sparse.end()) return std::nullopt;
   return it->second;
+}
+
+bool ApiLookup::is_repeat(RowIndex row, const StringPool& strings) const {
+  if (more_.empty()) return false;
+  const auto head = find(process_key(api_.global_tid[row]), api_.correlation_id[row]);
+  if (!head || *head == row) return false;
+  return api_.global_tid[*head] == api_.global_tid[row] && encloses(api_, *head, row) &&
+         api_base_name(strings.get(api_.name[*head])) == api_base_name(strings.get(api_.name[row]));
 }
 
 }  // namespace kernscope::report

@@ -165,18 +165,20 @@ Result<Table> cuda_kern_exec_sum(const Trace& trace, const ReportRequest& reques
   };
   std::map<Key, Samples> groups;
   std::unordered_map<StringId, std::string> api_names;
+  // Inner join: kernels without a launching call are not in this report, and a kernel whose id
+  // names several API rows (nsys's --cudabacktrace pairs) is counted once per row, as nsys does.
   for (RowIndex i = 0; i < k.size(); ++i) {
-    const auto r = lookup.find(k.global_pid[i], k.correlation_id[i]);
-    if (!r) continue;  // inner join: kernels without a launching call are not in this report
-    auto an = api_names.find(a.name[*r]);
-    if (an == api_names.end()) an = api_names.emplace(a.name[*r], std::string(api_display_name(trace.strings.get(a.name[*r])))).first;
-    const Key key{pid_of(a.global_tid[*r]), tid_of(a.global_tid[*r]), k.device_id[i], an->second,
-                  std::string(trace.strings.get(kernel_name(trace, i, request.kernel_names)))};
-    auto& g = groups[key];
-    g.total.push_back(std::max(a.end_ns[*r], k.end_ns[i]) - a.start_ns[*r]);
-    g.api.push_back(a.end_ns[*r] - a.start_ns[*r]);
-    if (k.start_ns[i] - a.end_ns[*r] >= 0) g.queue.push_back(k.start_ns[i] - a.end_ns[*r]);
-    g.kernel.push_back(k.end_ns[i] - k.start_ns[i]);
+    lookup.for_each_row(k.global_pid[i], k.correlation_id[i], [&](RowIndex r) {
+      auto an = api_names.find(a.name[r]);
+      if (an == api_names.end()) an = api_names.emplace(a.name[r], std::string(api_display_name(trace.strings.get(a.name[r])))).first;
+      const Key key{pid_of(a.global_tid[r]), tid_of(a.global_tid[r]), k.device_id[i], an->second,
+                    std::string(trace.strings.get(kernel_name(trace, i, request.kernel_names)))};
+      auto& g = groups[key];
+      g.total.push_back(std::max(a.end_ns[r], k.end_ns[i]) - a.start_ns[r]);
+      g.api.push_back(a.end_ns[r] - a.start_ns[r]);
+      if (k.start_ns[i] - a.end_ns[r] >= 0) g.queue.push_back(k.start_ns[i] - a.end_ns[r]);
+      g.kernel.push_back(k.end_ns[i] - k.start_ns[i]);
+    });
   }
   Table table;
   table.report = "cuda_kern_exec_sum";

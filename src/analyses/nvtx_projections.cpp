@@ -45,17 +45,16 @@ Result<Table> nvtx_kern_sum(const Trace& trace, const ReportRequest& request) {
   const ApiLookup lookup(a);
   const auto ranges = index_ranges(trace);
 
-  std::vector<std::optional<RowIndex>> launcher(k.size());
+  // Every API row with the kernel's id (SQL's join: nsys's --cudabacktrace pairs give two).
+  std::vector<bool> seen(a.size(), false);
   std::vector<RowIndex> api_rows;
-  {
-    std::vector<bool> seen(a.size(), false);
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      launcher[i] = lookup.find(k.global_pid[i], k.correlation_id[i]);
-      if (launcher[i] && !seen[*launcher[i]]) {
-        seen[*launcher[i]] = true;
-        api_rows.push_back(*launcher[i]);
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    lookup.for_each_row(k.global_pid[i], k.correlation_id[i], [&](RowIndex r) {
+      if (!seen[r]) {
+        seen[r] = true;
+        api_rows.push_back(r);
       }
-    }
+    });
   }
   auto enclosing = enclosing_ranges(trace, ranges, api_rows);
 
@@ -64,32 +63,36 @@ Result<Table> nvtx_kern_sum(const Trace& trace, const ReportRequest& request) {
                          std::optional<std::string>, std::optional<std::string>, std::string>;
   struct Group {
     std::set<RowIndex> ranges, kernels;
-    std::vector<std::int64_t> durations;
+    std::vector<std::int64_t> durations;  // one per joined (kernel, API row, range) row, as SQL's sum
   };
   std::map<Key, Group> groups;
   for (RowIndex i = 0; i < k.size(); ++i) {
     const std::string kernel(trace.strings.get(kernel_name(trace, i, request.kernel_names)));
     const std::int64_t duration = k.end_ns[i] - k.start_ns[i];
-    std::optional<std::int64_t> pid, tid;
-    const std::vector<std::size_t>* found = nullptr;
-    if (launcher[i]) {
-      pid = pid_of(a.global_tid[*launcher[i]]);
-      tid = tid_of(a.global_tid[*launcher[i]]);
-      if (auto it = enclosing.find(*launcher[i]); it != enclosing.end()) found = &it->second;
-    }
-    if (!found || found->empty()) {
-      auto& g = groups[Key{pid, tid, std::nullopt, std::nullopt, kernel}];
-      g.kernels.insert(i);
-      g.durations.push_back(duration);
-      continue;
-    }
-    for (std::size_t r : *found) {
-      const auto& range = ranges[r];
-      auto& g = groups[Key{pid, tid, range.name, std::string(range.pushpop ? "PushPop" : "StartEnd"), kernel}];
-      g.ranges.insert(range.row);
-      g.kernels.insert(i);
-      g.durations.push_back(duration);
-    }
+    // One joined row: the launching API row's thread (none: NULLs) and the ranges enclosing it.
+    auto add = [&](std::optional<std::int64_t> pid, std::optional<std::int64_t> tid,
+                   const std::vector<std::size_t>* found) {
+      if (!found || found->empty()) {
+        auto& g = groups[Key{pid, tid, std::nullopt, std::nullopt, kernel}];
+        g.kernels.insert(i);
+        g.durations.push_back(duration);
+        return;
+      }
+      for (std::size_t r : *found) {
+        const auto& range = ranges[r];
+        auto& g = groups[Key{pid, tid, range.name, std::string(range.pushpop ? "PushPop" : "StartEnd"), kernel}];
+        g.ranges.insert(range.row);
+        g.kernels.insert(i);
+        g.durations.push_back(duration);
+      }
+    };
+    bool launched = false;
+    lookup.for_each_row(k.global_pid[i], k.correlation_id[i], [&](RowIndex r) {
+      launched = true;
+      auto it = enclosing.find(r);
+      add(pid_of(a.global_tid[r]), tid_of(a.global_tid[r]), it == enclosing.end() ? nullptr : &it->second);
+    });
+    if (!launched) add(std::nullopt, std::nullopt, nullptr);
   }
 
   struct Row {
@@ -174,7 +177,7 @@ Result<Table> nvtx_gpu_proj_sum(const Trace& trace, const ReportRequest&) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) level[*it] = ++depth;
   }
 
-  // GPU operations with their launching API call (inner join).
+  // GPU operations with their launching API calls (inner join: one entry per API row with the id).
   struct Op {
     TimeNs start, end;
     RowIndex api;
@@ -183,9 +186,8 @@ Result<Table> nvtx_gpu_proj_sum(const Trace& trace, const ReportRequest&) {
   const ApiLookup lookup(a);
   auto add_ops = [&](const auto& columns) {
     for (RowIndex i = 0; i < columns.size(); ++i) {
-      if (auto r = lookup.find(columns.global_pid[i], columns.correlation_id[i])) {
-        ops.push_back({columns.start_ns[i], columns.end_ns[i], *r});
-      }
+      lookup.for_each_row(columns.global_pid[i], columns.correlation_id[i],
+                          [&](RowIndex r) { ops.push_back({columns.start_ns[i], columns.end_ns[i], r}); });
     }
   };
   add_ops(trace.kernels);

@@ -133,10 +133,12 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       const std::size_t w = *std::prev(it);
       if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
     }
-    // What each call does (CUDA or HIP, any version): api_roles, once per name.
+    const report::ApiLookup lookup(a);
+    // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
+    // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
     ApiRoleCache role_of_name(trace.strings);
     for (RowIndex i = 0; i < a.size(); ++i) {
-      if (step_of_call[i] < 0) continue;
+      if (step_of_call[i] < 0 || lookup.is_repeat(i, trace.strings)) continue;
       const ApiRole role = role_of_name(a.name[i]);
       auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
       const std::int64_t d = a.end_ns[i] - a.start_ns[i];
@@ -146,7 +148,6 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       if (has_any(role, ApiRole::kGraphLaunch)) ++s.graph_launches;
     }
     // GPU operations belong to the step of the call that launched them (by correlation id).
-    const report::ApiLookup lookup(a);
     auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
       auto r = lookup.find(global_pid, correlation);
       return r && step_of_call[*r] >= 0 ? &steps[static_cast<std::size_t>(step_of_call[*r])] : nullptr;

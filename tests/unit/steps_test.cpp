@@ -59,6 +59,55 @@ TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
   }
 }
 
+// The same workload under nsys --cudabacktrace=all:10000: each backtraced call is in the API table
+// twice under one correlation id (cudaLaunchKernel and, inside its time, cudaLaunchKernel_v7000).
+// A step still launches what it launched: nsys's nvtx_gpu_proj_sum gold gives 44,480 GPU operations
+// over the 64 decode steps (Avg GPU Ops 695.0, all kernels), and sqlite3 on the export, counting
+// launch calls (cudaLaunchKernel, cudaLaunchKernelExC, cuLaunchKernel, cuLaunchKernelEx, any _vN)
+// inside each step range on its thread and leaving out a call that another call with the same
+// thread, id and base name encloses, gives 44,480 calls of 303,514,700 ns (46,358 and
+// 332,605,517 ns counting both rows, what steps said before).
+TEST(StepsOnLlama, BacktracedCallsCountOnce) {
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
+  std::int64_t decode = 0, launches = 0, launch_ns = 0;
+  for (const auto& step : s.steps) {
+    if (step.phase != Phase::kDecode) continue;
+    ++decode;
+    launches += step.launches;
+    launch_ns += step.launch_api_ns;
+    EXPECT_EQ(step.launches, 695) << step.name << " at " << step.start_ns;
+  }
+  EXPECT_EQ(decode, 64);
+  EXPECT_EQ(launches, 44'480);
+  EXPECT_EQ(launch_ns, 303'514'700);
+}
+
+// By construction: a row nested in another with the same thread, correlation id and API family
+// repeats that call; same id but disjoint in time, or another API, it is a call of its own.
+TEST(Steps, NestedRepeatOfACallCountsOnce) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
+  s.api("cudaLaunchKernel", 10, 40, 1);          // the backtrace record, first
+  s.api("cudaLaunchKernel_v7000", 12, 38, 1);    // the call itself, inside it
+  s.api("cudaLaunchKernel_v7000", 52, 58, 2);    // the call itself first this time...
+  s.api("cudaLaunchKernel", 50, 60, 2);          // ...then the record that encloses it
+  s.api("cudaLaunchKernel_v7000", 100, 110, 3);  // one id, two calls apart in time: both count
+  s.api("cudaLaunchKernel_v7000", 120, 130, 3);
+  s.api("cudaMalloc_v3020", 200, 300, 4);        // another API inside a call of the same id: counts
+  s.api("cudaLaunchKernel_v7000", 210, 220, 4);
+  s.kernel("gemv2T_kernel_val", 400, 500, 1);
+  s.kernel("gemv2T_kernel_val", 500, 600, 2);
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.steps.size(), 1u);
+  const auto& st = r.steps[0];
+  EXPECT_EQ(st.launches, 5);  // ids 1 and 2 once each, id 3 twice, the launch of id 4
+  EXPECT_EQ(st.launch_api_ns, 30 + 10 + 10 + 10 + 10);  // the enclosing row's time for ids 1 and 2
+  EXPECT_EQ(st.allocations, 1);
+  EXPECT_EQ(st.kernels, 2);
+}
+
 TEST(Steps, NvtxStepsDecomposedByConstruction) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
