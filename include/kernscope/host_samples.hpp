@@ -2,7 +2,8 @@
 // (--sample=cpu, Python backtraces with --python-sampling) or from `kernscope record --sample cpu`
 // (Python frames from inside the process), both stored in nsys's COMPOSITE_EVENTS and
 // SAMPLING_CALLCHAINS tables; and what the recorder said about itself (KERNSCOPE_HOST_INFO).
-// Loaded with the NVTX event kind (garbage collections are NVTX ranges, see host_profile.hpp).
+// Loaded with the NVTX event kind when its detail is asked (OpenOptions::detail_kinds; garbage
+// collections are NVTX ranges, see host_profile.hpp).
 #pragma once
 
 #include <cstdint>

@@ -801,7 +801,9 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     trace_.loaded |= bit(EventKind::kNvtx);
     trace_.detailed |= bit(EventKind::kNvtx);
   }
-  if (options.kinds & bit(EventKind::kNvtx)) {  // sampled host stacks come with the NVTX kind
+  // Sampled host stacks come with the NVTX kind when its detail is asked (host, report, steps,
+  // info): not for stats or tail, which never use them and would pay for reading them.
+  if ((options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx))) {
     if (auto r = read_host_tables(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 
