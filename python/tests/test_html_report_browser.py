@@ -171,3 +171,17 @@ def test_roofline_html_in_headless_chromium(browser, tmp_path):
     page.write_text(run.stdout, encoding="utf-8")
     check_page_in_browser(browser, page, ("chart-roofline",))
     assert browser.evaluate("document.querySelectorAll('#chart-roofline circle').length") > 0
+
+
+def test_diff_html_in_headless_chromium(browser, tmp_path):
+    # HTA's trace_diff pair (tests/fixtures/kineto): waterfalls by class and by kernel, tables.
+    a = FIXTURES / "kineto" / "trace_diff__control__control.json.gz"
+    b = FIXTURES / "kineto" / "trace_diff__test__test.json.gz"
+    run = subprocess.run([kernscope_cli(), "diff", "--format", "html", str(a), str(b)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    page = tmp_path / "diff.html"
+    page.write_text(run.stdout, encoding="utf-8")
+    check_page_in_browser(browser, page, ("chart-diff-classes", "chart-diff-kernels"))
+    # The waterfall starts at A's total and ends at B's, with the changes between.
+    rows = browser.evaluate("Array.from(document.querySelectorAll('#chart-diff-classes text[data-name]')).map(t => t.dataset.name)")
+    assert rows[0].startswith("A: ") and rows[-1].startswith("B: ") and len(rows) >= 3

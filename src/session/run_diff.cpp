@@ -4,6 +4,7 @@
 
 #include "analyses/diff.hpp"
 #include "analyses/gate.hpp"
+#include "render/html/diff_page.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -95,6 +96,10 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   out.tables = {diff_phase_table(diff), diff_class_table(diff), diff_kernel_table(diff), diff_kernel_tail_table(diff),
                 diff_nvtx_table(diff), gates_table(verdicts)};
   if (output.frames()) return out;
+  if (output.format == "html") {
+    out.text = render_diff_html(diff, out.tables);
+    return out;
+  }
   const Format format = output.table_format();
   const RenderOptions options{format, output.time_unit};
   const auto limit = static_cast<std::size_t>(o.integer("limit"));
@@ -192,7 +197,7 @@ const AnalysisEntry& diff_entry() {
                       {"seed", 0, OptionKind::kInteger, "1", "bootstrap seed (the same seed gives the same verdict)"},
                       {"confidence", 0, OptionKind::kNumber, "0.95", "confidence of the interval of the change"},
                       {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules"}},
-          .formats = {"table", "csv", "tsv", "json"},
+          .formats = {"table", "csv", "tsv", "json", "html"},
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,
