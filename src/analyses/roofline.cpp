@@ -89,6 +89,14 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
     }
     return last;
   };
+  // The rules are regular expressions: each distinct kernel name is classified once.
+  std::unordered_map<StringId, bool> gemv_of_name;
+  auto is_gemv = [&](RowIndex i) {
+    const StringId id = k.demangled_name[i] != kNoString ? k.demangled_name[i] : k.short_name[i];
+    auto it = gemv_of_name.find(id);
+    if (it == gemv_of_name.end()) it = gemv_of_name.emplace(id, options.rules->classify(trace.strings.get(id)).first == "gemv").first;
+    return it->second;
+  };
   for (Phase phase : {Phase::kDecode, Phase::kPrefill}) {
     const StepGroup* group = last_group(phase);
     if (!group) continue;
@@ -119,7 +127,7 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
       flops += w->total_flops();
       bytes += w->bytes;
       for (std::size_t p = 0; p < kPrecisionCount; ++p) by_precision[p] += w->flops[p];
-      if (options.rules->classify(kernel_name(trace, i)).first == "gemv") {
+      if (is_gemv(i)) {
         gemv_bytes += w->bytes;
         gemv_ns += ns;
       }
