@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "kernscope/nvtx_names.hpp"
 #include "kernscope/open.hpp"
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/decimal_time.hpp"
@@ -300,6 +301,28 @@ TEST(KinetoReader, OldTracesWithAbsoluteMicrosecondsAndStringIds) {
   ASSERT_EQ(t->kernels.size(), 1u);
   EXPECT_EQ(t->kernels.start_ns[0], 1661938466265590000);
   EXPECT_EQ(t->kernels.global_pid[0], process_key(t->api_calls.global_tid[0]));
+}
+
+// A range's args.domain (kernscope export writes it for NVTX ranges outside the default domain,
+// e.g. nsys's "GIL Trace") is read back as that domain; PyTorch's own ranges, without it, stay in
+// the default domain. Fails with the reader ignoring args.domain: both ranges come back as
+// ":Holding GIL" / ":step".
+TEST(KinetoReader, RangesKeepTheNvtxDomainTheirArgsName) {
+  auto t = read(R"({"traceEvents": [
+    {"ph": "X", "cat": "user_annotation", "name": "Holding GIL", "pid": 5, "tid": 5, "ts": 10, "dur": 5,
+     "args": {"source": "nvtx", "domain": "GIL Trace"}},
+    {"ph": "X", "cat": "user_annotation", "name": "Holding GIL", "pid": 5, "tid": 6, "ts": 12, "dur": 1,
+     "args": {"domain": "GIL Trace"}},
+    {"ph": "X", "cat": "user_annotation", "name": "step", "pid": 5, "tid": 5, "ts": 20, "dur": 5, "args": {}},
+    {"ph": "X", "cat": "user_annotation", "name": "other", "pid": 5, "tid": 5, "ts": 30, "dur": 1,
+     "args": {"domain": "Another"}}]})");
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  const NvtxDomainNames domains(*t);
+  std::multiset<std::string> labels;
+  for (RowIndex i = 0; i < t->nvtx.size(); ++i) {
+    if (is_nvtx_range(t->nvtx.event_type[i])) labels.insert(domains.range_label(*t, i));
+  }
+  EXPECT_EQ(labels, (std::multiset<std::string>{"GIL Trace:Holding GIL", "GIL Trace:Holding GIL", ":step", "Another:other"}));
 }
 
 // AMD (roctracer) and some CUDA Kineto traces keep kernel names mangled. Expected names are what

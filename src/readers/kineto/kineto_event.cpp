@@ -121,6 +121,7 @@ Result<void> parse_args(od::value value, KinetoEvent& e) {
         if (key == "device") e.device = integer(v);
         else if (key == "stream") e.stream = integer(v);
         else if (key == "labels") e.arg_labels = text(v);
+        else if (key == "domain") e.domain = text(v);
         break;
       case 7:
         if (key == "context") e.context = integer(v);

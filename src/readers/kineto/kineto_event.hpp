@@ -34,6 +34,7 @@ struct KinetoEvent {
   bool has_grid = false, has_block = false;
   std::string_view arg_name, arg_labels;  // metadata events: process_name, thread_name, labels
   std::string_view input_dims, input_types, concrete_inputs;  // cpu_op with record_shapes: the arrays' JSON text
+  std::string_view domain;  // a range's NVTX domain, as kernscope's export writes it (absent in PyTorch's traces)
 };
 
 // Parses events with simdjson On-Demand; one instance per thread.

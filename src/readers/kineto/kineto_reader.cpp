@@ -32,6 +32,10 @@ void memcpy_kinds(std::string_view name, std::int32_t& copy, std::int32_t& src, 
   }
 }
 
+// Ranges whose args name an NVTX domain (kernscope's export of an nsys trace) get ids from here
+// on, clear of the framework domains' ids (trace.hpp).
+constexpr std::int64_t kKinetoNamedDomainBase = 0x4B4E0100;
+
 // One NVTX row; Kineto's ranges carry no category, color or payload.
 void push_nvtx_row(NvtxColumns& n, TimeNs start, TimeNs end, std::int64_t global_tid, std::int32_t event_type,
                    std::int64_t domain, StringId text) {
@@ -112,7 +116,20 @@ class Builder {
   std::map<std::int64_t, std::string> process_labels_;
   std::map<std::int64_t, std::string> thread_names_;              // by global tid
   std::map<std::int64_t, std::int64_t> host_event_count_;         // by compact pid: CPU-side events
+  // NVTX domains named by ranges' args.domain (kernscope's export of an nsys trace): id by name.
+  std::int64_t named_domain(std::string_view name);
+  std::map<std::string, std::int64_t, std::less<>> named_domains_;
 };
+
+std::int64_t Builder::named_domain(std::string_view name) {
+  if (name.empty()) return 0;  // the default domain, as PyTorch's own ranges
+  auto it = named_domains_.find(name);
+  if (it == named_domains_.end()) {
+    const auto id = kKinetoNamedDomainBase + static_cast<std::int64_t>(named_domains_.size());
+    it = named_domains_.emplace(std::string(name), id).first;
+  }
+  return it->second;
+}
 
 std::int64_t Builder::compact_pid(const IdValue& id) {
   if (!id.present) return 0;
@@ -418,7 +435,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
                     on_gpu ? kNvtxStartEndRange : kNvtxPushPopRange,
                     category == Category::kCpuOp ? kKinetoCpuOpDomain
                     : on_gpu                     ? kKinetoGpuAnnotationDomain
-                                                 : 0,
+                                                 : named_domain(e.domain),
                     intern(e.name));
       if (category == Category::kCpuOp && !e.input_dims.empty()) {
         auto& o = t_.op_shapes;
@@ -500,6 +517,9 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
     for (const std::int64_t process : processes) {
       for (auto [domain, name] : {std::pair{kKinetoCpuOpDomain, "cpu_op"},
                                   std::pair{kKinetoGpuAnnotationDomain, "gpu_user_annotation"}}) {
+        push_nvtx_row(t.nvtx, first, kNoTime, process, kNvtxDomainCreate, domain, t.strings.intern(name));
+      }
+      for (const auto& [name, domain] : named_domains_) {
         push_nvtx_row(t.nvtx, first, kNoTime, process, kNvtxDomainCreate, domain, t.strings.intern(name));
       }
     }
