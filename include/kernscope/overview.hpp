@@ -23,8 +23,15 @@ struct TopLevelRange {
 
 struct TraceOverview {
   SourceInfo source;
-  TimeNs first_ns = 0;
+  TimeNs first_ns = 0;  // the span of the recorded events (NVTX declarations left out, below)
   TimeNs last_ns = 0;
+  // NVTX rows that declare rather than record (domain creations, category and thread names) are
+  // dated when the program declared them: with a capture range (nsys --capture-range) that can be
+  // long before the profiled window, so the span leaves them out; those that lie outside it are
+  // counted here with their times.
+  std::int64_t declarations_outside = 0;
+  TimeNs declarations_first_ns = 0;
+  TimeNs declarations_last_ns = 0;
   std::vector<Device> devices;
   std::vector<KindCount> counts;
   std::vector<Process> processes;  // every process and thread the trace names, in id order

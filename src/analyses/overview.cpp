@@ -11,6 +11,9 @@
 namespace kernscope {
 namespace {
 
+// NVTX-text marks (nsys's NvtxtMark, 65), beside kNvtxMark: events, like the ranges.
+constexpr std::int32_t kNvtxtMarkEvent = 65;
+
 template <class Columns>
 void widen_span(const Columns& c, TimeNs& first, TimeNs& last) {
   for (RowIndex i = 0; i < c.size(); ++i) {
@@ -66,11 +69,37 @@ TraceOverview describe(const Trace& trace) {
   widen_span(trace.graph_execs, first, last);
   widen_span(trace.api_calls, first, last);
   widen_span(trace.syncs, first, last);
-  widen_span(trace.nvtx, first, last);
   widen_span(trace.osrt, first, last);
+  // NVTX: ranges and marks are events; the other rows are declarations (see overview.hpp).
+  const auto& n = trace.nvtx;
+  std::vector<RowIndex> declarations;
+  for (RowIndex i = 0; i < n.size(); ++i) {
+    const auto type = n.event_type[i];
+    if (!is_nvtx_range(type) && type != kNvtxMark && type != kNvtxtMarkEvent) {
+      declarations.push_back(i);
+      continue;
+    }
+    first = std::min(first, n.start_ns[i]);
+    if (n.end_ns[i] != kNoTime) last = std::max(last, n.end_ns[i]);
+    last = std::max(last, n.start_ns[i]);
+  }
+  if (first > last && !declarations.empty()) {
+    // Nothing but declarations: their times are the only ones the trace has.
+    for (RowIndex i : declarations) {
+      first = std::min(first, n.start_ns[i]);
+      last = std::max(last, n.start_ns[i]);
+    }
+  }
   if (first <= last) {
     o.first_ns = first;
     o.last_ns = last;
+    for (RowIndex i : declarations) {
+      const TimeNs t = n.start_ns[i];
+      if (t >= first && t <= last) continue;
+      o.declarations_first_ns = o.declarations_outside == 0 ? t : std::min(o.declarations_first_ns, t);
+      o.declarations_last_ns = o.declarations_outside == 0 ? t : std::max(o.declarations_last_ns, t);
+      ++o.declarations_outside;
+    }
   }
 
   // Top-level ranges: those no other range on the same thread encloses.

@@ -24,6 +24,12 @@ std::string render_overview_text(const TraceOverview& o, bool all) {
   }
   for (const auto& [key, value] : o.source.metadata) put(fmt::format("  {}: {}\n", key, value));
   put(fmt::format("Span:     {} ns .. {} ns ({:.3f} s)\n", o.first_ns, o.last_ns, static_cast<double>(o.last_ns - o.first_ns) / 1e9));
+  if (o.declarations_outside > 0) {
+    put(fmt::format("          (left out: {} NVTX declaration{} (domain creations, names) dated {} ns .. {} ns, when the "
+                    "program declared them)\n",
+                    o.declarations_outside, o.declarations_outside == 1 ? "" : "s", o.declarations_first_ns,
+                    o.declarations_last_ns));
+  }
   if (o.devices.empty()) put("Devices:  none recorded\n");
   else put("Devices:\n");
   for (const auto& d : o.devices) {
@@ -84,6 +90,14 @@ std::string render_overview_json(const TraceOverview& o) {
       .member("session_start_utc_ns", o.source.session_start_utc_ns)
       .member("first_ns", o.first_ns)
       .member("last_ns", o.last_ns);
+  if (o.declarations_outside > 0) {
+    json.key("span_left_out")
+        .begin_object()
+        .member("nvtx_declarations", o.declarations_outside)
+        .member("first_ns", o.declarations_first_ns)
+        .member("last_ns", o.declarations_last_ns)
+        .end_object();
+  }
   json.key("devices").begin_array();
   for (const auto& d : o.devices) {
     json.begin_object()

@@ -1,0 +1,49 @@
+// kernscope info's span: recorded events only. Expected values are sqlite3's on the export
+// (tests/fixtures/nsys/llama_decode_pysample_h200, made with an NVTX capture range): NVTX ranges
+// and marks, runtime calls, kernels and memsets start at -260,445,162 ns at the earliest (a "GIL
+// Trace:Holding GIL" range open when profiling began; DIAGNOSTIC_EVENT dates "Profiling has
+// started" at 0) and end at 2,792,103,049 ns (a runtime call); the three NVTX_EVENTS rows of
+// eventType 75 (NvtxDomainCreate) are dated -28,079,209,200 .. -28,073,017,568 ns, when the
+// program created its domains, 28 s before the capture. Before the fix the span began there
+// (-28079209200 ns, "30.871 s").
+#include <gtest/gtest.h>
+
+#include "kernscope/open.hpp"
+#include "kernscope/overview.hpp"
+#include "support/synthetic_trace.hpp"
+#include "support/test_files.hpp"
+
+namespace kernscope {
+namespace {
+
+TEST(Overview, SpanLeavesOutNvtxDeclarationsAndSaysSo) {
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  const TraceOverview o = describe(*trace);
+  EXPECT_EQ(o.first_ns, -260'445'162);
+  EXPECT_EQ(o.last_ns, 2'792'103'049);
+  EXPECT_EQ(o.declarations_outside, 3);
+  EXPECT_EQ(o.declarations_first_ns, -28'079'209'200);
+  EXPECT_EQ(o.declarations_last_ns, -28'073'017'568);
+}
+
+TEST(Overview, DeclarationsInsideTheSpanAreNotMentioned) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxDomainCreate, "domain", 50, kNoTime);
+  s.nvtx(kNvtxPushPopRange, "step", 10, 100);
+  s.api("cudaLaunchKernel_v7000", 20, 120, 1);
+  const TraceOverview o = describe(s.trace);
+  EXPECT_EQ(o.first_ns, 10);
+  EXPECT_EQ(o.last_ns, 120);
+  EXPECT_EQ(o.declarations_outside, 0);
+  // A trace of declarations only keeps their times as its span.
+  testing::SyntheticTrace only;
+  only.nvtx(kNvtxDomainCreate, "domain", 50, kNoTime);
+  const TraceOverview d = describe(only.trace);
+  EXPECT_EQ(d.first_ns, 50);
+  EXPECT_EQ(d.last_ns, 50);
+  EXPECT_EQ(d.declarations_outside, 0);
+}
+
+}  // namespace
+}  // namespace kernscope
