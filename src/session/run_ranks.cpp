@@ -14,7 +14,7 @@ namespace {
 
 Result<OpenOptions> plan(const Options&) {
   OpenOptions open;
-  open.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls);
+  open.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
   open.detail_kinds = bit(EventKind::kKernels);  // stream ids: the communicator when the trace names none
   return open;
 }
@@ -58,7 +58,7 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
     }
     if (!table) {
       return make_error(ErrorCode::kInvalidArgument, "ranks: --table must be ranks, collective_kinds, stragglers, collectives, "
-                                                     "incomplete or skew_over_time, not '" + wanted + "'");
+                                                     "incomplete, skew_over_time or skew_by_step, not '" + wanted + "'");
     }
     std::ostringstream text;
     render(text, *table, RenderOptions{output.table_format(), output.time_unit});
@@ -81,7 +81,7 @@ const AnalysisEntry& ranks_entry() {
                        "estimate (offsets from collective ends) or trust (take the traces' clocks as they are)"},
                       {"bins", 0, OptionKind::kInteger, "10", "time bins of the skew-over-time view"},
                       {"table", 0, OptionKind::kText, "collectives",
-                       "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time"}},
+                       "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time, skew_by_step"}},
           .formats = {"text", "csv", "tsv", "json"},
           .time_unit = true,
           .filters = false,  // each rank has its own clock: one time window means different moments
