@@ -246,9 +246,68 @@ def _analysis_method(spec: Dict[str, Any]):
     return method
 
 
+def _label_of(item: Any) -> str:
+    path = item._core.info()["path"] if isinstance(item, Trace) else str(item)
+    name = path.rsplit("/", 1)[-1]
+    for ext in (".gz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"):
+        if name.endswith(ext) and len(name) > len(ext):
+            name = name[: -len(ext)]
+    return name
+
+
+def _trace_group(item: Any) -> List["_core.Trace"]:
+    """A trace (path or Trace), or a list of them: several runs of one program."""
+    items = list(item) if isinstance(item, (list, tuple)) else [item]
+    if not items:
+        raise Error("an empty group of traces")
+    return [i._core if isinstance(i, Trace) else _core.open(str(i)) for i in items]
+
+
+def _multi_analysis_function(spec: Dict[str, Any]):
+    """kernscope.NAME(a, b, ...) for an analysis over several traces (diff, compare). Each argument
+    is a path, a Trace, or a list of them (several runs of one side: the gate's noise)."""
+    def function(*traces: Any, format: Optional[str] = None, time_unit: Optional[str] = None,
+                 filter_time: Optional[str] = None, filter_nvtx: Optional[str] = None, **options: Any) -> Any:
+        if len(traces) < spec["min_traces"] or (spec["max_traces"] and len(traces) > spec["max_traces"]):
+            raise Error(f"{spec['name']} takes {spec['min_traces']}"
+                        f"{'' if spec['max_traces'] == spec['min_traces'] else ' or more'} traces, got {len(traces)}")
+        groups = [_trace_group(t) for t in traces]
+        labels = []
+        for t in traces:
+            items = list(t) if isinstance(t, (list, tuple)) else [t]
+            labels.append(_label_of(items[0]) + (f" ({len(items)} runs)" if len(items) > 1 else ""))
+        values = _option_values(spec, options)
+        rendered = format is not None
+        tables, text, messages, _summary, _exit_code = _core.run_groups(
+            spec["name"], groups, labels, values, format if rendered else "frames", time_unit or "",
+            filter_time or "", filter_nvtx or "")
+        for message in messages:
+            _log.info("kernscope: %s", message)
+        if rendered:
+            return text
+        # Every table, by name (diff: diff_phases, diff_classes, diff_kernels, diff_kernel_tails,
+        # diff_nvtx, diff_gates), even when empty.
+        return {t["report"]: (t["columns"] if _pd is None else _pd.DataFrame(t["columns"])) for t in tables}
+
+    lines = [spec["summary"], "", "Arguments: the traces (paths, Traces, or lists of them for repeated runs).",
+             "Options (keyword arguments):"]
+    for o in spec["options"]:
+        if o["name"] in spec["trace_group_options"]:
+            continue
+        default = f" [default: {o['default']}]" if o["default"] else ""
+        lines.append(f"    {o['name'].replace('-', '_')}: {o['help']}{default}")
+    lines.append("    format, time_unit, filter_time, filter_nvtx: as Trace.run")
+    function.__name__ = spec["name"]
+    function.__doc__ = "\n".join(lines)
+    return function
+
+
 def _install_analyses() -> None:
     for name, spec in _SPECS.items():
-        if not hasattr(Trace, name):  # stats, export and info have hand-written signatures above
+        if spec["max_traces"] != 1:  # over several traces: a module function, kernscope.diff(a, b)
+            globals()[name] = _multi_analysis_function(spec)
+            __all__.append(name)
+        elif not hasattr(Trace, name):  # stats, export and info have hand-written signatures above
             setattr(Trace, name, _analysis_method(spec))
 
 

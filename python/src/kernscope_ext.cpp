@@ -335,6 +335,9 @@ nb::list analyses() {
     d["time_unit"] = spec.time_unit;
     d["filters"] = spec.filters;
     d["shape"] = spec.shape == ResultShape::kTables ? "tables" : "document";
+    d["min_traces"] = spec.min_traces;
+    d["max_traces"] = spec.max_traces;  // 0: no upper bound; 1: a Trace method
+    d["trace_group_options"] = spec.trace_group_options;
     nb::list options;
     for (const auto& o : spec.options) {
       static const char* kKinds[] = {"text", "integer", "number", "flag", "list"};
@@ -379,6 +382,44 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
     tables.append(d);
   }
   return nb::make_tuple(tables, output.text, output.messages, output.summary_json);
+}
+
+// Runs one multi-trace analysis of the registry (diff, compare) on groups of loaded traces:
+// (tables, text, messages, summary_json, exit_code).
+nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTrace>>& groups,
+                     const std::vector<std::string>& labels, const std::map<std::string, std::vector<std::string>>& options,
+                     const std::string& format, const std::string& time_unit, const std::string& filter_time,
+                     const std::string& filter_nvtx) {
+  AnalysisRequest request;
+  request.analysis = name;
+  request.options = options;
+  request.format = format;
+  request.time_unit = time_unit;
+  request.filter_time = filter_time;
+  request.filter_nvtx = filter_nvtx;
+  std::vector<TraceGroup> trace_groups;
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    TraceGroup g;
+    g.label = i < labels.size() ? labels[i] : std::string();
+    for (const auto& t : groups[i]) g.runs.push_back(t.trace.get());
+    trace_groups.push_back(std::move(g));
+  }
+  Result<AnalysisOutput> result;
+  {
+    nb::gil_scoped_release release;
+    result = run_analysis(trace_groups, request, /*apply_filters=*/true);
+  }
+  const AnalysisOutput output = unwrap(std::move(result));
+  const TimeUnit unit = time_unit.empty() ? TimeUnit::kNs : unwrap(parse_time_unit(time_unit));
+  nb::list tables;
+  for (const auto& table : output.tables) {
+    nb::dict d;
+    d["report"] = table.report;
+    d["title"] = table.title;
+    d["columns"] = table_columns(table, unit);
+    tables.append(d);
+  }
+  return nb::make_tuple(tables, output.text, output.messages, output.summary_json, output.exit_code);
 }
 
 void nvtx_push(const std::string& name, const std::optional<std::string>& domain) {
@@ -457,6 +498,8 @@ NB_MODULE(_core, m) {
   }, nb::arg("path"));
   m.def("report_names", &report_names);
   m.def("analyses", &analyses);
+  m.def("run_groups", &run_groups, nb::arg("name"), nb::arg("groups"), nb::arg("labels"), nb::arg("options"),
+        nb::arg("format") = "", nb::arg("time_unit") = "", nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "");
   m.def("nvtx_push", &nvtx_push, nb::arg("name"), nb::arg("domain") = nb::none());
   m.def("nvtx_pop", &nvtx_pop, nb::arg("domain") = nb::none());
 #ifdef KERNSCOPE_HAVE_NVTX
