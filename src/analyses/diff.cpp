@@ -253,6 +253,10 @@ std::vector<std::string> diff_headline_lines(const DiffResult& d) {
                               ms(static_cast<double>(d.total_b)), signed_ms(change),
                               d.total_a ? fmt::format(", {:+.1f} %", change / static_cast<double>(d.total_a) * 100) : ""));
   for (const auto& p : d.phases) {
+    if (p.is_count) {
+      auto count = [](const std::optional<double>& v) { return v ? fmt::format("{:g}", *v) : std::string("none"); };
+      lines.push_back("Steps measured: A " + count(p.a) + ", B " + count(p.b));
+    }
     if (p.metric != "tpot_p50" && p.metric != "ttft") continue;
     if (p.a && p.b) {
       lines.push_back(fmt::format("{}: A {} -> B {} ({}, {:+.1f} %)", p.label, ms(*p.a), ms(*p.b), signed_ms(*p.b - *p.a),
@@ -277,13 +281,12 @@ Table diff_phase_table(const DiffResult& d) {
   Table t;
   t.report = "diff_phases";
   t.title = "Steps: A vs B";
-  t.columns = {{"Metric", Unit::kNone}, {"A", Unit::kNone}, {"B", Unit::kNone}, {"Delta", Unit::kNone}, {"Delta", Unit::kPercent}};
-  t.columns[1].name = "A (ns)";
-  t.columns[2].name = "B (ns)";
-  t.columns[3].name = "Delta (ns)";
+  t.columns = {{"Metric", Unit::kNone}, {"A", Unit::kDuration}, {"B", Unit::kDuration}, {"Delta", Unit::kDuration},
+               {"Delta", Unit::kPercent}};
   for (const auto& p : d.phases) {
+    if (p.is_count) continue;  // the number of steps is in the headline; this table holds durations
     auto cell = [](const std::optional<double>& v) { return v ? Cell(*v) : Cell(std::monostate{}); };
-    t.rows.push_back({p.label + (p.is_count ? " (count)" : ""), cell(p.a), cell(p.b),
+    t.rows.push_back({p.label, cell(p.a), cell(p.b),
                       p.a && p.b ? Cell(round_to(*p.b - *p.a, 1)) : Cell(std::monostate{}),
                       p.a && p.b ? pct_cell(*p.a, *p.b) : Cell(std::monostate{})});
   }

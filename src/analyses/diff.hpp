@@ -59,7 +59,7 @@ DiffResult diff_sides(const SideFigures& a, const SideFigures& b, std::string id
 // The headline as sentences (first the total, then the top contributors and the notes).
 std::vector<std::string> diff_headline_lines(const DiffResult& diff);
 
-// Tables: "diff_phases" (Metric,A,B,Delta,Delta (%)), "diff_classes" (Class,...), "diff_kernels"
+// Tables: "diff_phases" (Metric,A (ns),B (ns),Delta (ns),Delta (%); durations only), "diff_classes" (Class,...), "diff_kernels"
 // (Name,Count A,Count B,Total A (ns),Total B (ns),Delta (ns),Delta (%),Mean A (ns),Mean B (ns)),
 // "diff_kernel_tails" (Name,Status,P50/P95/P99 A and B), "diff_nvtx" (Range,...).
 Table diff_phase_table(const DiffResult& diff);
