@@ -34,6 +34,9 @@ ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
       head = i;
       continue;
     }
+    // Id 0 is "none" (CUPTI numbers from 1; the Kineto reader writes 0 for a missing id): rows
+    // without an id are not one call, and joining them all would multiply GPU ops by their number.
+    if (api.correlation_id[i] == 0) continue;
     // A second row with the id: the enclosing one (the outer call) becomes the found row.
     if (encloses(api, i, head) && !encloses(api, head, i)) {
       auto node = more_.extract(head);

@@ -22,7 +22,8 @@ class ApiLookup {
   // The call with this id: where several rows share it, the one whose time encloses the others
   // (ties: the first row).
   std::optional<RowIndex> find(std::int64_t global_pid, std::uint32_t correlation_id) const;
-  // Every row with this id, the found one first, then the others in row order: SQL's join.
+  // Every row with this id, the found one first, then the others in row order: SQL's join
+  // (id 0, no id, gives the found row only).
   template <class F>
   void for_each_row(std::int64_t global_pid, std::uint32_t correlation_id, F&& f) const {
     const auto head = find(global_pid, correlation_id);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "analyses/api_lookup.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"
 #include "support/synthetic_trace.hpp"
@@ -106,6 +107,25 @@ TEST(Steps, NestedRepeatOfACallCountsOnce) {
   EXPECT_EQ(st.launch_api_ns, 30 + 10 + 10 + 10 + 10);  // the enclosing row's time for ids 1 and 2
   EXPECT_EQ(st.allocations, 1);
   EXPECT_EQ(st.kernels, 2);
+}
+
+// ApiLookup's join, by construction: every row of an id (the enclosing one found first); id 0 (no
+// id) joins its first row only, so GPU ops without an id are not multiplied by the calls without one.
+TEST(ApiLookup, JoinsEveryRowOfAnIdButNotRowsWithoutOne) {
+  testing::SyntheticTrace s;
+  s.api("cudaLaunchKernel_v7000", 12, 38, 5);
+  s.api("cudaLaunchKernel", 10, 40, 5);
+  for (int i = 0; i < 3; ++i) s.api("cudaStreamSynchronize", 100 + 10 * i, 105 + 10 * i, 0);
+  const report::ApiLookup lookup(s.trace.api_calls);
+  std::vector<RowIndex> rows;
+  lookup.for_each_row(testing::global_pid(), 5, [&](RowIndex r) { rows.push_back(r); });
+  EXPECT_EQ(rows, (std::vector<RowIndex>{1, 0}));
+  EXPECT_TRUE(lookup.is_repeat(0, s.trace.strings));
+  EXPECT_FALSE(lookup.is_repeat(1, s.trace.strings));
+  rows.clear();
+  lookup.for_each_row(testing::global_pid(), 0, [&](RowIndex r) { rows.push_back(r); });
+  EXPECT_EQ(rows, (std::vector<RowIndex>{2}));
+  EXPECT_FALSE(lookup.is_repeat(3, s.trace.strings));
 }
 
 TEST(Steps, NvtxStepsDecomposedByConstruction) {
