@@ -155,7 +155,7 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
     json.end_array().member("failed", out.exit_code == 1).end_object();
     text << json.finish();
   } else if (format == Format::kTable) {
-    text << "kernscope diff  A: " << diff.label_a << (diff.runs_a > 1 ? "" : "") << "   B: " << diff.label_b << "\n\n";
+    text << "kernscope diff  A: " << diff.label_a << "   B: " << diff.label_b << "\n\n";
     for (const auto& line : diff_headline_lines(diff)) text << line << '\n';
     text << '\n';
     for (std::size_t i : {0, 1, 2}) render(text, first_rows(out.tables[i], limit), options);
