@@ -13,10 +13,12 @@ source "$(dirname "$0")/tracer_env.sh"
 if [ $# -ne 1 ]; then awk 'NR > 1 && !/^#/ {exit} NR > 1' "$0" >&2; exit 2; fi
 OUT=$1
 mkdir -p "$OUT"
-source ../shared/tools/gpu-nsys-env.sh
+# The shared tools: copied under .gpu/tools (carried to the GPU machine), else ../shared/tools.
+T=$R/.gpu/tools; [ -f "$T/llama_decode_workload.py" ] || T=$R/../shared/tools
+source "$T/gpu-nsys-env.sh"
 for BS in 1 8; do
   BS=$BS "$NSYS" profile --trace=cuda,nvtx --force-overwrite=true -o "$OUT/llama_bs$BS" \
-    python3 ../shared/tools/llama_decode_workload.py | tail -1
+    python3 "$T/llama_decode_workload.py" | tail -1
   "$NSYS" export --type=sqlite --force-overwrite=true -o "$OUT/llama_bs$BS.sqlite" "$OUT/llama_bs$BS.nsys-rep" > /dev/null
 done
 $K diff --limit 10 "$OUT/llama_bs1.sqlite" "$OUT/llama_bs8.sqlite" | tee "$OUT/diff.txt"
