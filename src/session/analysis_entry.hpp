@@ -59,8 +59,8 @@ const AnalysisEntry& analyze_entry();
 const AnalysisEntry& steps_entry();
 const AnalysisEntry& report_entry();
 const AnalysisEntry& export_entry();
-const AnalysisEntry& host_entry();
 const AnalysisEntry& roofline_entry();
+const AnalysisEntry& host_entry();
 const AnalysisEntry& diff_entry();     // two traces (or two groups of runs)
 const AnalysisEntry& compare_entry();  // N traces side by side
 const AnalysisEntry& ranks_entry();    // the traces of one distributed run, one per rank

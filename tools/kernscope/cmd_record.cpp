@@ -42,11 +42,11 @@ struct RecordOptions {
   std::string backend = "kernscope";
   int buffer_mb = 8;
   std::string record;
-  std::string sample = "none";
   bool gemm_shapes = false;
   std::vector<std::string> ncu_kernels;  // --backend ncu: kernel name regexes
   std::int64_t ncu_launch_skip = 0, ncu_launch_count = 0;
   std::string ncu_nvtx_include;
+  std::string sample = "none";
   std::vector<std::string> command;
 };
 
@@ -160,6 +160,19 @@ int record_with_nsys(const RecordOptions& o, const std::vector<std::pair<std::st
   return status;
 }
 
+// --sample none | cpu | cpu:HZ: Python stacks sampled inside the process (kernscope_host.py reads
+// KERNSCOPE_SAMPLE with the same rules; checked here so a bad value fails before the program runs).
+Result<double> sample_rate(const std::string& text) {
+  if (text == "none") return 0.0;
+  const std::string rate = text == "cpu" ? "100" : text.rfind("cpu:", 0) == 0 ? text.substr(4) : "";
+  char* end = nullptr;
+  const double hz = rate.empty() ? 0 : std::strtod(rate.c_str(), &end);
+  if (rate.empty() || *end != '\0' || !(hz >= 1 && hz <= 1000)) {
+    return make_error(ErrorCode::kInvalidArgument, "record: --sample must be none, cpu or cpu:HZ with HZ in 1..1000");
+  }
+  return hz;
+}
+
 // --backend ncu: profile (one report), then export the raw and details pages kernscope reads.
 int record_with_ncu(const RecordOptions& o, const std::vector<std::pair<std::string, std::string>>& env) {
   const std::string ncu = std::getenv("NCU") ? std::getenv("NCU") : find_program("ncu");
@@ -190,19 +203,6 @@ int record_with_ncu(const RecordOptions& o, const std::vector<std::pair<std::str
   std::cerr << "  roofline: kernscope roofline " << readers::ncu::ncu_csv_path(base, "raw") << " --ncu "
             << readers::ncu::ncu_csv_path(base, "raw") << " (or a trace of the same program with --ncu)\n";
   return status;
-}
-
-// --sample none | cpu | cpu:HZ: Python stacks sampled inside the process (kernscope_host.py reads
-// KERNSCOPE_SAMPLE with the same rules; checked here so a bad value fails before the program runs).
-Result<double> sample_rate(const std::string& text) {
-  if (text == "none") return 0.0;
-  const std::string rate = text == "cpu" ? "100" : text.rfind("cpu:", 0) == 0 ? text.substr(4) : "";
-  char* end = nullptr;
-  const double hz = rate.empty() ? 0 : std::strtod(rate.c_str(), &end);
-  if (rate.empty() || *end != '\0' || !(hz >= 1 && hz <= 1000)) {
-    return make_error(ErrorCode::kInvalidArgument, "record: --sample must be none, cpu or cpu:HZ with HZ in 1..1000");
-  }
-  return hz;
 }
 
 int run_record(const RecordOptions& o) {
