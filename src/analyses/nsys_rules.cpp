@@ -275,8 +275,8 @@ std::vector<GpuOp> gpu_ops(const Trace& trace) {
   for (const auto& op : ops) {
     auto& r = ranges[{op.pid, op.device}];
     r.start = std::min(r.start, op.start);
-    if (op.end > r.end) r.context = op.context;  // see context_of_range
     r.end = std::max(r.end, op.end);
+    r.context = op.context;
   }
   for (RowIndex i = 0; i < po.size(); ++i) {
     const auto name = trace.strings.get(po.name[i]);
@@ -344,19 +344,6 @@ Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   return f;
 }
 
-// The Context ID nsys shows for a device's range: its SQL groups the operations by device and
-// process and selects contextId as a bare column beside min(start) and max(end); SQLite then takes
-// the bare column from the row that set the last min/max aggregate, max(end): the first operation
-// (kernels, copies, memsets, each in table order) that ends last. Checked with sqlite3 on nsys's
-// own gpu_time_util/gpustats SQL (gaps_memset_sync: a copy in context 0 ends last -> 0).
-std::int64_t context_of_range(const std::vector<const GpuOp*>& group) {
-  const GpuOp* last = nullptr;
-  for (const GpuOp* op : group) {
-    if (!last || op->end > last->end) last = op;
-  }
-  return last ? last->context : 0;
-}
-
 Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_time_util";
@@ -384,7 +371,7 @@ Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o)
       lo = std::min(lo, op->start);
       hi = std::max(hi, op->end);
     }
-    const std::int64_t context = context_of_range(group);
+    const std::int64_t context = group.back()->context;
     const double size = std::ceil(static_cast<double>(hi - lo) / n);
     std::vector<double> busy(static_cast<std::size_t>(n), 0.0);
     auto cstart = [&](int i) { return i * size + static_cast<double>(lo); };
