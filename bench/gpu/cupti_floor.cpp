@@ -6,6 +6,10 @@
 //
 //   g++ -std=c++17 -O2 -shared -fPIC cupti_floor.cpp -I$CUDA/include -L$CUDA/lib64 -lcupti -o libcupti_floor.so
 //   CUDA_INJECTION64_PATH=$PWD/libcupti_floor.so python3 llama_ab.py
+//
+// Whole-program floor (issue 18: the cost a user pays for `record -- python3 app.py`): with
+// CUPTI_FLOOR_WHOLE_PROGRAM=1 the records are on from CUDA's start to exit, as kernscope's defaults are;
+// CUPTI_FLOOR_RUNTIME=1 adds CUPTI's RUNTIME records (every runtime call, the kind switched on whole).
 #include <cupti.h>
 
 #include <atomic>
@@ -58,7 +62,7 @@ void CUPTIAPI on_profiler_api(void*, CUpti_CallbackDomain, CUpti_CallbackId cbid
 
 void report() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-  std::fprintf(stderr, "cupti_floor: %ld kernel records, %ld dropped, %ld buffer requests unmet\n", g_records.load(),
+  std::fprintf(stderr, "cupti_floor: %ld records, %ld dropped, %ld buffer requests unmet\n", g_records.load(),
                g_dropped.load(), g_no_buffer.load());
 }
 
@@ -74,6 +78,10 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
   cuptiActivityFlushPeriod(100);
+  if (std::getenv("CUPTI_FLOOR_WHOLE_PROGRAM")) {
+    cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+    if (std::getenv("CUPTI_FLOOR_RUNTIME")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
+  }
   std::atexit(report);
   return 1;
 }

@@ -24,6 +24,9 @@
 #                               on the launch path
 #             graph-level       kernscope record --cuda-graph-trace graph
 #             all-flush0        kernscope record with KERNSCOPE_FLUSH_MS=0
+#             floor             bench/gpu/cupti_floor.cpp injected for the whole program: CUPTI kernel
+#                               records only, counted and dropped (no callbacks, no NVTX, no writer)
+#             floor-runtime     the same plus CUPTI's RUNTIME records (the whole kind)
 #             nsys              nsys profile --trace=$NSYS_TRACE --cuda-graph-trace=node
 #             nsys-graph-level  the same with --cuda-graph-trace=graph
 #             torchprof         the PyTorch profiler inside the workload (llama only: TORCHPROF)
@@ -43,6 +46,14 @@ NSYS_TRACE=${NSYS_TRACE:-cuda,nvtx}
 NVML=${NVML_INTERVAL:+--nvml-interval $NVML_INTERVAL}
 cd /tmp || exit 1
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+case " $VARIANTS " in
+  *" floor"*)
+    # The floor links the CUPTI that kernscope's tracer loads, so both pay the same library's cost.
+    CUPTI_LIB=$(LD_LIBRARY_PATH=$R/.gpu/lib ldd "$KERNSCOPE_TRACER_LIB" | awk '/libcupti/ {print $3}')
+    g++ -std=c++17 -O2 -shared -fPIC $R/bench/gpu/cupti_floor.cpp -I/usr/local/cuda/include \
+      -I/usr/local/cuda/extras/CUPTI/include "$CUPTI_LIB" -Wl,-rpath,"$(dirname "$CUPTI_LIB")" -o /tmp/libcupti_floor.so || exit 1
+    echo "floor: $(ldd /tmp/libcupti_floor.so | grep cupti)" ;;
+esac
 for w in $WORKLOADS; do
   case $w in
     graph-app) nvcc -O2 -arch=sm_90 $R/tests/fixtures/nsys/graph_tiny_kernels_h200/workload.cu -o /tmp/graph_app || exit 1 ;;
@@ -96,11 +107,14 @@ run() {
       timeout ${TIMEOUT:-150} "$NSYS" profile --trace=$NSYS_TRACE --cuda-graph-trace=$graphs --force-overwrite=true \
         -o $out $PIN $CMD 2>/dev/null ;;
     torchprof) TORCHPROF=$out.json timeout $LIMIT $PIN $CMD 2>/dev/null ;;
+    floor) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_WHOLE_PROGRAM=1 timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
+    floor-runtime) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_WHOLE_PROGRAM=1 CUPTI_FLOOR_RUNTIME=1 \
+      timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
     *) timeout $LIMIT $K record $NVML --record $v -o $out.sqlite -- $PIN $CMD 2>/dev/null ;;
   esac | grep "$FIGURE" | tail -1
 }
 
-rm -f /tmp/proc_*.sqlite /tmp/proc_*.nsys-rep
+rm -f /tmp/proc_*.sqlite /tmp/proc_*.nsys-rep /tmp/floor_stderr.txt
 for round in $(seq 1 ${ROUNDS:-2}); do
   for w in $WORKLOADS; do
     workload $w
@@ -113,6 +127,7 @@ done
 for rep in /tmp/proc_*.nsys-rep; do
   [ -f "$rep" ] && timeout 150 "$NSYS" export --type sqlite --force-overwrite=true -o "${rep%.nsys-rep}.sqlite" "$rep" >/dev/null 2>&1
 done
+[ -f /tmp/floor_stderr.txt ] && grep cupti_floor /tmp/floor_stderr.txt
 LAUNCH="select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id=r.nameId where s.value like '%Launch%'"
 for f in /tmp/proc_*.sqlite; do
   [ -f "$f" ] && echo "$f: kernels $(q $f 'select count(*) from CUPTI_ACTIVITY_KIND_KERNEL') launches $(q $f "$LAUNCH")"
