@@ -11,7 +11,8 @@ Each side's samples are split by their innermost frame (own time), and the top f
 share are printed beside py-spy's share of the same function, with the largest difference in points.
 
 Functions are matched by (qualified name, file's base name): kernscope names frames "Class.method (file.py)"
-(co_qualname); py-spy names them "method (path/file.py:LINE)". With --resolve, py-spy's frames are given
+(co_qualname); py-spy 0.4 does too on CPython 3.11+ ("Class.method (path/file.py:LINE)", seen when any of its
+names holds a dot); older py-spy or CPython give "method (path/file.py:LINE)". With --resolve, those are given
 their qualified name by parsing the file at that path with `ast` (the innermost def or lambda of that
 name holding the line: CPython's co_qualname rules); where a file cannot be read (or --resolve is off),
 both sides are compared by bare name instead (the last part of the qualified name), and the output says so.
@@ -123,10 +124,13 @@ def compare(kernscope_file, pyspy_file, groups=r"decode_step \[decode\]$", throu
 
     qualnames = Qualnames()
     unresolved = set()
+    # py-spy 0.4 names frames by co_qualname on CPython 3.11+ ("A.forward"): then every name is qualified,
+    # module-level functions' bare names included.
+    qualified = any("." in split_frame(f)[0] for frames, _ in ps for f in frames if not f.startswith("<"))
 
     def pyspy_key(frame):
         name, path, line = split_frame(frame)
-        qual = name if "." in name or name.startswith("[") else None  # already qualified (or a marker frame)
+        qual = name if qualified or name.startswith(("[", "<")) else None
         if qual is None and resolve:
             qual = qualnames.resolve(name, path, line)
         if qual is None:

@@ -91,6 +91,14 @@ with tempfile.TemporaryDirectory() as d:
     check(f"unreadable file: matched by bare name {shares}, {r['max_diff_points']}, {r['matched_by']}", r["matched_by"] == "name" and shares == {"forward": 90.0, "helper": 10.0}
           and r["max_diff_points"] < 1e-9 and r["unresolved"])
 
+    # py-spy 0.4 on CPython 3.11+ names methods by their qualified names itself: no file needed.
+    qual = d / "qual.txt"
+    qual.write_text(ps.read_text().replace(f"forward ({src}:4)", "A.forward (/elsewhere/w.py:4)")
+                    .replace(f"forward ({src}:7)", "B.forward (/elsewhere/w.py:7)"))
+    r = host_vs_pyspy.compare(ks, qual, through=through)
+    shares = {x["function"]: round(100 * x["pyspy"], 6) for x in r["rows"]}
+    check(f"py-spy's own qualified names: {shares}", r["matched_by"] == "qualname" and shares == {"A.forward": 55.0, "B.forward": 35.0, "helper": 10.0})
+
     out = run_tool(ks, ps, "--through", through, "--resolve", "--max-diff", 6)
     check("CLI: within 6 points, exit 0", out.returncode == 0 and "+5.0  A.forward (w.py)" in out.stdout)
     out = run_tool(ks, ps, "--through", through, "--resolve", "--max-diff", 4)
