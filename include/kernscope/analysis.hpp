@@ -10,28 +10,12 @@
 #include <string_view>
 #include <vector>
 
+#include "kernscope/analysis_inputs.hpp"  // OptionSpec, OptionValues, TraceGroup
 #include "kernscope/error.hpp"
 #include "kernscope/table.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {
-
-enum class OptionKind {
-  kText,     // one value
-  kInteger,  // one whole number (checked when the request is parsed)
-  kNumber,   // one real number
-  kFlag,     // present or not
-  kList,     // repeatable
-};
-
-struct OptionSpec {
-  std::string name;        // "--name" on the command line, name= in Python
-  char short_name = 0;     // "-x", 0 for none
-  OptionKind kind = OptionKind::kText;
-  std::string default_value;
-  std::string help;
-  bool required = false;
-};
 
 // How Python receives the result: DataFrames (one per table) or the JSON document as a dict.
 enum class ResultShape { kTables, kDocument };
@@ -64,9 +48,6 @@ struct AnalysisSpec {
 const std::vector<AnalysisSpec>& analysis_specs();
 const AnalysisSpec* find_analysis(std::string_view name);
 
-// Option values as given (strings), checked against the spec by run_analysis.
-using OptionValues = std::map<std::string, std::vector<std::string>>;
-
 struct AnalysisRequest {
   std::string analysis;
   OptionValues options;
@@ -97,13 +78,6 @@ Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& r
 Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisRequest& request);
 
 // --- analyses over several traces (diff, compare) ---------------------------------------------
-// One side or column: one trace, or several runs of the same program (their spread is the noise
-// a gate must see past). The label names it in outputs (default: the first file's stem).
-struct TraceGroup {
-  std::string label;
-  std::vector<const Trace*> runs;
-};
-
 // The groups of paths a multi-trace request names: the positional paths one group each, or the
 // spec's trace-group options (all of them) when given. Checks the count against the spec.
 Result<std::vector<std::vector<std::string>>> trace_path_groups(const AnalysisSpec& spec,

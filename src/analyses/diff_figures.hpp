@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "analyses/kernel_identity.hpp"
-#include "kernscope/analysis.hpp"
+#include "kernscope/analysis_inputs.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/trace.hpp"

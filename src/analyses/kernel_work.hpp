@@ -27,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernscope/analysis.hpp"
+#include "kernscope/analysis_inputs.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/phase.hpp"
 #include "kernscope/trace.hpp"

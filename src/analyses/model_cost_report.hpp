@@ -11,7 +11,7 @@
 #include "analyses/kernel_work.hpp"
 #include "analyses/model_cost.hpp"
 #include "analyses/model_cost_utilization.hpp"
-#include "kernscope/analysis.hpp"
+#include "kernscope/analysis_inputs.hpp"
 #include "kernscope/diagnosis.hpp"
 
 namespace kernscope {

@@ -1,0 +1,6 @@
+#include <string>
+
+#include "kernscope/low.hpp"
+#include "high/high.hpp"
+
+int low_value() { return 1; }
