@@ -23,11 +23,13 @@ enum class ResultShape { kTables, kDocument };
 // The format name Python asks for when it wants the tables themselves, not a rendering.
 inline constexpr std::string_view kFramesFormat = "frames";
 
+// Every member has a default (`= {}` included): the rows are designated initializers that leave
+// members out, and GCC 12 warns (-Wmissing-field-initializers) for an omitted member without one.
 struct AnalysisSpec {
-  std::string name;
-  std::string summary;               // one line: the CLI's help for the subcommand
-  std::vector<OptionSpec> options;   // the analysis's own options
-  std::vector<std::string> formats;  // accepted --format values; the first is the default
+  std::string name = {};
+  std::string summary = {};               // one line: the CLI's help for the subcommand
+  std::vector<OptionSpec> options = {};   // the analysis's own options
+  std::vector<std::string> formats = {};  // accepted --format values; the first is the default
   bool time_unit = false;            // accepts --timeunit ns|us|ms|s
   bool filters = true;               // accepts --filter-time / --filter-nvtx (applied before it runs)
   ResultShape shape = ResultShape::kTables;
@@ -37,10 +39,10 @@ struct AnalysisSpec {
   std::size_t min_traces = 1, max_traces = 1;
   // Options that name a group of traces instead (diff's --a and --b: several runs of one side, so
   // the analysis sees the runs' own noise). Given, they replace the positional traces, one group each.
-  std::vector<std::string> trace_group_options;
+  std::vector<std::string> trace_group_options = {};
   // An option whose file is the trace when no trace is given (roofline's --ncu: an Nsight Compute
   // CSV opens as a trace of its profiled kernels); empty: the trace is required.
-  std::string trace_option;
+  std::string trace_option = {};
   bool reads_several_traces() const { return max_traces != 1; }
 };
 

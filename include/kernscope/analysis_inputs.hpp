@@ -20,12 +20,13 @@ enum class OptionKind {
   kList,     // repeatable
 };
 
+// Defaults on every member (see AnalysisSpec): rows may leave the trailing ones out.
 struct OptionSpec {
-  std::string name;        // "--name" on the command line, name= in Python
+  std::string name = {};   // "--name" on the command line, name= in Python
   char short_name = 0;     // "-x", 0 for none
   OptionKind kind = OptionKind::kText;
-  std::string default_value;
-  std::string help;
+  std::string default_value = {};
+  std::string help = {};
   bool required = false;
 };
 
