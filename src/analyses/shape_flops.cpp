@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <functional>
 #include <numeric>
 #include <set>
@@ -279,25 +280,111 @@ double attended_pairs(std::int64_t lq, std::int64_t lk, Causal causal) {
   return pairs;
 }
 
-// q, k, v at arguments 0..2, in layout BHLE (heads before length) or BLHE.
-std::optional<OpCost> attention(const Args& a, bool heads_first, Causal causal) {
-  const auto& q = a.dims(0);
-  const auto& k = a.dims(1);
-  const auto& v = a.dims(2);
-  if (q.size() != 4 || k.size() != 4 || v.size() != 4) return std::nullopt;  // varlen (3-D) has no per-sequence lengths
-  const std::size_t h = heads_first ? 1 : 2, l = heads_first ? 2 : 1;
-  const std::int64_t batch = q[0], heads = q[h], lq = q[l], e = q[3], lk = k[l], ev = v[3];
-  if (k[0] != batch || v[0] != batch || k[3] != e || v[l] != lk || k[h] <= 0 || heads % k[h] != 0) return std::nullopt;
-  auto t = a.type(0);
+// Where an attention operator's arguments are (PyTorch's schemas, native_functions.yaml).
+struct AttentionLayout {
+  std::size_t q = 0, k = 1, v = 2;
+  bool heads_first = true;   // BHLE (the SDPA entry points) or BLHE (the kernels' own, and varlen's [T, H, E])
+  bool backward = false;
+  std::vector<std::size_t> reads;  // backward: grad_out, out, logsumexp (read once besides q, k, v)
+  std::optional<std::size_t> cu_seq_q, cu_seq_k, max_q, max_k;  // variable-length (packed) batches
+};
+
+// (query, key) pairs of a packed batch whose per-sequence lengths are not recorded: only the token
+// totals, the number of sequences (cu_seqlens has one more element) and the longest lengths.
+struct PairBounds {
+  double low = 0, high = 0;
+  std::string why;
+};
+
+PairBounds varlen_pairs(double tq, double tk, double seqs, double max_q, double max_k, Causal causal) {
+  PairBounds b;
+  if (tq == seqs && causal != Causal::kTopLeft) {
+    // One query per sequence (a decode step): each attends all its sequence's keys.
+    b.low = b.high = tk;
+    b.why = fmt::format("one query in each of {:g} sequences over {:g} keys", seqs, tk);
+  } else if (tq == tk && max_q == max_k) {
+    // Self-attention over packed sequences (each sequence's keys are its queries): the pairs are
+    // sum L_i^2 over lengths L_i <= M that sum to T. Least when the lengths are equal (T^2 / n, by
+    // Cauchy-Schwarz); most when as many as fit are M long (floor(T/M) M^2 + r^2, by convexity).
+    const double m = std::max(1.0, std::min(max_q, tq));
+    const double full = std::floor(tq / m), rest = tq - full * m;
+    b.low = tq * tq / seqs;
+    b.high = std::max(b.low, full * m * m + rest * rest);
+    if (causal != Causal::kNone) {  // sum L_i (L_i + 1) / 2
+      b.low = (b.low + tq) / 2;
+      b.high = (b.high + tq) / 2;
+    }
+    b.why = fmt::format("{:g} tokens in {:g} sequences of at most {:g}, each attending its own tokens", tq, seqs, m);
+  } else {
+    // Queries against other keys (a cache): each query attends at least one key and at most the
+    // longest key sequence; each key is attended by at most the longest query sequence.
+    b.low = tq;
+    b.high = std::max(b.low, std::min(tq * max_k, tk * max_q));
+    b.why = fmt::format("{:g} queries and {:g} keys in {:g} sequences of at most {:g} and {:g}", tq, tk, seqs, max_q, max_k);
+  }
+  return b;
+}
+
+double concrete_number(const Args& a, std::optional<std::size_t> i, double otherwise) {
+  if (!i) return otherwise;
+  auto v = concrete_ints(a.concrete(*i));
+  return v && v->size() == 1 && (*v)[0] > 0 ? static_cast<double>((*v)[0]) : otherwise;
+}
+
+// Forward: 2·B·H·P·E for Q·Kᵀ plus 2·B·H·P·Ev for P·V (P: the pairs computed). Backward, as the
+// FlashAttention papers and TraceLens (PerfModel SDPA.flops_bwd_func, flash) count it: the scores
+// recomputed (Q·Kᵀ), dV = Pᵀ·dO, dP = dO·Vᵀ, dQ = dS·K, dK = dSᵀ·Q: 2·B·H·P·(3E + 2Ev), 2.5 times
+// the forward where E = Ev (TraceLens also adds the GQA head reductions of dK and dV, B·Lk·E·(H/Hkv - 1)
+// adds each: left out, as the softmax). Bytes: q, k, v (and the backward's reads) once, the output
+// (backward: dq, dk, dv) written once.
+std::optional<OpCost> attention(const Args& a, const AttentionLayout& at, Causal causal) {
+  const auto& q = a.dims(at.q);
+  const auto& k = a.dims(at.k);
+  const auto& v = a.dims(at.v);
+  const auto& cu_q = at.cu_seq_q ? a.dims(*at.cu_seq_q) : std::vector<std::int64_t>{};
+  const auto& cu_k = at.cu_seq_k ? a.dims(*at.cu_seq_k) : std::vector<std::int64_t>{};
+  const bool varlen = cu_q.size() == 1 && cu_k.size() == 1 && cu_q[0] >= 2 && cu_k[0] == cu_q[0];
+  std::int64_t batch = 0, heads = 0, kv_heads = 0, lq = 0, lk = 0, e = 0, ev = 0;
+  if (varlen && q.size() == 3 && k.size() == 3 && v.size() == 3) {  // flash: [T, H, E]
+    batch = 1, lq = q[0], heads = q[1], e = q[2], lk = k[0], kv_heads = k[1], ev = v[2];
+    if (k[2] != e || v[0] != lk) return std::nullopt;
+  } else if (q.size() == 4 && k.size() == 4 && v.size() == 4) {  // a packed batch of efficient attention is [1, T, H, E]
+    const std::size_t h = at.heads_first ? 1 : 2, l = at.heads_first ? 2 : 1;
+    batch = q[0], heads = q[h], lq = q[l], e = q[3], lk = k[l], kv_heads = k[h], ev = v[3];
+    if (k[0] != batch || v[0] != batch || k[3] != e || v[l] != lk || (varlen && batch != 1)) return std::nullopt;
+  } else {
+    return std::nullopt;  // 3-D without cu_seqlens: no lengths at all
+  }
+  if (kv_heads <= 0 || heads % kv_heads != 0) return std::nullopt;
+  auto t = a.type(at.q);
   if (!t) return std::nullopt;
-  const double pairs = attended_pairs(lq, lk, causal);
+  PairBounds pairs;
+  if (varlen) {
+    const double seqs = static_cast<double>(cu_q[0] - 1);
+    pairs = varlen_pairs(static_cast<double>(lq), static_cast<double>(lk), seqs, concrete_number(a, at.max_q, static_cast<double>(lq)),
+                         concrete_number(a, at.max_k, static_cast<double>(lk)), causal);
+  } else {
+    pairs.low = pairs.high = attended_pairs(lq, lk, causal);
+  }
+  const double per_pair = at.backward ? 2.0 * (3 * e + 2 * ev) : 2.0 * (e + ev);
+  const double bh = static_cast<double>(batch) * static_cast<double>(heads);
   OpCost c;
-  c.flops[static_cast<std::size_t>(t->precision)] =
-      2.0 * batch * heads * pairs * static_cast<double>(e) + 2.0 * batch * heads * pairs * static_cast<double>(ev);
-  c.bytes = a.tensor_bytes(0) + a.tensor_bytes(1) + a.tensor_bytes(2) + static_cast<double>(batch) * heads * lq * ev * t->bytes;
+  c.flops[static_cast<std::size_t>(t->precision)] = bh * pairs.low * per_pair;
+  c.bytes = a.tensor_bytes(at.q) + a.tensor_bytes(at.k) + a.tensor_bytes(at.v);
+  if (at.backward) {
+    for (std::size_t r : at.reads) c.bytes += a.tensor_bytes(r);
+    c.bytes += a.tensor_bytes(at.q) + a.tensor_bytes(at.k) + a.tensor_bytes(at.v);  // dq, dk, dv
+  } else {
+    c.bytes += bh * static_cast<double>(lq) * static_cast<double>(ev) * t->bytes;
+  }
   c.detail = fmt::format("{} q {} k {} v {}{} {}", a.op(), dims_text(q), dims_text(k), dims_text(v),
                          causal == Causal::kNone ? "" : causal == Causal::kTopLeft ? " causal" : " causal (bottom-right)",
-                         type_label(t, type_assumed(a.raw(), 0)));
+                         type_label(t, type_assumed(a.raw(), at.q)));
+  if (varlen) {
+    c.flops_high = bh * pairs.high * per_pair;
+    c.detail += fmt::format(" varlen: {:.4g} to {:.4g} FLOPs ({}; per-sequence lengths not recorded), the lower counted",
+                            c.total_flops(), c.flops_high, pairs.why);
+  }
   return c;
 }
 
@@ -426,15 +513,44 @@ const std::unordered_map<std::string_view, Formula>& formulas() {
     t["aten::convolution"] = convolution;
     t["aten::_convolution"] = convolution;
     // PyTorch's SDPA: is_causal is top-left aligned (torch.nn.functional.scaled_dot_product_attention's docs).
-    t["aten::scaled_dot_product_attention"] = [](const Args& a) { return attention(a, true, causal_flag(a, 5, Causal::kTopLeft)); };
-    t["aten::_scaled_dot_product_flash_attention"] = [](const Args& a) { return attention(a, true, causal_flag(a, 4, Causal::kTopLeft)); };
-    t["aten::_scaled_dot_product_efficient_attention"] = [](const Args& a) { return attention(a, true, causal_flag(a, 6, Causal::kTopLeft)); };
-    t["aten::_scaled_dot_product_cudnn_attention"] = [](const Args& a) { return attention(a, true, causal_flag(a, 6, Causal::kTopLeft)); };
-    // The kernels' own entry points take (batch, length, heads, dim) and align causal masks bottom-right.
-    t["aten::_flash_attention_forward"] = [](const Args& a) { return attention(a, false, causal_flag(a, 8, Causal::kBottomRight)); };
+    // PyTorch's SDPA: is_causal is top-left aligned (torch.nn.functional.scaled_dot_product_attention's docs).
+    const AttentionLayout sdpa;
+    t["aten::scaled_dot_product_attention"] = [sdpa](const Args& a) { return attention(a, sdpa, causal_flag(a, 5, Causal::kTopLeft)); };
+    t["aten::_scaled_dot_product_flash_attention"] = [sdpa](const Args& a) { return attention(a, sdpa, causal_flag(a, 4, Causal::kTopLeft)); };
+    t["aten::_scaled_dot_product_efficient_attention"] = [sdpa](const Args& a) { return attention(a, sdpa, causal_flag(a, 6, Causal::kTopLeft)); };
+    t["aten::_scaled_dot_product_cudnn_attention"] = [sdpa](const Args& a) { return attention(a, sdpa, causal_flag(a, 6, Causal::kTopLeft)); };
+    // The kernels' own entry points take (batch, length, heads, dim), or packed [tokens, heads, dim]
+    // with cu_seqlens, and align causal masks bottom-right.
+    t["aten::_flash_attention_forward"] = [](const Args& a) {
+      const AttentionLayout at{0, 1, 2, false, false, {}, 3, 4, 5, 6};
+      return attention(a, at, causal_flag(a, 8, Causal::kBottomRight));
+    };
     t["aten::_efficient_attention_forward"] = [](const Args& a) {
+      const AttentionLayout at{0, 1, 2, false, false, {}, 4, 5, 6, 7};
       const std::string mask = a.concrete(9);  // custom_mask_type: 0 none, 1 top-left, 2 bottom-right
-      return attention(a, false, mask == "1" ? Causal::kTopLeft : mask == "2" ? Causal::kBottomRight : Causal::kNone);
+      return attention(a, at, mask == "1" ? Causal::kTopLeft : mask == "2" ? Causal::kBottomRight : Causal::kNone);
+    };
+    // Backward: (grad_out, query, key, value, ...) as native_functions.yaml declares them.
+    t["aten::_scaled_dot_product_flash_attention_backward"] = [](const Args& a) {
+      const AttentionLayout at{1, 2, 3, true, true, {0, 4, 5}, {}, {}, {}, {}};
+      return attention(a, at, causal_flag(a, 11, Causal::kTopLeft));
+    };
+    t["aten::_scaled_dot_product_efficient_attention_backward"] = [](const Args& a) {
+      const AttentionLayout at{1, 2, 3, true, true, {0, 5, 6}, {}, {}, {}, {}};
+      return attention(a, at, causal_flag(a, 11, Causal::kTopLeft));
+    };
+    t["aten::_scaled_dot_product_cudnn_attention_backward"] = [](const Args& a) {
+      const AttentionLayout at{1, 2, 3, true, true, {0, 4, 5}, {}, {}, {}, {}};
+      return attention(a, at, causal_flag(a, 14, Causal::kTopLeft));
+    };
+    t["aten::_flash_attention_backward"] = [](const Args& a) {
+      const AttentionLayout at{1, 2, 3, false, true, {0, 4, 5}, 6, 7, 8, 9};
+      return attention(a, at, causal_flag(a, 11, Causal::kBottomRight));
+    };
+    t["aten::_efficient_attention_backward"] = [](const Args& a) {
+      const AttentionLayout at{1, 2, 3, false, true, {0, 5, 10}, 6, 7, 8, 9};
+      const std::string mask = a.concrete(14);
+      return attention(a, at, mask == "1" ? Causal::kTopLeft : mask == "2" ? Causal::kBottomRight : Causal::kNone);
     };
     t["aten::native_layer_norm"] = [](const Args& a) { return norm(a, 2, {2, 3}); };
     t["aten::layer_norm"] = [](const Args& a) { return norm(a, 2, {2, 3}); };

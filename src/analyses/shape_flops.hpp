@@ -8,7 +8,11 @@
 //    counted), convolution 2·N·Cout·(spatial out)·(Cin/groups)·(kernel size).
 //  - Attention (forward): 2·B·H·P·E for Q·Kᵀ plus 2·B·H·P·Ev for P·V, P the (query, key) pairs
 //    computed: Lq·Lk, or with is_causal the lower triangle aligned bottom-right (FlashAttention's
-//    convention; Lq = Lk gives L(L+1)/2). GQA does not change FLOPs (H = query heads).
+//    convention; Lq = Lk gives L(L+1)/2). GQA does not change FLOPs (H = query heads). Backward
+//    (flash, efficient, cuDNN): 2·B·H·P·(3E + 2Ev), five matmuls with the scores recomputed, 2.5×
+//    the forward as the FlashAttention papers and TraceLens count it. Packed variable-length
+//    batches (cu_seqlens) record only token totals: P is bounded (OpCost::flops_high), the lower
+//    bound counted.
 //  - Non-matrix operators count FLOPs per output element (elementwise 1, softmax 5, norms 4, 5 with
 //    an affine weight, as fvcore counts them); they run on CUDA cores, so their FLOPs are fp32 (fp64
 //    for double tensors) whatever the storage type.
@@ -58,6 +62,10 @@ struct OpArgs {
 struct OpCost {
   std::array<double, kPrecisionCount> flops{};
   double bytes = 0;
+  // Where the shapes bound the FLOPs without fixing them (a packed variable-length attention batch,
+  // whose per-sequence lengths the profiler does not record): `flops` holds the lower bound and
+  // this the upper, both said in `detail`. 0: the FLOPs are exact.
+  double flops_high = 0;
   std::string detail;  // "aten::mm [8, 4096] x [4096, 14336] bf16"
   double total_flops() const;
 };

@@ -110,6 +110,79 @@ TEST(OpCost, AttentionCausalConventions) {
   EXPECT_FALSE(op_cost(args("aten::_flash_attention_forward", "[[100, 16, 64], [100, 16, 64], [100, 16, 64]]", types)));
 }
 
+TEST(OpCost, AttentionBackwardIsFiveMatmuls) {
+  // SDPA's flash backward (grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k, max_q,
+  // max_k, dropout_p, is_causal, ...): B 2, 8 query heads over 2 KV heads, L 128, E 64, causal.
+  // Pairs 128*129/2 = 8256; 2*B*H*P*(3E + 2Ev) = 2*2*8*8256*320.
+  const char* dims = "[[2, 8, 128, 64], [2, 8, 128, 64], [2, 2, 128, 64], [2, 2, 128, 64], [2, 8, 128, 64], [2, 8, 128], [], [], [], [], [], [], [], []]";
+  const char* types = R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "float", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "long int", "long int"])";
+  auto bwd = op_cost(args("aten::_scaled_dot_product_flash_attention_backward", dims, types,
+                          R"(["", "", "", "", "", "", "", "", "128", "128", "0.", "True", "", ""])"))
+                 .value();
+  EXPECT_DOUBLE_EQ(bwd.total_flops(), 84541440.0);
+  // The forward of the same shapes: 2*2*8*8256*128; the backward is 2.5 times it.
+  auto fwd = op_cost(args("aten::_scaled_dot_product_flash_attention", "[[2, 8, 128, 64], [2, 2, 128, 64], [2, 2, 128, 64]]",
+                          R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16"])", R"(["", "", "", "0.", "True"])"))
+                 .value();
+  EXPECT_DOUBLE_EQ(fwd.total_flops(), 33816576.0);
+  EXPECT_DOUBLE_EQ(bwd.total_flops() / fwd.total_flops(), 2.5);
+  // Read grad_out, q, out (262144 B each), k, v (65536 each), logsumexp (8192, fp32); write dq,
+  // dk, dv (262144 + 2*65536).
+  EXPECT_DOUBLE_EQ(bwd.bytes, 1318912.0);
+  EXPECT_EQ(bwd.flops_high, 0.0);  // exact
+  // The kernels' own entry point (batch, length, heads, dim), not causal: 2*2*8*128*128*320.
+  auto flash = op_cost(args("aten::_flash_attention_backward",
+                            "[[2, 128, 8, 64], [2, 128, 8, 64], [2, 128, 2, 64], [2, 128, 2, 64], [2, 128, 8, 64], [2, 8, 128], [], [], [], [], []]",
+                            types, R"(["", "", "", "", "", "", "", "", "128", "128", "0.", "False"])"))
+                   .value();
+  EXPECT_DOUBLE_EQ(flash.total_flops(), 167772160.0);
+}
+
+TEST(OpCost, VarlenAttentionIsBounded) {
+  const char* types = R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "int", "int"])";
+  // 1000 packed tokens in 4 sequences (cu_seqlens of 5) of at most 400, 8 heads of 64. The pairs
+  // sum L_i^2: at least 1000^2/4 = 250000 (equal lengths), at most 400^2 + 400^2 + 200^2 = 360000.
+  // FLOPs 2*8*pairs*(64 + 64): 512,000,000 to 737,280,000.
+  const char* packed = "[[1000, 8, 64], [1000, 8, 64], [1000, 8, 64], [5], [5]]";
+  auto full = op_cost(args("aten::_flash_attention_forward", packed, types,
+                           R"(["", "", "", "", "", "400", "400", "0.", "False"])"))
+                  .value();
+  EXPECT_DOUBLE_EQ(full.total_flops(), 512000000.0);
+  EXPECT_DOUBLE_EQ(full.flops_high, 737280000.0);
+  EXPECT_DOUBLE_EQ(full.bytes, 4096000.0);  // q, k, v read and out written: 4 * 1000*8*64*2
+  EXPECT_NE(full.detail.find("the lower counted"), std::string::npos) << full.detail;
+  // Lengths 400, 300, 200, 100 (sum 1000): 300000 pairs, inside the bounds.
+  EXPECT_LE(full.total_flops(), 2.0 * 8 * 300000 * 128);
+  EXPECT_GE(full.flops_high, 2.0 * 8 * 300000 * 128);
+  // Causal: sum L_i (L_i + 1) / 2, between (250000 + 1000) / 2 and (360000 + 1000) / 2.
+  auto causal = op_cost(args("aten::_flash_attention_forward", packed, types,
+                             R"(["", "", "", "", "", "400", "400", "0.", "True"])"))
+                    .value();
+  EXPECT_DOUBLE_EQ(causal.total_flops(), 257024000.0);
+  EXPECT_DOUBLE_EQ(causal.flops_high, 369664000.0);
+  // Efficient attention packs the batch as [1, T, H, E] with cu_seqlens at arguments 4 and 5.
+  auto efficient = op_cost(args("aten::_efficient_attention_forward", "[[1, 1000, 8, 64], [1, 1000, 8, 64], [1, 1000, 8, 64], [], [5], [5]]",
+                                R"(["c10::BFloat16", "c10::BFloat16", "c10::BFloat16", "", "int", "int"])",
+                                R"(["", "", "", "", "", "", "400", "400", "0.", "0"])"))
+                       .value();
+  EXPECT_DOUBLE_EQ(efficient.total_flops(), 512000000.0);
+  EXPECT_DOUBLE_EQ(efficient.flops_high, 737280000.0);
+  // A decode step: one query in each of 4 sequences over 2000 cached keys in all: exactly 2000
+  // pairs (2*8*2000*128 FLOPs).
+  auto decode = op_cost(args("aten::_flash_attention_forward", "[[4, 8, 64], [2000, 8, 64], [2000, 8, 64], [5], [5]]", types,
+                             R"(["", "", "", "", "", "1", "800", "0.", "True"])"))
+                    .value();
+  EXPECT_DOUBLE_EQ(decode.total_flops(), 4096000.0);
+  EXPECT_DOUBLE_EQ(decode.flops_high, 4096000.0);
+  // Queries against other keys: at least a key per query (40 * 2*8*128), at most each of the 2000
+  // keys seen by the 10 queries of the longest query sequence... min(40*800, 2000*10) = 20000 pairs.
+  auto cross = op_cost(args("aten::_flash_attention_forward", "[[40, 8, 64], [2000, 8, 64], [2000, 8, 64], [5], [5]]", types,
+                            R"(["", "", "", "", "", "10", "800", "0.", "False"])"))
+                   .value();
+  EXPECT_DOUBLE_EQ(cross.total_flops(), 40 * 2.0 * 8 * 128);
+  EXPECT_DOUBLE_EQ(cross.flops_high, 20000 * 2.0 * 8 * 128);
+}
+
 TEST(OpCost, ConvolutionNeedsItsStride) {
   // ResNet's first layer: 32x3x224x224 * 64x3x7x7, stride 2, padding 3 -> 112x112 outputs.
   const char* dims = "[[32, 3, 224, 224], [64, 3, 7, 7], [], [], [], [], [], [], []]";
