@@ -71,10 +71,15 @@ struct StepWork {
   std::int64_t index = -1;  // the n-th step of that phase (0-based); -1: every step of the phase
   std::array<double, kPrecisionCount> flops{};
   double bytes = 0;
+  double matmul_weight_bytes = 0;  // of `bytes`, the weight matrices the step's matmul kernels read (0: unknown)
   std::string_view source;
   std::string detail;
   double total_flops() const;
 };
+
+// The operation classes (data/op_rules.tsv) whose kernels are the matmuls that read a model's
+// weights: a decode step's projection kernels.
+inline constexpr std::array<std::string_view, 4> kProjectionClasses = {"gemv", "gemm", "quantized_gemm", "moe_gemm"};
 
 // What providers fill: at most one KernelWork per kernel row (the first offer), step figures, notes.
 class WorkTable {

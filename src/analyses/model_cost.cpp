@@ -26,6 +26,12 @@ struct LayerWeights {
   double attention_rows = 0;   // input rows of q, k, v, o (GPTQ act-order: one g_idx each)
 };
 
+// The q/k/v and o biases (a GEMM epilogue reads them with the matrices).
+double attn_bias(const ModelShape& s) {
+  const double q = d(s.heads * s.head_dim), kv = d(s.kv_heads * s.head_dim);
+  return (s.qkv_bias ? q + 2 * kv : 0) + (s.o_bias ? d(s.hidden) : 0);
+}
+
 LayerWeights attention_weights(const ModelShape& s) {
   const double q = d(s.heads * s.head_dim), kv = d(s.kv_heads * s.head_dim), h = d(s.hidden);
   LayerWeights w;
@@ -70,6 +76,7 @@ PassCost forward_pass(const ModelShape& s, double tokens, double logits_tokens, 
     c.linear_flops += 2 * tokens * attn.attention;
     c.attention_flops += 4 * d(s.heads) * d(s.head_dim) * attended[l];
     c.weight_bytes += stored_bytes(s.linear, attn.attention, attn.attention_rows) + attn.attention_extra * a;
+    c.matmul_weight_bytes += stored_bytes(s.linear, attn.attention, attn.attention_rows) + attn_bias(s) * a;
     c.kv_read_bytes += kv_read_tokens[l] * 2 * kv * a;
     c.kv_write_bytes += kv_written_tokens * 2 * kv * a;
     // qkv input, Q into attention, attention output written and read by o_proj; qkv and o
@@ -81,6 +88,8 @@ PassCost forward_pass(const ModelShape& s, double tokens, double logits_tokens, 
       c.linear_flops += 2 * tokens * ffn_weights(s, s.intermediate);
       c.weight_bytes += stored_bytes(s.linear, ffn_weights(s, s.intermediate), ffn_rows(s, s.intermediate)) +
                         ffn_bias(s, s.intermediate) * a;
+      c.matmul_weight_bytes += stored_bytes(s.linear, ffn_weights(s, s.intermediate), ffn_rows(s, s.intermediate)) +
+                               ffn_bias(s, s.intermediate) * a;
       c.activation_bytes += ffn_activations(s, tokens, s.intermediate) * a;
       continue;
     }
@@ -91,15 +100,18 @@ PassCost forward_pass(const ModelShape& s, double tokens, double logits_tokens, 
     const double touched = std::min(routed_tokens, d(s.experts));
     c.linear_flops += 2 * routed_tokens * ffn_weights(s, s.expert_intermediate);
     c.weight_bytes += touched * stored_bytes(s.linear, ffn_weights(s, s.expert_intermediate), ffn_rows(s, s.expert_intermediate));
+    c.matmul_weight_bytes += touched * stored_bytes(s.linear, ffn_weights(s, s.expert_intermediate), ffn_rows(s, s.expert_intermediate));
     c.activation_bytes += ffn_activations(s, routed_tokens, s.expert_intermediate) * a;
     // The router (and Qwen2-MoE's shared-expert gate): small matmuls, left unquantized by GPTQ,
     // AWQ and fp8 checkpoints.
     c.linear_flops += 2 * tokens * (router_weights(s) + shared_gate_weights(s));
     c.weight_bytes += (router_weights(s) + shared_gate_weights(s)) * a;
+    c.matmul_weight_bytes += (router_weights(s) + shared_gate_weights(s)) * a;
     c.activation_bytes += tokens * d(s.experts) * a;  // router logits written
     if (s.shared_intermediate > 0) {
       c.linear_flops += 2 * tokens * ffn_weights(s, s.shared_intermediate);
       c.weight_bytes += stored_bytes(s.linear, ffn_weights(s, s.shared_intermediate), ffn_rows(s, s.shared_intermediate));
+      c.matmul_weight_bytes += stored_bytes(s.linear, ffn_weights(s, s.shared_intermediate), ffn_rows(s, s.shared_intermediate));
       c.activation_bytes += ffn_activations(s, tokens, s.shared_intermediate) * a;
     }
   }
@@ -107,6 +119,7 @@ PassCost forward_pass(const ModelShape& s, double tokens, double logits_tokens, 
   c.weight_bytes += std::min(tokens, d(s.vocab)) * h * a;   // embedding rows gathered (0 FLOPs)
   c.linear_flops += 2 * logits_tokens * h * d(s.vocab);     // vocabulary projection
   c.weight_bytes += stored_bytes(s.lm_head, h * d(s.vocab), h);
+  c.matmul_weight_bytes += stored_bytes(s.lm_head, h * d(s.vocab), h);
   c.activation_bytes += logits_tokens * (h + d(s.vocab)) * a;
   return c;
 }

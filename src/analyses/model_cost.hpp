@@ -84,6 +84,9 @@ struct PassCost {
   double linear_flops = 0;     // projections, FFN / experts, router, LM head
   double attention_flops = 0;  // QK^T and AV: 4 * heads * head_dim per (query, attended key) pair
   double weight_bytes = 0;     // each weight the pass touches, once (the embedding: its rows only)
+  double matmul_weight_bytes = 0;  // of those, the matrices matmul kernels read (q/k/v/o, FFN or the
+                                   // experts touched, router, LM head; scales, g_idx and biases with
+                                   // them): the bytes a decode step's GEMV/GEMM kernels must move
   double kv_read_bytes = 0;    // keys and values attention reads (decode: the cache over the context)
   double kv_write_bytes = 0;   // keys and values of the new tokens written to the cache
   double activation_bytes = 0; // matmul inputs read and outputs written (vLLM's breakdown)

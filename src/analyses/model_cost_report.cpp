@@ -97,6 +97,11 @@ Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& val
     for (const auto& f : d.speed_of_light) {
       if (f.name == "decode MBU over kernel time") sentence += fmt::format(" (decode kernels alone reach {} of peak bandwidth)", percent(f.fraction));
     }
+    for (const auto& f : d.speed_of_light) {
+      if (f.name == "decode GEMV bandwidth efficiency") {
+        sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", percent(f.fraction));
+      }
+    }
     d.diagnosis.insert(d.diagnosis.begin(), "Speed of light for " + config + ": " + sentence + ".");
   }
   return {};

@@ -3,6 +3,7 @@
 #include "analyses/model_cost_utilization.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <map>
 
@@ -71,6 +72,29 @@ void decode_figures(const ModelCost& cost, const std::string& config, const Step
                                       steps.decode_kernel_ns.count, group->name);
     kernels.peak_source = peaks.bandwidth_source;
     out.figures.push_back(kernels);
+  }
+  // The decode GEMVs' bandwidth efficiency without shapes: the weight matrices the model's matmuls
+  // read per step over the time of the step's matmul kernels (every projection class, so split-K
+  // reductions and GEMM-shaped LM heads count), an aggregate over those kernels.
+  double projection_ns = 0;
+  std::int64_t members = 0;
+  for (const auto& st : steps.steps) {
+    if (st.phase != Phase::kDecode || st.name != group->name) continue;
+    ++members;
+    for (std::string_view c : kProjectionClasses) {
+      if (auto it = st.class_ns.find(std::string(c)); it != st.class_ns.end()) projection_ns += static_cast<double>(it->second);
+    }
+  }
+  if (members > 0 && projection_ns > 0 && c.matmul_weight_bytes > 0) {
+    auto gemv = figure("decode GEMV bandwidth efficiency", c.matmul_weight_bytes, "B", projection_ns / static_cast<double>(members),
+                       peaks.bandwidth_bytes_per_s);
+    gemv.work_source = fmt::format("{}: the weight matrices the matmul kernels read per decode step, {} ({} weights)", config,
+                                   gb(c.matmul_weight_bytes), cost.shape.linear.name);
+    gemv.time_source = fmt::format("kernel time of the classes {} per decode step (an aggregate over the step's projection "
+                                   "kernels), mean of {} steps of '{}'",
+                                   fmt::join(kProjectionClasses, ", "), members, group->name);
+    gemv.peak_source = peaks.bandwidth_source;
+    out.figures.push_back(gemv);
   }
 }
 

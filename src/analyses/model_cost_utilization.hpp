@@ -7,6 +7,9 @@
 //                 (PaLM's definition, forward only: 2 per multiply-add, causal attention)
 // Each is given over the step as the user feels it (TPOT, TTFT) and over the GPU's kernel time
 // alone (what the kernels achieve; the difference is launch and host time).
+//   decode GEMV bandwidth efficiency = the weight matrices the matmuls read per decode step /
+//                 the step's matmul kernel time (classes kProjectionClasses) / peak DRAM bandwidth:
+//                 an aggregate over the step's projection kernels, for traces without shapes.
 #pragma once
 
 #include <optional>

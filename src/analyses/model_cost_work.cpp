@@ -16,6 +16,7 @@ StepWork step_work(Phase phase, const PassCost& c, Precision precision, std::str
   w.index = -1;
   w.flops[static_cast<std::size_t>(precision)] = c.flops();
   w.bytes = c.bytes();
+  w.matmul_weight_bytes = c.matmul_weight_bytes;
   w.source = kSourceModelConfig;
   w.detail = std::move(detail);
   return w;
