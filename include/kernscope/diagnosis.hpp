@@ -48,6 +48,7 @@ struct Diagnosis {
   std::vector<std::string> next_actions;       // sentences, most valuable first
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
   std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
+  std::vector<std::string> tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
 };
 
 Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,

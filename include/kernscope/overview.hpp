@@ -2,6 +2,7 @@
 // processes and threads, top-level NVTX ranges, and what is missing.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,10 @@ struct TraceOverview {
   std::int64_t graph_node_kernels = 0;
   std::int64_t graph_launches = 0;
   std::vector<std::string> missing;  // plain sentences
+  // Traces of kernscope's tracer: what tracing cost the program (src/analyses/tracer_cost.hpp),
+  // as sentences, and the estimated inflation of host times when there is one.
+  std::vector<std::string> tracer_cost;
+  std::optional<double> tracer_inflation_percent;
 };
 
 TraceOverview describe(const Trace& trace);

@@ -307,6 +307,18 @@ struct SourceInfo {
   std::optional<DistributedInfo> distributed;
   // Scalar metadata the source carries (Kineto: cuda_driver_version, trace_id...), in file order.
   std::vector<std::pair<std::string, std::string>> metadata;
+  // kernscope's tracer: its KERNSCOPE_TRACER_INFO rows (recorded kinds, CUPTI version, ...), in file order.
+  std::vector<std::pair<std::string, std::string>> tracer_info;
+};
+
+// kernscope's tracer timing its own code on one thread (KERNSCOPE_TRACER_COST): what it ran there
+// (a CUPTI callback, its set-up, its finish), how often and for how long.
+struct TracerThreadCost {
+  std::int64_t global_tid = 0;
+  std::string site;            // "buffer_request", "buffer_complete", "nvtx_callback", "init", ...
+  std::int64_t calls = 0;
+  std::int64_t total_ns = 0;
+  bool program_thread = false;  // a thread of the program (it made CUDA calls), not the tracer's or CUPTI's
 };
 
 struct Trace {
@@ -329,6 +341,7 @@ struct Trace {
   std::vector<Device> devices;
   std::vector<Process> processes;
   std::vector<Thread> threads;
+  std::vector<TracerThreadCost> tracer_cost;  // kernscope tracer traces only
 
   // Labels of nsys enumerations (copy kind, memory kind), read from the file where it has them.
   std::map<std::int32_t, std::string> memcpy_kind_labels;

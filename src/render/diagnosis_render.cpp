@@ -86,6 +86,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   }
   if (d.steps.ttft.count) o << "  TTFT (prefill step: its host range or its GPU work, the longer): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
+  for (const auto& line : d.tracer_cost) o << "  tracer: " << line << "\n";
   speed_of_light_text(o, d);
   o << "\nTop kernels (share of GPU kernel time)\n";
   for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
@@ -133,6 +134,9 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.key("workload").begin_object().member("kind", workload_name(d.steps.workload.kind)).key("evidence").begin_array();
   for (const auto& e : d.steps.workload.evidence) json.value(e);
   json.end_array().end_object();
+  json.key("tracer_cost").begin_array();
+  for (const auto& line : d.tracer_cost) json.value(line);
+  json.end_array();
   json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
   json.key("speed_of_light").begin_object().key("figures").begin_array();
   for (const auto& f : d.speed_of_light) {

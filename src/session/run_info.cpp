@@ -1,4 +1,5 @@
 // info: what the trace holds and what it lacks.
+#include "analyses/tracer_cost.hpp"
 #include "kernscope/overview.hpp"
 #include "render/document_render.hpp"
 #include "session/analysis_entry.hpp"
@@ -9,7 +10,18 @@ namespace {
 Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  const TraceOverview overview = describe(trace);
+  TraceOverview overview = describe(trace);
+  if (trace.source.format == "kernscope-tracer") {
+    // The tracer's cost per step needs the steps (default step rules).
+    auto rules = rules_with("");
+    std::optional<StepAnalysis> steps;
+    if (rules) {
+      if (auto s = analyze_steps(trace, *rules, StepOptions{})) steps = std::move(*s);
+    }
+    const auto cost = estimate_tracer_cost(trace, steps ? &*steps : nullptr, builtin_tracer_cost_calibration());
+    overview.tracer_cost = cost.lines();
+    if (cost.calibration && cost.not_estimated.empty()) overview.tracer_inflation_percent = cost.inflation_percent;
+  }
   AnalysisOutput out;
   out.text = output.format == "json" ? render_overview_json(overview) : render_overview_text(overview, o.flag("all"));
   return out;

@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "analyses/model_cost_report.hpp"
+#include "analyses/tracer_cost.hpp"
 #include "kernscope/diagnosis.hpp"
 #include "render/document_render.hpp"
 #include "render/html/report_page.hpp"
@@ -18,6 +19,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (!rules) return std::unexpected(rules.error());
   auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
   if (!d) return std::unexpected(d.error());
+  d->tracer_cost = estimate_tracer_cost(trace, &d->steps, builtin_tracer_cost_calibration()).lines();
   ModelOptionValues model;
   for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
   if (!o.text("peaks").empty() && o.text("model").empty()) {

@@ -1,6 +1,7 @@
 // steps: prefill/decode phases and every step decomposed.
 #include <sstream>
 
+#include "analyses/tracer_cost.hpp"
 #include "kernscope/steps.hpp"
 #include "render/steps_render.hpp"
 #include "session/analysis_entry.hpp"
@@ -23,11 +24,32 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   AnalysisOutput out;
   out.tables.push_back(steps_table(*steps));
   out.tables.push_back(step_groups_table(*steps));
+  // The tracer's cost (kernscope tracer traces), and with --correct-tracer-cost host times without
+  // it where the estimate is sound: a column "Host Corrected" after "Wall".
+  const TracerCostEstimate cost = estimate_tracer_cost(trace, &*steps, builtin_tracer_cost_calibration());
+  std::vector<std::string> cost_lines = cost.lines();
+  if (o.flag("correct-tracer-cost")) {
+    const StepCorrection correction = correct_step_times(*steps, cost);
+    if (correction.sound) {
+      auto& table = out.tables[0];
+      const auto at = static_cast<std::ptrdiff_t>(4);  // after Wall
+      table.columns.insert(table.columns.begin() + at, Column{"Host Corrected", Unit::kDuration});
+      for (std::size_t i = 0; i < table.rows.size(); ++i) table.rows[i].insert(table.rows[i].begin() + at, correction.corrected_ns[i]);
+      cost_lines.push_back("Host Corrected: " + correction.why);
+    } else {
+      cost_lines.push_back("host times not corrected: " + correction.why);
+    }
+  }
   if (output.frames()) return out;
   const Format format = output.table_format();
   std::ostringstream text;
   render(text, out.tables[0], RenderOptions{format, output.time_unit});
-  if (format == Format::kTable) text << render_steps_summary(*steps);
+  if (format == Format::kTable) {
+    text << render_steps_summary(*steps);
+    for (const auto& line : cost_lines) text << "Tracer: " << line << '\n';
+  } else if (o.flag("correct-tracer-cost")) {
+    for (const auto& line : cost_lines) out.messages.push_back("tracer: " + line);  // stderr beside csv/json
+  }
   out.text = text.str();
   return out;
 }
@@ -39,7 +61,13 @@ const AnalysisEntry& steps_entry() {
       AnalysisSpec{
           .name = "steps",
           .summary = "Prefill/decode steps: wall, GPU busy/idle, launches, syncs; TTFT and TPOT distributions",
-          .options = step_option_specs(),
+          .options = [] {
+            auto options = step_option_specs();
+            options.push_back({"correct-tracer-cost", 0, OptionKind::kFlag, "",
+                               "add a Host Corrected column: each step's wall less the tracer's estimated cost "
+                               "(kernscope tracer traces with a calibration in data/tracer_cost.tsv; says when not sound)"});
+            return options;
+          }(),
           .formats = {"table", "csv", "tsv", "json"},
           .time_unit = true,
           .filters = true,

@@ -8,6 +8,7 @@
 #include <generated_nvtx_meta.h>
 #include <dlfcn.h>
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,7 +32,9 @@
 #include "base/version.hpp"
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
+#include "tracer/file_list.hpp"
 #include "tracer/nvml_sampler.hpp"
+#include "tracer/self_cost.hpp"
 #include "tracer/termination_flush.hpp"
 #include "tracer/trace_db_writer.hpp"
 #include "tracer/tracer_config.hpp"
@@ -62,7 +65,29 @@ bool default_api(const char* name) {
   return false;
 }
 
-std::atomic<bool> g_started{false};  // init succeeded in this process (not in a forked child)
+std::atomic<bool> g_started{false};
+
+std::string cupti_api_version() {
+  uint32_t version = 0;
+  return cuptiGetVersion(&version) == CUPTI_SUCCESS ? std::to_string(version) : "unknown";
+}
+
+// The CPU model and how many CPUs this process may run on: the host the cost estimate names.
+std::string host_cpu() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string model = "unknown CPU";
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 1);
+      model.erase(0, model.find_first_not_of(' '));
+      break;
+    }
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return model + (cpus > 0 ? ", " + std::to_string(cpus) + " CPUs" : std::string());
+}  // init succeeded in this process (not in a forked child)
 
 // How long a SIGTERM/SIGINT/SIGHUP waits for the trace to be written before the program dies.
 constexpr std::chrono::milliseconds kTerminationBound{5000};
@@ -83,6 +108,7 @@ class Tracer {
 
  private:
   void set_activities(bool on);
+  std::string recorded_kinds() const;
   void find_default_api();
   void switch_default_api(bool on);
   void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
@@ -111,6 +137,11 @@ class Tracer {
   std::atomic<bool> finished_{false};
   std::atomic<int> ranges_done_{0};
   std::int64_t kernels_ = 0, graph_execs_ = 0, api_calls_ = 0, unknown_ = 0;
+  // Records of what the program did (kernels, copies, sets, graphs, API calls, syncs, NVTX): a
+  // process with none leaves no file.
+  std::int64_t activity_ = 0;
+  SelfCost cost_;  // the tracer's own time on threads it does not own (self_cost.hpp)
+  double timing_cost_ns_ = 0;
   std::set<std::uint32_t> threads_;
   std::string write_error_;
   CUpti_SubscriberHandle subscriber_ = nullptr;
@@ -135,6 +166,7 @@ void finish_if_started() {
 
 void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
   Tracer& t = get();
+  ScopedCost timed(&t.cost_, CostSite::kBufferRequest);
   *buffer = t.pool_->take();  // nullptr when all buffers are in use: CUPTI drops and counts
   *size = *buffer ? t.config_.buffer_bytes : 0;
   *max_records = 0;
@@ -143,6 +175,7 @@ void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* m
 void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
   (void)size;
   Tracer& t = get();
+  ScopedCost timed(&t.cost_, CostSite::kBufferComplete);
   size_t dropped = 0;
   if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
   if (!buffer) return;
@@ -180,6 +213,9 @@ void Tracer::collect() {
     graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
     api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
     unknown_ += batch.unknown_records;
+    activity_ += static_cast<std::int64_t>(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() +
+                                           batch.graph_traces.size() + batch.api_calls.size() + batch.syncs.size() +
+                                           batch.nvtx.size());
     for (const auto& a : batch.api_calls) threads_.insert(a.tid);
     if (writer_ && write_error_.empty()) {
       if (auto r = writer_->append(batch, strings_); !r) {
@@ -189,6 +225,16 @@ void Tracer::collect() {
     }
     batch.clear();
   }
+}
+
+// The recorded kinds in kRecordKinds' order, with how API calls were chosen: "kernel,...,overhead
+// api:default" (the defaults record every kind).
+std::string Tracer::recorded_kinds() const {
+  std::string kinds;
+  for (const auto kind : kRecordKinds) {
+    if (config_.records_kind(kind)) kinds += (kinds.empty() ? "" : ",") + std::string(kind);
+  }
+  return kinds + (config_.api_all ? " api:all" : " api:default");
 }
 
 void Tracer::set_activities(bool on) {
@@ -366,6 +412,7 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
 
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
+  ScopedCost timed(&t->cost_, domain == CUPTI_CB_DOMAIN_NVTX ? CostSite::kNvtxCallback : CostSite::kApiCallback);
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
     return;
@@ -380,6 +427,9 @@ void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti
 
 bool Tracer::init() {
   TerminationSignalsBlocked blocked;  // inherited by the collector, sampler and timer threads
+  // Set-up runs inside the program's first CUDA call (cuInit): its time is the program's too.
+  ScopedCost timed(&cost_, CostSite::kInit);
+  timing_cost_ns_ = SelfCost::timing_cost_ns();
   auto config = config_from_env([](const char* name) { return std::getenv(name); });
   if (!config) {
     say(config.error().message + "; not tracing");
@@ -507,6 +557,7 @@ bool Tracer::init() {
 
 void Tracer::finish() {
   if (finished_.exchange(true)) return;
+  const std::int64_t finish_start = monotonic_ns();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
   {
@@ -522,6 +573,17 @@ void Tracer::finish() {
     rest.nvtx.insert(rest.nvtx.end(), capture_rows_.begin(), capture_rows_.end());
   }
   if (sampler_) sampler_->drain(rest.samples);
+  activity_ += static_cast<std::int64_t>(rest.nvtx.size());
+  const std::string command = own_command();
+  if (activity_ == 0 && writer_ && write_error_.empty()) {
+    // CUDA started but the program did nothing with it (a torchrun parent, a compiler worker):
+    // no file, and `record` lists the process as such.
+    if (auto r = writer_->discard(); !r) say(r.error().message);
+    writer_.reset();
+    if (!config_.file_list.empty()) append_to_file_list(config_.file_list, empty_line(getpid(), path_, command));
+    say("no GPU activity and no CUDA calls recorded in process " + std::to_string(getpid()) + ": no file written");
+    return;
+  }
   if (writer_ && write_error_.empty() && !rest.empty()) {
     if (auto r = writer_->append(rest, strings_); !r) write_error_ = r.error().message;
   }
@@ -544,7 +606,16 @@ void Tracer::finish() {
       {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi"
                         : config_.capture == TracerConfig::Capture::kNvtx     ? "nvtx:" + config_.nvtx_range
                                                                               : "none"},
-      {"capture_ranges_recorded", std::to_string(ranges_done_.load())}};
+      {"capture_ranges_recorded", std::to_string(ranges_done_.load())},
+      // What the cost estimate (kernscope info/report, data/tracer_cost.tsv) is matched on.
+      {"recorded_kinds", recorded_kinds()},
+      {"nvml_interval_ms", std::to_string(config_.nvml_interval_ms)},
+      {"cupti_api_version", cupti_api_version()},
+      {"host_cpu", host_cpu()},
+      {"command", command},
+      // The tracer's own time (KERNSCOPE_TRACER_COST) is measured with two clock reads per timed
+      // call; this is what one timing adds to the time it measures.
+      {"timing_cost_ns", std::to_string(static_cast<std::int64_t>(timing_cost_ns_ + 0.5))}};
   if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
   // Buffers CUPTI never handed back: another CUPTI client in the program (the PyTorch profiler)
   // registered its own callbacks and received them.
@@ -558,9 +629,25 @@ void Tracer::finish() {
     for (std::size_t i = 0; i < sampler_->uuids().size(); ++i) info.emplace_back("nvml_uuid_" + std::to_string(i), sampler_->uuids()[i]);
   }
   if (writer_ && write_error_.empty()) {
+    // The finish's own time, up to here (flush, collector join, last batch); its last writes are
+    // not in it.
+    cost_.add(CostSite::kFinish, monotonic_ns() - finish_start);
+    std::set<std::uint32_t> program_threads = threads_;
+    program_threads.insert(static_cast<std::uint32_t>(getpid()));
+    const auto cost_rows = cost_.rows();
+    for (const auto& row : cost_rows) {
+      // CUPTI calls API and NVTX callbacks on the thread making the call: the program's.
+      if (row.site == CostSite::kApiCallback || row.site == CostSite::kNvtxCallback) program_threads.insert(row.tid);
+    }
+    if (auto r = writer_->write_cost(cost_rows, program_threads); !r) write_error_ = r.error().message;
+  }
+  if (writer_ && write_error_.empty()) {
     if (auto r = writer_->finish(info, process, names, strings_); !r) write_error_ = r.error().message;
   }
   writer_.reset();
+  if (write_error_.empty() && !config_.file_list.empty()) {
+    append_to_file_list(config_.file_list, finished_line(getpid(), path_, command));
+  }
   if (!write_error_.empty()) {
     say("the trace is incomplete: " + write_error_);
   } else {

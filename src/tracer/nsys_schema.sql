@@ -254,3 +254,13 @@ CREATE TABLE KERNSCOPE_TRACER_INFO (
  name TEXT NOT NULL,
  value TEXT
 );
+-- The tracer's own time on each thread (issue 18): a CUPTI callback, its set-up or its finish, with
+-- how often it ran and its summed duration; programThread 1 for threads of the program (they made
+-- CUDA calls), 0 for CUPTI's or the tracer's own.
+CREATE TABLE KERNSCOPE_TRACER_COST (
+ globalTid INTEGER NOT NULL,
+ site TEXT NOT NULL,
+ calls INTEGER NOT NULL,
+ totalNs INTEGER NOT NULL,
+ programThread INTEGER NOT NULL
+);

@@ -268,6 +268,36 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
   return w.exec("COMMIT");
 }
 
+Result<void> TraceDbWriter::write_cost(const std::vector<SelfCostRow>& rows, const std::set<std::uint32_t>& program_threads) {
+  Impl& w = *impl_;
+  if (rows.empty()) return {};
+  if (auto r = w.exec("BEGIN"); !r) return r;
+  {
+    Statement s(w.db, "INSERT INTO KERNSCOPE_TRACER_COST (globalTid, site, calls, totalNs, programThread) VALUES (?,?,?,?,?)");
+    if (!s.ok()) return w.fail("preparing the tracer's cost rows");
+    for (const auto& row : rows) {
+      s.i64(1, global_tid(w.pid, row.tid)).text(2, std::string(cost_site_name(row.site))).i64(3, row.calls).i64(4, row.total_ns);
+      s.i64(5, program_threads.contains(row.tid) ? 1 : 0);
+      if (!s.step()) return w.fail("writing the tracer's cost rows");
+    }
+  }
+  return w.exec("COMMIT");
+}
+
+Result<void> TraceDbWriter::discard() {
+  Impl& w = *impl_;
+  if (w.db) {
+    sqlite3_close(w.db);
+    w.db = nullptr;
+  }
+  Result<void> result;
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) {
+    const std::string file = w.path + suffix;
+    if (std::remove(file.c_str()) != 0 && *suffix == '\0') result = make_error(ErrorCode::kIo, w.path + ": cannot remove the empty trace");
+  }
+  return result;
+}
+
 Result<void> TraceDbWriter::finish(const std::vector<std::pair<std::string, std::string>>& info,
                                    const std::string& process_name,
                                    const std::vector<std::pair<std::uint32_t, std::string>>& thread_names,

@@ -5,11 +5,13 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "kernscope/error.hpp"
+#include "tracer/self_cost.hpp"
 #include "tracer/tracer_records.hpp"
 
 namespace kernscope::tracer {
@@ -22,6 +24,12 @@ class TraceDbWriter {
 
   // Writes a batch and the strings interned since the last call, in one transaction.
   Result<void> append(const RecordBatch& batch, const StringPool& strings);
+  // The tracer's own time per thread and site (KERNSCOPE_TRACER_COST), in one transaction; threads
+  // in `program_threads` are marked as the program's. Written before finish().
+  Result<void> write_cost(const std::vector<SelfCostRow>& rows, const std::set<std::uint32_t>& program_threads);
+  // Closes the file and deletes it with its sidecars (-wal, -shm, -journal): for a process that
+  // recorded nothing. The writer takes no more calls.
+  Result<void> discard();
   // Metadata rows (KERNSCOPE_TRACER_INFO, whose rows mark the trace finished, and META_DATA_EXPORT),
   // process and thread names (which are interned into `strings`, then written with them); then the
   // log is copied into the file and removed.

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <memory>
 
 #include "base/find_program.hpp"
@@ -24,6 +25,7 @@
 #include "readers/cublas_log/gemm_shapes_env.hpp"
 #include "readers/ncu/ncu_command.hpp"
 #include "readers/ncu/ncu_report.hpp"
+#include "tracer/file_list.hpp"
 #include "tracer/tracer_config.hpp"
 
 namespace kernscope::cli {
@@ -116,21 +118,38 @@ int run_child(const std::vector<std::string>& argv, const std::vector<std::pair<
   return 1;
 }
 
-void summarize(const std::string& path) {
-  OpenOptions options;
-  options.detail_kinds = 0;
-  auto trace = open_trace(path, options);
-  if (!trace) {
-    std::cerr << "  " << path << " (unreadable: " << trace.error().message << ")\n";
+// One line per traced process: pid, command, what its file holds and the file; or that it recorded
+// nothing and left no file. pid and command come from the tracer's list, else from the file.
+void summarize(const tracer::ListedProcess& p) {
+  std::string pid = p.pid > 0 ? std::to_string(p.pid) : "?";
+  std::string command = p.command;
+  if (p.state == tracer::ListedProcess::State::kEmpty) {
+    std::cerr << "  " << pid << " " << command << ": no GPU activity (no file)\n";
     return;
   }
-  std::cerr << "  " << path << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
+  OpenOptions options;
+  options.detail_kinds = 0;
+  auto trace = open_trace(p.path, options);
+  if (!trace) {
+    std::cerr << "  " << pid << " " << command << ": " << p.path << " (unreadable: " << trace.error().message << ")\n";
+    return;
+  }
+  if (p.pid <= 0 && !trace->processes.empty()) pid = std::to_string(trace->processes.front().pid);
+  if (command.empty()) {
+    for (const auto& [key, value] : trace->source.tracer_info) {
+      if (key == "command") command = value;
+    }
+    if (command.empty() && !trace->processes.empty()) command = trace->processes.front().name;
+  }
+  std::cerr << "  " << pid << " " << command << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
             << " API calls, " << trace->nvtx.size() << " NVTX events, " << trace->gpu_samples.size() << " GPU samples";
   if (trace->graph_execs.size() > 0) std::cerr << ", " << trace->graph_execs.size() << " whole-graph executions";
   for (const auto& note : trace->notes) {
-    if (note.find("dropped") != std::string::npos) std::cerr << "; " << note;
+    if (note.find("dropped") != std::string::npos || note.find("cut short") != std::string::npos) {
+      std::cerr << "; " << note.substr(0, note.find(" ("));
+    }
   }
-  std::cerr << "\n";
+  std::cerr << " -> " << p.path << "\n";
 }
 
 int record_with_nsys(const RecordOptions& o, const std::vector<std::pair<std::string, std::string>>& env) {
@@ -156,7 +175,7 @@ int record_with_nsys(const RecordOptions& o, const std::vector<std::pair<std::st
   argv.insert(argv.end(), o.command.begin(), o.command.end());
   const int status = run_child(argv, env);
   std::cerr << "kernscope: record (nsys):\n";
-  summarize(base + ".sqlite");
+  summarize(tracer::ListedProcess{tracer::ListedProcess::State::kStarted, base + ".sqlite", 0, {}});
   return status;
 }
 
@@ -302,18 +321,23 @@ int run_record(const RecordOptions& o) {
   if (hook_dir) std::filesystem::remove_all(hook_dir);
 
   std::ifstream list(file_list);
-  std::vector<std::string> files;
-  for (std::string line; std::getline(list, line);) {
-    if (!line.empty()) files.push_back(line);
-  }
+  const std::string listed((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
   std::filesystem::remove(file_list);
-  if (files.empty()) {
-    std::cerr << "kernscope: record: no trace written: the program did not initialize CUDA (no GPU, no driver, "
-                 "no CUDA calls) or the tracer could not start (see its messages above)\n";
+  const auto processes = tracer::parse_file_list(listed);
+  std::size_t files = 0;
+  for (const auto& p : processes) files += p.state != tracer::ListedProcess::State::kEmpty;
+  if (!processes.empty()) {
+    std::cerr << "kernscope: record: " << processes.size() << " traced process(es), " << files << " trace file(s):\n";
+    for (const auto& p : processes) summarize(p);
+  }
+  if (files == 0) {
+    std::cerr << "kernscope: record: no trace written: "
+              << (processes.empty() ? "the program did not initialize CUDA (no GPU, no driver, no CUDA calls) or the tracer "
+                                      "could not start (see its messages above)"
+                                    : "no process recorded GPU activity or CUDA calls")
+              << "\n";
     return status != 0 ? status : kExitBadInput;
   }
-  std::cerr << "kernscope: record: " << files.size() << " trace file(s):\n";
-  for (const auto& f : files) summarize(f);
   return status;
 }
 

@@ -32,6 +32,7 @@ constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";  // 
 // kernscope's tracer adds NVML samples and its own bookkeeping to the nsys schema.
 constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
 constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
+constexpr const char* kTracerCostTable = "KERNSCOPE_TRACER_COST";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
 class StringMap {
@@ -581,6 +582,7 @@ Result<void> Reader::read_tracer_info() {
     if (name == "dropped_records" && value != "0") {
       note(value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low");
     } else if (name == "cupti_taken_over") {
+    trace_.source.tracer_info.emplace_back(name, value);
       note("another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete");
     } else if (name == "nvml") {
       note("GPU samples: " + value);
@@ -597,6 +599,18 @@ Result<void> Reader::read_tracer_info() {
   if (!finished) {
     note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
          "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
+  // The tracer's time on each thread (written before the info rows, by tracers since issue 18).
+  if (has_table(kTracerCostTable)) {
+    auto cost = db_.prepare(std::string("SELECT globalTid, site, calls, totalNs, programThread FROM ") + kTracerCostTable);
+    if (!cost) return std::unexpected(cost.error());
+    while (true) {
+      auto more = cost->step();
+      if (!more) return std::unexpected(more.error());
+      if (!*more) break;
+      trace_.tracer_cost.push_back(
+          {cost->int64(0), std::string(cost->text(1)), cost->int64(2), cost->int64(3), cost->int64(4) != 0});
+    }
+  }
          "process or thread names");
   }
   return {};
