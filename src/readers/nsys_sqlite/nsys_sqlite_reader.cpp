@@ -579,10 +579,10 @@ Result<void> Reader::read_tracer_info() {
     if (!*more) break;
     const std::string name(stmt->text(0));
     const std::string value(stmt->text(1));
+    trace_.source.tracer_info.emplace_back(name, value);
     if (name == "dropped_records" && value != "0") {
       note(value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low");
     } else if (name == "cupti_taken_over") {
-    trace_.source.tracer_info.emplace_back(name, value);
       note("another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete");
     } else if (name == "nvml") {
       note("GPU samples: " + value);
@@ -596,9 +596,6 @@ Result<void> Reader::read_tracer_info() {
       trace_.source.product_version = value;
     }
   }
-  if (!finished) {
-    note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
-         "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
   // The tracer's time on each thread (written before the info rows, by tracers since issue 18).
   if (has_table(kTracerCostTable)) {
     auto cost = db_.prepare(std::string("SELECT globalTid, site, calls, totalNs, programThread FROM ") + kTracerCostTable);
@@ -611,6 +608,9 @@ Result<void> Reader::read_tracer_info() {
           {cost->int64(0), std::string(cost->text(1)), cost->int64(2), cost->int64(3), cost->int64(4) != 0});
     }
   }
+  if (!finished) {
+    note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
+         "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
          "process or thread names");
   }
   return {};
