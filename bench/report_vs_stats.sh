@@ -10,7 +10,8 @@
 #              from MAKE_FROM (an export, .sqlite or .sqlite.gz) by bench/make_big_export.py, to
 #              SIZE_GB gigabytes (default 1.05: the "1 GB export" of bench/RESULTS.md)
 #   REPS       measured repetitions of each command (default 3)
-# environment: TIME_BIN (GNU time, default /usr/bin/time), LOG (per-run lines, default none)
+# environment: TIME_BIN (GNU time, default /usr/bin/time; Python's getrusage where it is missing),
+#              LOG (per-run lines, default none)
 set -euo pipefail
 KERNSCOPE=${1:?usage: report_vs_stats.sh KERNSCOPE TRACE [REPS]}
 TRACE=${2:?usage: report_vs_stats.sh KERNSCOPE TRACE [REPS]}
@@ -36,12 +37,25 @@ stats_cmd=("$KERNSCOPE" stats -r cuda_gpu_kern_sum -r cuda_api_sum -r cuda_gpu_m
            --format csv -o "$work/stats" "$TRACE")
 report_cmd=("$KERNSCOPE" report "$TRACE")
 
+# Runs a command, leaving its peak RSS in $work/time.txt as GNU time -v words it; where GNU time
+# is missing, Python's getrusage of the child (ru_maxrss, KiB on Linux) says the same.
+peak_rss() {
+  if [[ -x $TIME_BIN ]]; then
+    "$TIME_BIN" -v -o "$work/time.txt" "$@"
+  else
+    python3 -c 'import resource, subprocess, sys
+rc = subprocess.call(sys.argv[2:])
+open(sys.argv[1], "w").write(f"Maximum resident set size (kbytes): {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}\n")
+sys.exit(rc)' "$work/time.txt" "$@"
+  fi
+}
+
 # Runs one command under GNU time; appends "NAME SECONDS PEAK_KIB" to $work/runs.
 measure() {
   local name=$1; shift
   local t0 t1
   t0=$(date +%s.%N)
-  if ! "$TIME_BIN" -v -o "$work/time.txt" "$@" >"$work/out.txt" 2>"$work/err.txt"; then
+  if ! peak_rss "$@" >"$work/out.txt" 2>"$work/err.txt"; then
     echo "error: $name failed: $(head -c 500 "$work/err.txt")" >&2; exit 1
   fi
   t1=$(date +%s.%N)

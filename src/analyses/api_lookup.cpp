@@ -1,6 +1,7 @@
 #include "analyses/api_lookup.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "kernscope/api_roles.hpp"
 
@@ -13,30 +14,81 @@ bool encloses(const ApiCallColumns& a, RowIndex outer, RowIndex inner) {
 
 }  // namespace
 
+std::size_t ApiLookup::Process::rank(std::uint32_t correlation_id) const {
+  const std::size_t word = correlation_id / 64;
+  if (word >= present.size()) return kNoRank;
+  const std::uint64_t bit = std::uint64_t{1} << (correlation_id % 64);
+  if (!(present[word] & bit)) return kNoRank;
+  return before[word] + static_cast<std::size_t>(std::popcount(present[word] & (bit - 1)));
+}
+
+const RowIndex* ApiLookup::Process::head(std::uint32_t correlation_id) const {
+  if (!indexed()) {
+    auto it = sparse.find(correlation_id);
+    return it == sparse.end() ? nullptr : &it->second;
+  }
+  const std::size_t r = rank(correlation_id);
+  return r == kNoRank ? nullptr : &heads[r];
+}
+
 ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
-  std::unordered_map<std::int64_t, std::pair<std::uint32_t, std::size_t>> extent;  // max id, calls
+  // Rows come in long runs of one process: look its entry up once per run.
+  std::int64_t last_key = -1;
+  Process* last = nullptr;
+  auto process_of = [&](RowIndex i) -> Process& {
+    const std::int64_t key = process_key(api.global_tid[i]);
+    if (key != last_key || !last) {
+      last_key = key;
+      last = &processes_[key];
+    }
+    return *last;
+  };
+  std::unordered_map<const Process*, std::pair<std::uint32_t, std::size_t>> extent;  // max id, calls
   for (RowIndex i = 0; i < api.size(); ++i) {
-    auto& e = extent[process_key(api.global_tid[i])];
+    auto& e = extent[&process_of(i)];
     e.first = std::max(e.first, api.correlation_id[i]);
     ++e.second;
   }
-  for (const auto& [key, e] : extent) {
-    auto& p = processes_[key];
-    // Dense when the table holds at most 16 ids per traced call: 4 bytes an id is less than one
-    // hash-map node (~40 bytes). CUPTI shares ids with untraced calls; the llama export has ~6.
-    if (static_cast<std::size_t>(e.first) + 1 <= 16 * e.second + (1u << 20)) {
-      p.dense.assign(static_cast<std::size_t>(e.first) + 1, kNone);
+  for (auto& [key, p] : processes_) {
+    const auto& e = extent[&p];
+    // Indexed when the ids span at most 256 per traced call (the index then costs at most ~48
+    // bytes a call, a hash-map node about as much). CUPTI shares ids with untraced calls; the
+    // llama export has ~6 ids per traced call.
+    if (static_cast<std::size_t>(e.first) + 1 <= 256 * e.second + (std::size_t{1} << 22)) {
+      p.present.assign(static_cast<std::size_t>(e.first) / 64 + 1, 0);
     }
   }
+  last = nullptr;
   for (RowIndex i = 0; i < api.size(); ++i) {
-    RowIndex& head = *slot(process_key(api.global_tid[i]), api.correlation_id[i]);
+    auto& p = process_of(i);
+    if (p.indexed()) p.present[api.correlation_id[i] / 64] |= std::uint64_t{1} << (api.correlation_id[i] % 64);
+  }
+  for (auto& [key, p] : processes_) {
+    if (!p.indexed()) continue;
+    p.before.resize(p.present.size());
+    RowIndex running = 0;
+    for (std::size_t w = 0; w < p.present.size(); ++w) {
+      p.before[w] = running;
+      running += static_cast<RowIndex>(std::popcount(p.present[w]));
+    }
+    p.heads.assign(running, kNone);
+  }
+  if (processes_.size() == 1) {
+    single_key_ = processes_.begin()->first;
+    single_ = &processes_.begin()->second;
+  }
+  last = nullptr;
+  for (RowIndex i = 0; i < api.size(); ++i) {
+    auto& p = process_of(i);
+    const std::uint32_t id = api.correlation_id[i];
+    RowIndex& head = p.indexed() ? p.heads[p.rank(id)] : p.sparse.try_emplace(id, kNone).first->second;
     if (head == kNone) {
       head = i;
       continue;
     }
     // Id 0 is "none" (CUPTI numbers from 1; the Kineto reader writes 0 for a missing id): rows
     // without an id are not one call, and joining them all would multiply GPU ops by their number.
-    if (api.correlation_id[i] == 0) continue;
+    if (id == 0) continue;
     // A second row with the id: the enclosing one (the outer call) becomes the found row.
     if (encloses(api, i, head) && !encloses(api, head, i)) {
       auto node = more_.extract(head);
@@ -51,26 +103,18 @@ ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
   }
 }
 
-RowIndex* ApiLookup::slot(std::int64_t process, std::uint32_t correlation_id) {
-  auto& p = processes_[process];
-  if (!p.dense.empty()) return &p.dense[correlation_id];
-  return &p.sparse.try_emplace(correlation_id, kNone).first->second;
+const ApiLookup::Process* ApiLookup::process(std::int64_t global_pid) const {
+  if (single_) return global_pid == single_key_ ? single_ : nullptr;
+  auto it = processes_.find(global_pid);
+  return it == processes_.end() ? nullptr : &it->second;
 }
 
 std::optional<RowIndex> ApiLookup::find(std::int64_t global_pid, std::uint32_t correlation_id) const {
-  if (global_pid != last_key_) {
-    auto it = processes_.find(global_pid);
-    last_key_ = global_pid;
-    last_ = it == processes_.end() ? nullptr : &it->second;
-  }
-  if (!last_) return std::nullopt;
-  if (!last_->dense.empty()) {
-    if (correlation_id >= last_->dense.size() || last_->dense[correlation_id] == kNone) return std::nullopt;
-    return last_->dense[correlation_id];
-  }
-  auto it = last_->sparse.find(correlation_id);
-  if (it == last_->sparse.end()) return std::nullopt;
-  return it->second;
+  const Process* p = process(global_pid);
+  if (!p) return std::nullopt;
+  const RowIndex* head = p->head(correlation_id);
+  if (!head || *head == kNone) return std::nullopt;
+  return *head;
 }
 
 bool ApiLookup::is_repeat(RowIndex row, const StringPool& strings) const {

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "analyses/roofline.hpp"
+#include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/diagnosis.hpp"
 
@@ -87,9 +88,11 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
   d.kernels = static_cast<std::int64_t>(trace.kernels.size());
   d.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
-  // The analyses only read the trace (and the compiled rules), so they run concurrently.
-  auto ops_job = std::async(std::launch::async, [&] { return classify_operations(trace, rules); });
-  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(trace, rules, step_options); });
+  // The analyses only read the trace (and the compiled rules), so they run concurrently; ops and
+  // steps share one context (the launching-call lookup and the kernel classes, built once).
+  const TraceContext context(trace, rules);
+  auto ops_job = std::async(std::launch::async, [&] { return classify_operations(context); });
+  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(context, step_options); });
   auto kernel_tail_job = std::async(std::launch::async, [&] { return tail_statistics(trace, TailSubject::kKernel); });
   auto api_tail_job = std::async(std::launch::async, [&] {
     return trace.has(EventKind::kApiCalls) ? tail_statistics(trace, TailSubject::kApi) : Result<TailResult>(TailResult{});

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "analyses/api_lookup.hpp"
+#include "analyses/trace_context.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
@@ -22,7 +23,8 @@ namespace kernscope {
 namespace {
 
 // Phase of each kernel from the names of the NVTX ranges around its launching API call.
-std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
+std::vector<Phase> kernel_phases(const TraceContext& context, bool& found_any) {
+  const Trace& trace = context.trace();
   std::vector<Phase> phases(trace.kernels.size(), Phase::kUnknown);
   found_any = false;
   if (!(trace.loaded & bit(EventKind::kNvtx)) || !(trace.loaded & bit(EventKind::kApiCalls))) return phases;
@@ -36,20 +38,31 @@ std::vector<Phase> kernel_phases(const Trace& trace, bool& found_any) {
   if (!any_named) return phases;
   const auto& k = trace.kernels;
   const auto& a = trace.api_calls;
-  const report::ApiLookup lookup(a);
+  const report::ApiLookup& lookup = context.api_lookup();
+  // The kernels' launching calls are looked up in slices: a query's enclosing ranges do not depend
+  // on the other queries, and one slice holds 1.5 MB where all of them held 170 MB (1 GB export).
+  constexpr std::size_t kSlice = std::size_t{1} << 16;
   std::vector<report::Interval> queries;
   std::vector<RowIndex> kernel_of_query;
+  queries.reserve(std::min<std::size_t>(kSlice, k.size()));
+  kernel_of_query.reserve(queries.capacity());
+  auto flush = [&] {
+    report::find_enclosing(ranges, queries, [&](std::size_t q, std::size_t r) {
+      if (range_phase[r] == Phase::kUnknown) return;
+      phases[kernel_of_query[q]] = range_phase[r];
+      found_any = true;
+    });
+    queries.clear();
+    kernel_of_query.clear();
+  };
   for (RowIndex i = 0; i < k.size(); ++i) {
     if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
       queries.push_back({a.global_tid[*r], a.start_ns[*r], a.end_ns[*r]});
       kernel_of_query.push_back(i);
+      if (queries.size() == kSlice) flush();
     }
   }
-  report::find_enclosing(ranges, queries, [&](std::size_t q, std::size_t r) {
-    if (range_phase[r] == Phase::kUnknown) return;
-    phases[kernel_of_query[q]] = range_phase[r];
-    found_any = true;
-  });
+  flush();
   return phases;
 }
 
@@ -168,12 +181,18 @@ std::optional<NcclKernel> parse_nccl_kernel(std::string_view name) {
 }
 
 Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules) {
+  const TraceContext context(trace, rules);
+  return classify_operations(context);
+}
+
+Result<OpsResult> classify_operations(const TraceContext& context) {
+  const Trace& trace = context.trace();
   if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kMemcpy) && !trace.has(EventKind::kMemset)) {
     return std::unexpected(report::no_data(trace, "GPU kernel or memory operation data"));
   }
   OpsResult result;
   bool phases_found = false;
-  const auto phases = kernel_phases(trace, phases_found);
+  const auto phases = kernel_phases(context, phases_found);
   result.phase_source = phases_found ? "NVTX ranges named *prefill* / *decode*" : "none (no NVTX prefill/decode ranges)";
 
   // Per distinct name: its rule class, and instances/time by resolved phase (for "attention").
@@ -193,7 +212,7 @@ Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules
     const std::size_t slot = id == kNoString ? trace.strings.size() : id;
     NameInfo*& info = info_of[slot];
     if (!info) {
-      auto [op_class, rule] = rules.classify(trace.strings.get(id));
+      const auto& [op_class, rule] = context.kernel_class(id);
       info = &infos.emplace_back(NameInfo{op_class, rule ? rule->origin : "", {0, 0, 0}, {0, 0, 0}});
       ids.push_back(id);
     }

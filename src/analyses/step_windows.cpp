@@ -7,6 +7,7 @@
 
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
+#include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/tail.hpp"
 
@@ -125,7 +126,8 @@ std::optional<StepWindows> from_annotations(const Trace& trace, const std::vecto
 // the name whose occurrences come at the most regular spacing (the same number of kernels apart
 // for at least half of them), the widest such spacing; of names equally spaced, the one that comes
 // first in the sequence (the start of the pass).
-std::optional<StepWindows> from_kernel_period(const Trace& trace) {
+std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
+  const Trace& trace = context.trace();
   const auto& k = trace.kernels;
   if (k.size() < 16) return std::nullopt;
   std::unordered_map<std::int64_t, std::size_t> per_process;
@@ -159,7 +161,7 @@ std::optional<StepWindows> from_kernel_period(const Trace& trace) {
   if (!best) return std::nullopt;
   const auto& anchors = by_name[best->name].positions;
   // Host windows on the launching thread when the launches are traced, else GPU-time windows.
-  const ApiLookup lookup(trace.api_calls);
+  const ApiLookup& lookup = context.api_lookup();
   std::vector<std::pair<TimeNs, std::int64_t>> starts;  // (time, thread)
   for (std::size_t p : anchors) {
     const RowIndex i = order[p];
@@ -240,6 +242,13 @@ StepWindows from_gpu_gaps(const Trace& trace) {
 }  // namespace
 
 Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options) {
+  // Windows classify no kernels: the built-in rules only fill the context's place.
+  const TraceContext context(trace, OpRuleSet::builtin());
+  return find_step_windows(context, options);
+}
+
+Result<StepWindows> find_step_windows(const TraceContext& context, const StepOptions& options) {
+  const Trace& trace = context.trace();
   const auto ranges = index_ranges(trace);
   if (options.step_range && ranges.empty()) {
     return make_error(ErrorCode::kNoData, trace.source.path + " has no NVTX ranges, so --step-range cannot be used");
@@ -248,7 +257,7 @@ Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& opt
   if (options.step_range) {
     return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
   }
-  if (auto periodic = from_kernel_period(trace); periodic && periodic->windows.size() >= 3) return std::move(*periodic);
+  if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) return std::move(*periodic);
   return from_gpu_gaps(trace);
 }
 

@@ -19,6 +19,10 @@
 #include "kernscope/steps.hpp"
 #include "kernscope/trace.hpp"
 
+namespace kernscope {
+class TraceContext;
+}
+
 namespace kernscope::report {
 
 struct StepWindow {
@@ -44,5 +48,7 @@ struct StepAnnotation {
 std::optional<StepAnnotation> step_annotation(std::string_view text);
 
 Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options);
+// The same, with the run's shared lookups (trace_context.hpp).
+Result<StepWindows> find_step_windows(const TraceContext& context, const StepOptions& options);
 
 }  // namespace kernscope::report

@@ -11,6 +11,7 @@
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/step_windows.hpp"
+#include "analyses/trace_context.hpp"
 #include "analyses/report_helpers.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/api_roles.hpp"
@@ -76,6 +77,12 @@ Distribution distribution(std::vector<std::int64_t> values) {
 }
 
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
+  const TraceContext context(trace, rules);
+  return analyze_steps(context, options);
+}
+
+Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options) {
+  const Trace& trace = context.trace();
   if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kGraphExecs)) {
     return std::unexpected(report::no_data(trace, "CUDA kernel data"));
   }
@@ -87,7 +94,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
   result.memset_step.assign(trace.memsets.size(), -1);
 
   // 1. Step windows, from the most trustworthy source the trace offers (step_windows.hpp).
-  auto found = report::find_step_windows(trace, options);
+  auto found = report::find_step_windows(context, options);
   if (!found) return std::unexpected(found.error());
   const auto& windows = found->windows;
   result.method = found->method;
@@ -101,12 +108,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
     steps[w].end_ns = windows[w].end;
     steps[w].wall_ns = windows[w].end - windows[w].start;
   }
-  std::unordered_map<StringId, std::string> class_of;
-  auto kernel_class = [&](RowIndex i) -> const std::string& {
-    auto it = class_of.find(k.demangled_name[i]);
-    if (it == class_of.end()) it = class_of.emplace(k.demangled_name[i], rules.classify(trace.strings.get(k.demangled_name[i])).first).first;
-    return it->second;
-  };
+  auto kernel_class = [&](RowIndex i) -> const std::string& { return context.kernel_class(k.demangled_name[i]).op_class; };
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
   if (thread_steps) {
     // API calls inside steps. The chosen windows are the innermost ranges, so on one thread they
@@ -133,7 +135,7 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
       const std::size_t w = *std::prev(it);
       if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
     }
-    const report::ApiLookup lookup(a);
+    const report::ApiLookup& lookup = context.api_lookup();
     // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
     // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
     ApiRoleCache role_of_name(trace.strings);

@@ -1,0 +1,26 @@
+#include "analyses/trace_context.hpp"
+
+namespace kernscope {
+
+const report::ApiLookup& TraceContext::api_lookup() const {
+  std::call_once(lookup_once_, [&] { lookup_ = std::make_unique<report::ApiLookup>(trace_.api_calls); });
+  return *lookup_;
+}
+
+const TraceContext::Classes& TraceContext::classes() const {
+  std::call_once(classes_once_, [&] {
+    constexpr std::uint32_t kUnset = UINT32_MAX;
+    // By StringId, with one extra slot after the pool's ids for kernels without a name.
+    classes_.slot_class.assign(trace_.strings.size() + 1, kUnset);
+    for (const StringId id : trace_.kernels.demangled_name) {
+      auto& slot = classes_.slot_class[id == kNoString ? trace_.strings.size() : id];
+      if (slot != kUnset) continue;
+      auto [op_class, rule] = rules_.classify(trace_.strings.get(id));
+      slot = static_cast<std::uint32_t>(classes_.classes.size());
+      classes_.classes.push_back({std::move(op_class), rule});
+    }
+  });
+  return classes_;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,60 @@
+// What several analyses of one run derive from the same trace, built once and shared (report runs
+// ops, steps, tails and rules concurrently; each used to build its own): the launching-call
+// lookup (api_lookup.hpp) and each kernel name's operation class. A part is built the first time an
+// analysis asks for it — once, even when analyses on several threads ask at the same moment — and
+// only read afterwards. Analyses called without a context build a private one.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "analyses/api_lookup.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+class TraceContext {
+ public:
+  // Both are borrowed: they must outlive the context.
+  TraceContext(const Trace& trace, const OpRuleSet& rules) : trace_(trace), rules_(rules) {}
+
+  const Trace& trace() const { return trace_; }
+  const OpRuleSet& rules() const { return rules_; }
+
+  const report::ApiLookup& api_lookup() const;
+
+  // A kernel name's class under the rules ("other" with a null rule when none matched).
+  struct NameClass {
+    std::string op_class;
+    const OpRule* rule = nullptr;
+  };
+  // The class of a kernel's demangled name (a StringId of trace().kernels.demangled_name, or
+  // kNoString): every distinct name is matched once.
+  const NameClass& kernel_class(StringId demangled_name) const {
+    const auto& c = classes();
+    return c.classes[c.slot_class[demangled_name == kNoString ? c.slot_class.size() - 1 : demangled_name]];
+  }
+
+ private:
+  struct Classes {
+    std::vector<std::uint32_t> slot_class;  // by StringId, the last slot for kNoString
+    std::vector<NameClass> classes;         // one per distinct kernel name
+  };
+  const Classes& classes() const;
+
+  const Trace& trace_;
+  const OpRuleSet& rules_;
+  mutable std::once_flag lookup_once_, classes_once_;
+  mutable std::unique_ptr<report::ApiLookup> lookup_;
+  mutable Classes classes_;
+};
+
+// The analyses that share the context (the overloads taking a trace build a private one).
+Result<OpsResult> classify_operations(const TraceContext& context);
+Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options);
+
+}  // namespace kernscope
