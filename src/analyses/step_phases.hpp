@@ -1,0 +1,46 @@
+// The phase of each step of an LLM inference trace, from the most direct evidence the trace holds,
+// saying which evidence decided:
+//   1. the step's annotation (decode_step, prefill, vLLM's context/generation counts);
+//   2. the shapes PyTorch's profiler recorded (record_shapes): the query length of the step's
+//      attention operators (scaled_dot_product_attention's q is [batch, heads, query, dim]), else
+//      the token ids the embedding looked up ([batch, tokens]); more than one query token per
+//      sequence is a prefill, one is a decode;
+//   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
+//      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
+//   4. the launch size of attention kernels that do not say their kind (flash forward kernels serve
+//      both): a prefill launches blocks for every query tile, a decode for one token, so steps whose
+//      attention launches are at least 4x larger than the smallest steps' are prefill;
+//   5. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernscope/phase.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope::report {
+
+enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kAttentionLaunchSize, kKernelMix, kNone };
+
+// Words for a table cell: "annotation", "shapes", "attention kernels", "attention launch size",
+// "kernel mix", "none".
+const char* phase_evidence_name(PhaseEvidence evidence);
+
+struct StepPhaseFacts {
+  std::int64_t global_tid = 0;        // the step window's thread (0: a window in GPU time)
+  std::int64_t attention_blocks = 0;  // most blocks of one launch of a kernel classed plain "attention"
+};
+
+struct PhaseDecisions {
+  std::vector<PhaseEvidence> evidence;  // per step
+  std::string summary;                  // "1 prefill, 16 decode: 17 from shapes (query tokens 512 / 1)"
+};
+
+// Sets steps[i].phase where evidence decides it. `facts` is per step (same order); steps whose
+// phase came from an annotation keep it. Steps must be sorted by start within each thread.
+PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, const std::vector<StepPhaseFacts>& facts);
+
+}  // namespace kernscope::report
