@@ -73,6 +73,8 @@ struct OpsResult {
   std::int64_t total_ns = 0;
   double other_share = 0;                      // share of GPU time classed "other"
   std::string phase_source;                    // how attention phases were told apart
+  std::string setup_note;                      // GPU work before the first step, left out (empty: none)
+  std::int64_t setup_kernels = 0;              // kernels left out as setup (analyses/setup_split.hpp)
 };
 
 // Classifies every kernel (and memory operation) of the trace.

@@ -1,9 +1,8 @@
 // Prefill/decode phases and per-step decomposition (kernscope steps, report, LLM rules).
-// Steps come from NVTX ranges when the trace has them: by default ranges whose name contains
-// "prefill", "decode", "step" or "forward" (innermost ones when they nest), or the ranges named
-// by --step-range NAME[@DOMAIN]. The phase is read from the name (prefill / decode) and otherwise
-// from the kernel mix (more time in GEMM than in GEMV: prefill). Without NVTX, steps are the
-// stretches of GPU work separated by long idle gaps (a heuristic, said so in `method`).
+// Steps come from the most trustworthy source the trace offers (analyses/step_windows.hpp:
+// --step-range, step-naming annotations, the kernel period, GPU idle gaps). The phase is read from
+// the annotation, else from the step's evidence (analyses/step_phases.hpp: attention shapes,
+// attention kernel kinds and launch sizes, the GEMM/GEMV mix); `method` says which decided.
 #pragma once
 
 #include <map>
@@ -80,8 +79,9 @@ struct StepAnalysis {
   Distribution decode_gpu_period;  // TPOT on the GPU side; what to read when decode_wall is launch time
   std::vector<std::string> notes;  // e.g. profiler inflation
   // What the user feels, from the last group of each phase: time per output token (the GPU period
-  // when the steps are asynchronous, else the step wall) and time to first token (the prefill
-  // step's host range, or its GPU span when that is longer). Empty unless LLM inference.
+  // when the steps are asynchronous, else the step wall) and time to first token (wall time from
+  // the prefill step's start until its host range or its GPU work ends, whichever is later: waits
+  // inside the step count, as the request waits them). Empty unless LLM inference.
   Distribution tpot, ttft;
   std::string tpot_from;  // "step wall" or "GPU period"
   Workload workload;      // phases, TTFT and TPOT only for llm_inference

@@ -3,7 +3,8 @@
 //                optimizer kernels (multi_tensor_apply, fused Adam/SGD) taking real kernel time, or
 //                annotations of autograd at work (a window of a training run may hold only forward
 //                kernels: its emit_nvtx ranges still carry backward functions and sequence numbers);
-//   inference  — convolutions (CNNs, the VAE of a diffusion/video model) without backward work;
+//   inference  — convolutions (CNNs, the VAE of a diffusion/video model) without backward work, or
+//                operators annotated by emit_nvtx none of which autograd recorded (no_grad);
 //   LLM inference — attention kernels together with what only token generation has: rotary
 //                embedding, KV-cache writes, token sampling (argmax/top-k/top-p), embedding lookups,
 //                GEMV-shaped decode GEMMs, or step annotations that name prefill/decode;
@@ -79,14 +80,20 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
   // RegisterPostBackwardFunction), optimizer steps, or the sequence numbers emit_nvtx gives ops
   // recorded for backward (", seq = N": only with gradients enabled).
   static const std::regex kAutograd(R"((Backward\d*\b|backward|[Oo]ptimizer\.step|, seq = \d+))");
-  std::unordered_map<StringId, bool> autograd_text;
-  std::int64_t autograd_ranges = 0;
+  // emit_nvtx names every operator "NAME, op_id = N[, sizes = ...]" and adds ", seq = N" only to
+  // those recorded with gradients on: many such ranges and none with a sequence number is a run
+  // under no_grad/inference_mode.
+  static const std::regex kOperatorRange(R"(^[\w.:]+(, seq = \d+)?, op_id = \d+)");
+  std::unordered_map<StringId, std::pair<bool, bool>> text_kind;  // (autograd, operator range)
+  std::int64_t autograd_ranges = 0, operator_ranges = 0;
   for (RowIndex i = 0; i < trace.nvtx.size(); ++i) {
-    auto it = autograd_text.find(trace.nvtx.text[i]);
-    if (it == autograd_text.end()) {
-      it = autograd_text.emplace(trace.nvtx.text[i], std::regex_search(std::string(trace.strings.get(trace.nvtx.text[i])), kAutograd)).first;
+    auto it = text_kind.find(trace.nvtx.text[i]);
+    if (it == text_kind.end()) {
+      const std::string text(trace.strings.get(trace.nvtx.text[i]));
+      it = text_kind.emplace(trace.nvtx.text[i], std::pair{std::regex_search(text, kAutograd), std::regex_search(text, kOperatorRange)}).first;
     }
-    autograd_ranges += it->second;
+    autograd_ranges += it->second.first;
+    operator_ranges += it->second.second;
   }
   backward_ns += sum_of(signals.class_ns, {"backward"});
   optimizer_ns += sum_of(signals.class_ns, {"optimizer"});
@@ -126,6 +133,15 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
     if (attention > 0) w.evidence.push_back("attention kernels take " + percent(attention, total) + " of kernel time");
     for (auto& e : llm) w.evidence.push_back(std::move(e));
     w.evidence.push_back("no backward or optimizer kernels, no convolutions");
+    return w;
+  }
+  if (operator_ranges >= 100 && autograd_ranges == 0 && backward_ns == 0 && optimizer_ns == 0) {
+    w.kind = WorkloadKind::kInference;
+    w.evidence.push_back(fmt::format("{} operator ranges (emit_nvtx) and none with an autograd sequence number: the "
+                                     "model ran without gradients",
+                                     operator_ranges));
+    w.evidence.push_back("no backward or optimizer kernels; no attention with the marks of token generation "
+                         "(rotary embedding, KV cache, sampling, decode GEMVs)");
     return w;
   }
   if (distinct <= 32 && attention == 0) {

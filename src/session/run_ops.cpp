@@ -37,6 +37,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (format == Format::kTable) {
     text << "\nAttention phases from: " << result->phase_source << "; GPU time classed 'other': "
          << static_cast<int>(result->other_share * 1000 + 0.5) / 10.0 << " %\n";
+    if (!result->setup_note.empty()) text << "Note: " << result->setup_note << "\n";
   }
   out.text = text.str();
   return out;
