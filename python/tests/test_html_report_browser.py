@@ -72,6 +72,14 @@ def top_kernels_kineto(path, n):
     return sorted(totals.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
 
 
+def flame_charts(trace):
+    """The report's host flame graphs: one per group of steps that `kernscope host --format collapsed` gives stacks for."""
+    run = subprocess.run([kernscope_cli(), "host", "--format", "collapsed", str(trace)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    groups = {line.split(";", 1)[0] for line in run.stdout.splitlines()}
+    return tuple(f"chart-host-flame-{i}" for i in range(len(groups)))
+
+
 @pytest.fixture(scope="module")
 def browser():
     b = Browser(CHROMIUM)
@@ -138,7 +146,7 @@ def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, b
                          capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert run.stdout == "" and f"wrote {page}" in run.stderr
-    check_page_in_browser(browser, page, charts_expected)
+    check_page_in_browser(browser, page, tuple(charts_expected) + flame_charts(trace))
 
     if top_kernels is None:
         assert "No kernels in this trace." in browser.evaluate("document.body.innerText")
@@ -185,3 +193,80 @@ def test_diff_html_in_headless_chromium(browser, tmp_path):
     # The waterfall starts at A's total and ends at B's, with the changes between.
     rows = browser.evaluate("Array.from(document.querySelectorAll('#chart-diff-classes text[data-name]')).map(t => t.dataset.name)")
     assert rows[0].startswith("A: ") and rows[-1].startswith("B: ") and len(rows) >= 3
+
+
+PYSAMPLE = FIXTURES / "nsys" / "llama_decode_pysample_h200" / "trace.sqlite.gz"  # nsys's Python samples of the Llama decode
+
+
+def collapsed_frames(text):
+    """Every frame of `kernscope host --format collapsed` as its path from its group's root, with its samples
+    (a frame holds the samples of every line that passes through it)."""
+    out = {}
+    for line in text.splitlines():
+        stack, _, count = line.rpartition(" ")
+        frames = tuple(stack.split(";"))
+        for depth in range(1, len(frames) + 1):
+            out[frames[:depth]] = out.get(frames[:depth], 0) + int(count)
+    return out
+
+
+def drawn_flame_frames(browser, chart_id):
+    """The frames of one flame graph as drawn, each given its path by geometry alone: a frame's caller is the
+    frame one row below whose span holds its left edge. {path: samples the tooltip states}."""
+    rects = browser.evaluate(f"""Array.from(document.querySelectorAll('#{chart_id} rect[data-name]')).map(r => [
+        r.dataset.name, Number(r.getAttribute('x')), Number(r.getAttribute('y')), Number(r.getAttribute('width')),
+        r.querySelector('title').textContent])""")
+    by_row = {}
+    for name, x, y, w, title in rects:
+        samples = int(re.search(r"\n(\d+) samples \(", title).group(1))
+        by_row.setdefault(round(y), []).append((x, w, name, samples))
+    rows = sorted(by_row, reverse=True)  # the root's row is the lowest on the page
+    assert len(by_row[rows[0]]) == 1, "one root frame"
+    paths = {}
+    below = []  # (x, w, path) of the row under the current one
+    for y in rows:
+        current = []
+        for x, w, name, samples in sorted(by_row[y]):
+            parents = [p for px, pw, p in below if px - 0.2 <= x + w / 2 <= px + pw + 0.6] if below else [()]
+            assert len(parents) == 1, f"{name}: {len(parents)} frames under it"
+            path = parents[0] + (name,)
+            assert path not in paths
+            paths[path] = samples
+            current.append((x, w, path))
+        below = current
+    return paths
+
+
+@pytest.mark.parametrize("trace", [PYSAMPLE, LLAMA], ids=["python-samples", "native-cpu-samples"])
+def test_report_html_host_flame_graphs(trace, browser, tmp_path):
+    """The report's flame graphs hold the stacks `kernscope host --format collapsed` writes: one chart per
+    group of steps, each drawn frame at its place in the tree with that many samples, and every frame wide
+    enough to see (2 px or more of the 940 px plot) drawn. Two nsys exports of the Llama decode: Python
+    frames (--python-sampling) and native ones (--sample=cpu, many unresolved: shown by address)."""
+    page = tmp_path / "report.html"
+    run = subprocess.run([kernscope_cli(), "report", "--format", "html", "-o", str(page), str(trace)], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    collapsed = subprocess.run([kernscope_cli(), "host", "--format", "collapsed", str(trace)], capture_output=True, text=True)
+    assert collapsed.returncode == 0, collapsed.stderr
+    want = collapsed_frames(collapsed.stdout)
+    roots = [path for path in want if len(path) == 1]
+    flames = tuple(f"chart-host-flame-{i}" for i in range(len(roots)))
+    assert roots, "the fixture has sampled stacks"
+    check_page_in_browser(browser, page, STEP_AND_KERNEL_CHARTS + ("chart-classes-by-phase",) + flames)
+
+    drawn_roots = []
+    for chart in flames:
+        drawn = drawn_flame_frames(browser, chart)
+        (root,) = [p for p in drawn if len(p) == 1]
+        drawn_roots.append(root)
+        for path, samples in drawn.items():
+            assert want.get(path) == samples, f"{chart}: {' ; '.join(path)} drawn with {samples} samples, collapsed says {want.get(path)}"
+        px_per_sample = 940 / want[root]
+        visible = {p for p, n in want.items() if p[0] == root[0] and n * px_per_sample >= 2 and len(p) <= 64}
+        assert visible - set(drawn) == set(), f"{chart}: frames 2 px wide or more not drawn"
+        assert len(drawn) > 5, f"{chart}: only {len(drawn)} frames"
+        # Labels are the frames' names (cut with an ellipsis where the frame is narrow).
+        labels = browser.evaluate(f"Array.from(document.querySelectorAll('#{chart} text')).map(t => t.textContent.replace(t.querySelector('title')?.textContent ?? '', ''))")
+        names = {p[-1] for p in drawn}
+        assert labels and all(l in names or (l.endswith("…") and any(n.startswith(l[:-1]) for n in names)) for l in labels)
+    assert sorted(drawn_roots) == sorted(roots)

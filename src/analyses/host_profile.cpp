@@ -520,6 +520,8 @@ HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const s
   for (const auto& [name, value] : trace.host.info) {
     if (name == "sampler_hz_asked") out.notes.push_back("sampler: asked " + value + " Hz");
     if (name == "sampler_hz_achieved") out.notes.push_back("sampler: achieved " + value + " Hz");
+    if (name == "native_frames") out.notes.push_back("host stacks: " + value);
+    if (name == "gil_wait") out.notes.push_back("GIL waits " + value);
     if (name == "sampler_busy_share") {
       out.notes.push_back("sampler cost: it held the interpreter lock " + value.substr(0, 7) +
                           " of the run (the traced program's threads waited that long at most)");

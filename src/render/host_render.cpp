@@ -6,20 +6,19 @@
 #include "render/json_writer.hpp"
 
 namespace kernscope {
-namespace {
+std::string host_group_root(const HostGroup& g) { return g.name + " [" + std::string(phase_name(g.phase)) + "]"; }
 
-std::string group_root(const HostGroup& g) { return g.name + " [" + std::string(phase_name(g.phase)) + "]"; }
-
-std::string frame_name(const Trace& trace, std::uint32_t frame) {
+std::string host_frame_name(const Trace& trace, std::uint32_t frame) {
   const HostStacks& s = trace.host.stacks;
   std::string name(trace.strings.get(s.symbol[frame]));
   std::string_view file = trace.strings.get(s.module[frame]);
   if (const std::size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
   if (!file.empty() && file != name) name += " (" + std::string(file) + ")";
+  for (char& c : name) {
+    if (c == ';' || c == '\n' || c == '\r') c = ',';  // ';' separates frames; a line is one stack
+  }
   return name;
 }
-
-}  // namespace
 
 std::string render_host_summary(const HostProfile& profile) {
   std::string out = "\nHost thread: " + std::to_string(tid_of(profile.global_tid));
@@ -47,14 +46,8 @@ std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profi
     for (std::uint32_t s : g.sample_stacks) ++counts[s];
     std::map<std::string, std::int64_t> lines;     // sorted, merged when names coincide
     for (const auto& [s, n] : counts) {
-      std::string line = group_root(g);
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) {
-        std::string name = frame_name(trace, f);
-        for (char& c : name) {
-          if (c == ';' || c == '\n' || c == '\r') c = ',';  // ';' separates frames; a line is one stack
-        }
-        line += ";" + name;
-      }
+      std::string line = host_group_root(g);
+      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) line += ";" + host_frame_name(trace, f);
       lines[line] += n;
     }
     for (const auto& [line, n] : lines) out += line + " " + std::to_string(n) + "\n";
@@ -81,12 +74,12 @@ std::string render_speedscope(const Trace& trace, const HostProfile& profile) {
   for (const HostGroup& g : profile.groups) {
     if (g.samples == 0) continue;
     Profile p;
-    p.name = group_root(g);
+    p.name = host_group_root(g);
     p.weights = g.sample_ns;  // the host time each sample stands for (host_profile.hpp)
     for (std::int64_t w : p.weights) p.total += w;
     for (std::uint32_t s : g.sample_stacks) {
       std::vector<std::size_t> path;
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) path.push_back(index_of(frame_name(trace, f)));
+      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) path.push_back(index_of(host_frame_name(trace, f)));
       p.samples.push_back(std::move(path));
     }
     profiles.push_back(std::move(p));

@@ -12,6 +12,11 @@
 namespace kernscope {
 
 std::string render_host_summary(const HostProfile& profile);
+// What the stacks name a group's root frame ("decode_step [decode]") and a frame of trace.host.stacks
+// ("forward (modeling_llama.py)", with ';' and line breaks made ',': collapsed stacks' separators),
+// so every output of the stacks (collapsed, speedscope, the HTML flame graph) names frames alike.
+std::string host_group_root(const HostGroup& group);
+std::string host_frame_name(const Trace& trace, std::uint32_t frame);
 // Each group's samples under a root frame naming the group ("decode_step [decode]").
 std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profile);
 std::string render_speedscope(const Trace& trace, const HostProfile& profile);

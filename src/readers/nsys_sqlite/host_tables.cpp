@@ -269,6 +269,7 @@ Result<void> read_host_info(const Database& db, Trace& trace) {
     if (name == "sampler_stopped") trace.notes.push_back("host sampler stopped " + value);
     if (name == "gc_dropped") trace.notes.push_back(value + " garbage collections not kept (too many to keep in memory)");
     if (name == "gil_wait") trace.notes.push_back("GIL waits " + value);
+    if (name == "native_frames") trace.notes.push_back("host stacks: " + value);
     if (name == "sampler_hz_asked") trace.host.wall_clock = true;
     trace.host.info.emplace_back(std::move(name), std::move(value));
   }

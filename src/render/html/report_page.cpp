@@ -5,9 +5,11 @@
 #include <limits>
 #include <unordered_map>
 
+#include "kernscope/host_profile.hpp"
 #include "kernscope/tail.hpp"
 #include "render/html/bar_chart.hpp"
 #include "render/html/distribution.hpp"
+#include "render/html/flame_chart.hpp"
 #include "render/html/html_text.hpp"
 #include "render/html/page.hpp"
 #include "render/html/share_chart.hpp"
@@ -22,6 +24,7 @@ using namespace html;
 constexpr std::size_t kDistributionKernels = 10;  // kernels drawn as distributions
 constexpr std::size_t kKernelTableRows = 50;
 constexpr std::size_t kStepTableRows = 5000;
+constexpr std::size_t kFlameGroups = 8;  // groups of steps drawn as flame graphs, in order of first step
 
 std::string phase_color(Phase phase) {
   switch (phase) {
@@ -259,6 +262,37 @@ std::string findings_section(const Diagnosis& d) {
   return body + paragraph(std::to_string(clean) + " rules found nothing; " + std::to_string(skipped) + " could not run on this trace.", "note");
 }
 
+// Sampled host stacks (kernscope record --sample cpu, nsys --sample=cpu): a flame graph of the
+// launching thread per group of steps, the same groups and frames as `kernscope host`.
+std::string host_section(const Trace& trace, const Diagnosis& d) {
+  const HostProfile host = host_profile_of(trace, d.steps.steps, d.steps.method, {});
+  std::string body = paragraph("Thread " + std::to_string(tid_of(host.global_tid)) + (host.thread_name.empty() ? "" : " (" + host.thread_name + ")") +
+                                   (host.thread_reason.empty() ? "" : ", " + host.thread_reason) + ": " +
+                                   std::to_string(host.samples_total) + " samples; kernscope host gives the same stacks as tables, "
+                                   "collapsed stacks and speedscope JSON.",
+                               "note");
+  std::size_t drawn = 0;
+  for (const HostGroup& g : host.groups) {
+    if (g.samples == 0) continue;
+    if (drawn == kFlameGroups) {
+      body += paragraph("Further groups of steps are not drawn (the first " + std::to_string(kFlameGroups) + " are).", "note");
+      break;
+    }
+    const std::string label = g.name + " [" + std::string(phase_name(g.phase)) + "]";
+    const FlameChart chart = host_flame_chart("chart-host-flame-" + std::to_string(drawn), "Sampled host stacks of " + label, trace, g);
+    if (chart.svg.empty()) continue;
+    ++drawn;
+    std::string caption = label + ": " + std::to_string(g.samples) + " samples over " + std::to_string(g.steps) +
+                          " steps. Each frame sits above its caller, its width the samples that hold it (the root: all of them); "
+                          "hover a frame for its samples and host time per step.";
+    if (chart.min_samples > 1) caption += " Frames of fewer than " + std::to_string(chart.min_samples) + " samples are too narrow to draw.";
+    if (chart.deeper_left_out) caption += " Stacks deeper than the chart are cut.";
+    body += figure(chart.svg, caption);
+  }
+  if (!host.notes.empty()) body += bullet_list(host.notes);
+  return body;
+}
+
 }  // namespace
 
 std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
@@ -269,6 +303,7 @@ std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
     page.section("speed-of-light", "Speed of light (model cost)", speed_of_light_section(d));
   }
   page.section("steps", "Steps over time", steps_section(d));
+  if (trace.host.samples.size() > 0) page.section("host", "Host stacks (sampled)", host_section(trace, d));
   page.section("classes", "Operation classes", classes_section(d));
   page.section("kernels", "Kernel durations and their tails", kernels_section(trace));
   page.section("tails", "Tail anomalies", tails_section(d));

@@ -108,9 +108,11 @@ std::string coordinate(double value) {
 Svg::Svg(std::string id, int width, int height, std::string_view description)
     : id_(std::move(id)), description_(description), width_(width), height_(height) {}
 
-Svg& Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip) {
+Svg& Svg::rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip, std::string_view data_name) {
   body_ += "<rect x=\"" + coordinate(x) + "\" y=\"" + coordinate(y) + "\" width=\"" + coordinate(std::max(w, 0.0)) +
-           "\" height=\"" + coordinate(std::max(h, 0.0)) + "\" fill=\"" + std::string(fill) + "\"" + closed("rect", tooltip);
+           "\" height=\"" + coordinate(std::max(h, 0.0)) + "\" fill=\"" + std::string(fill) + "\"";
+  if (!data_name.empty()) body_ += " data-name=\"" + escape(data_name) + "\"";
+  body_ += closed("rect", tooltip);
   return *this;
 }
 

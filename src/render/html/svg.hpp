@@ -43,7 +43,9 @@ class Svg {
  public:
   Svg(std::string id, int width, int height, std::string_view description);
 
-  Svg& rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip = {});
+  // `data_name`: a data-name attribute, for readers of the page (tests) that need the exact name.
+  Svg& rect(double x, double y, double w, double h, std::string_view fill, std::string_view tooltip = {},
+            std::string_view data_name = {});
   Svg& line(double x1, double y1, double x2, double y2, std::string_view stroke, double width = 1,
             std::string_view tooltip = {});
   Svg& polyline(const std::vector<std::pair<double, double>>& points, std::string_view stroke, double width = 1.5);

@@ -11,7 +11,7 @@
 #     (stackDepth 0 the innermost frame; symbol the function's qualified name, module its file), the
 #     tables Nsight Systems writes for --sample=cpu;
 #   - KERNSCOPE_HOST_INFO (name, value): the sampler's rate asked and achieved, its cost, and what
-#     is not measured (GIL waits).
+#     is not measured (GIL waits; native frames: the sampler reads Python frames only).
 # Times are CLOCK_REALTIME nanoseconds (time.time_ns), the clock of CUPTI's timestamps.
 import array
 import atexit
@@ -29,8 +29,15 @@ _GC_NAMES = ("gc gen0", "gc gen1", "gc gen2")  # made once: the callback allocat
 _MAX_GC_EVENTS = 1_000_000                       # beyond this, collections are counted, not kept
 _MAX_SAMPLES = 2_000_000                         # thread-samples kept (about 100 Hz x 5 h)
 _MAX_SAMPLER_SHARE = 0.05                        # the sampler may hold the GIL this share of the time
-_GIL_NOTE = ("not measured: CPython 3.10-3.13 offer no hook for the time a thread waits for the GIL "
-             "(nsys -t python-gil measures it with probes on the interpreter)")
+_GIL_NOTE = ("not measured: CPython 3.10-3.13 have no public hook or counter for a thread's wait for the GIL, and a "
+             "sampler written in Python runs only while it holds the GIL itself, so it never sees another thread "
+             "holding it; nsys -t python-gil records the waits (out-of-process tools put uprobes on take_gil/drop_gil)")
+# What --sample cpu can unwind (KERNSCOPE_HOST_INFO native_frames; docs/interfaces.md).
+_NATIVE_NOTE = ("Python frames only (sys._current_frames: function and file, no line): native frames (CPython's C, "
+                "extensions such as PyTorch's dispatcher and ATen, the CUDA runtime and driver) are not unwound, so time "
+                "in a C call is charged to the Python frame that made it; a tick waits for the GIL, which a thread running "
+                "Python yields within the switch interval (5 ms) and a C call holding it only when it returns; threads "
+                "that never ran Python are not sampled; nsys --sample=cpu records native frames")
 
 
 class GcRecorder:
@@ -336,6 +343,7 @@ def write_host_tables(path, pid, gc_recorder, sampler, extra_info=()):
                          if tid in sampled and (global_pid | (tid & 0xFFFFFF)) not in known]
                 db.executemany("INSERT INTO ThreadNames (nameId, priority, globalTid) VALUES (?, 0, ?)", names)
                 info.extend(sampler.info())
+                info.append(("native_frames", _NATIVE_NOTE))
             info.append(("gil_wait", _GIL_NOTE))
             db.executemany("INSERT INTO StringIds (id, value) VALUES (?, ?)", [(i, v) for v, i in strings.items()])
             db.executemany("INSERT INTO KERNSCOPE_HOST_INFO (name, value) VALUES (?, ?)", info)
