@@ -45,6 +45,8 @@ def read_collapsed(path):
         if not line.strip():
             continue
         stack, _, count = line.rstrip().rpartition(" ")
+        if count.isdigit() and not stack.strip():
+            continue  # py-spy writes " N" for samples that caught no Python frame: no function to charge
         if not stack or not count.isdigit():
             raise BadInput(f"{path}:{number}: not a collapsed stack ('frame;frame;... COUNT')")
         out.append((stack.split(";"), int(count)))
