@@ -41,6 +41,24 @@ pid=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute
 grep -q "^  $pid .*: $kernels kernels, .* -> $work/killed.sqlite\$" "$work/out.txt" || fail "killed process line (pid $pid)"
 [ "$(grep -c '^  ' "$work/out.txt")" = 3 ] || fail "one line per process"
 
+# A file with host records only (what the Python hook writes for a process without CUDA work): said so.
+python3 - "$work/host.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+db.executescript("""CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL, rangeId INTEGER, category INTEGER,
+  color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER, textId INTEGER, domainId INTEGER, uint64Value INTEGER,
+  int64Value INTEGER, doubleValue REAL, uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT);
+INSERT INTO PROCESSES VALUES (4303 << 24, 4303, 'python3');
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (10, 20, 59, 'gc gen2', (4303 << 24) | 4303, 0);
+INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (30, 40, 59, 'gc gen0', (4303 << 24) | 4303, 0);""")
+db.commit()
+PY
+KERNSCOPE_TRACER_LIB=/bin/true "$KS" record -o "$work/run-%p.sqlite" -- bash -c \
+  'printf "%s\n" "$0/host.sqlite" "$0/killed.sqlite" >> "$KERNSCOPE_FILE_LIST"' "$work" > "$work/out.txt" 2>&1
+grep -qx "  4303 python3: no GPU activity (host records only: 2 NVTX events) -> $work/host.sqlite" "$work/out.txt" || fail "host-only line"
+
 # Only a process that recorded nothing: no trace, said, and exit code 2 (the program itself exited 0).
 rm -f "$work/finished.sqlite"
 KERNSCOPE_TRACER_LIB=/bin/true "$KS" record -o "$work/run-%p.sqlite" -- bash -c \

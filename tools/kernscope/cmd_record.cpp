@@ -141,6 +141,12 @@ void summarize(const tracer::ListedProcess& p) {
     }
     if (command.empty() && !trace->processes.empty()) command = trace->processes.front().name;
   }
+  if (trace->kernels.size() + trace->api_calls.size() + trace->memcpys.size() + trace->memsets.size() + trace->graph_execs.size() == 0) {
+    // A file the Python host hook wrote for a process without CUDA work (its GC ranges, stacks).
+    std::cerr << "  " << pid << " " << command << ": no GPU activity (host records only: " << trace->nvtx.size()
+              << " NVTX events) -> " << p.path << "\n";
+    return;
+  }
   std::cerr << "  " << pid << " " << command << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
             << " API calls, " << trace->nvtx.size() << " NVTX events, " << trace->gpu_samples.size() << " GPU samples";
   if (trace->graph_execs.size() > 0) std::cerr << ", " << trace->graph_execs.size() << " whole-graph executions";
