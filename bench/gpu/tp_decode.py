@@ -9,6 +9,11 @@ waits for it inside the collective, and the transfer itself is unchanged. The pr
 issued so the trace analysis can be checked against it:
   rank=R world=W steps=S layers=L allreduces=N bytes_per_allreduce=B delayed_steps=[...] delay_ms=D
 NVTX ranges: decode_step around each measured step (warm-up steps are outside them).
+TORCHPROF=DIR: the measured steps run under the PyTorch profiler (CPU + CUDA, record_shapes, one
+profiler step per decode step, plus a decode_step record_function), and each rank writes
+DIR/rank<R>.trace.json.gz: a Kineto trace whose NCCL kernels carry record_param_comms's arguments
+(collective name, process group, sequence number, "In msg nelems"/"Out msg nelems", dtype), the sizes
+bus bandwidth needs. The barriers stay outside the profiled window.
 Multicast stays off (NCCL_NVLS_ENABLE=0 etc. are set before NCCL starts, as the GPU machines require).
 """
 import os
@@ -53,10 +58,23 @@ for _ in range(WARMUP):
     allreduces += LAYERS
 torch.cuda.synchronize()
 dist.barrier()
+TORCHPROF = os.environ.get("TORCHPROF", "")
+prof = None
+if TORCHPROF:
+    from torch.profiler import ProfilerActivity, profile, record_function, schedule
+    os.makedirs(TORCHPROF, exist_ok=True)
+    # One profiler step per decode step (ProfilerStep#N ranges), every step recorded.
+    prof = profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True,
+                   schedule=schedule(wait=0, warmup=0, active=STEPS, repeat=1),
+                   on_trace_ready=lambda p: p.export_chrome_trace(os.path.join(TORCHPROF, f"rank{rank}.trace.json.gz")))
+    prof.start()
 delayed = []
 t0 = time.perf_counter()
 for s in range(STEPS):
     torch.cuda.nvtx.range_push("decode_step")
+    scope = record_function("decode_step") if prof else None
+    if scope:
+        scope.__enter__()
     if rank == DELAY_RANK and EVERY > 0 and s % EVERY == EVERY - 1:
         time.sleep(DELAY_MS / 1000.0)
     if EVERY > 0 and s % EVERY == EVERY - 1:
@@ -64,8 +82,14 @@ for s in range(STEPS):
     x = step(x)
     allreduces += LAYERS
     torch.cuda.synchronize()
+    if scope:
+        scope.__exit__(None, None, None)
     torch.cuda.nvtx.range_pop()
+    if prof:
+        prof.step()
 tpot = (time.perf_counter() - t0) / STEPS * 1000
+if prof:
+    prof.stop()  # the last prof.step() above closed the active window and wrote the trace (on_trace_ready)
 dist.barrier()
 print(f"rank={rank} world={world} steps={STEPS} warmup={WARMUP} layers={LAYERS} allreduces={allreduces} "
       f"bytes_per_allreduce={BATCH * HIDDEN * 2} delayed_steps={delayed} delay_ms={DELAY_MS} delay_rank={DELAY_RANK} "

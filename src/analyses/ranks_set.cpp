@@ -128,6 +128,14 @@ std::vector<RankDigest> digests_of(const Trace& trace, const CommArgsLookup* arg
     auto devices = nccl_devices.find(pid);
     if (pid == -1 && nccl_devices.size() == 1) devices = nccl_devices.begin();
     if (devices != nccl_devices.end() && devices->second.size() == 1) d.device = *devices->second.begin();
+    // The device's name (the link peak is looked up by it): the NCCL device's entry, else the one
+    // name every device of the trace shares.
+    std::set<std::string> names;
+    for (const auto& dev : trace.devices) {
+      if (d.device >= 0 && (dev.id == d.device || dev.cuda_id == d.device)) d.device_name = dev.name;
+      if (!dev.name.empty()) names.insert(dev.name);
+    }
+    if (d.device_name.empty() && names.size() == 1) d.device_name = *names.begin();
     if (cut_short(trace)) d.notes.push_back("the trace is cut short (its program was killed?)");
     if (d.collectives.items.empty()) d.notes.push_back("no NCCL kernels");
     out.push_back(std::move(d));

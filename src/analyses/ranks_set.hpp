@@ -27,6 +27,7 @@ struct RankDigest {
   TimeNs first_ns = 0, last_ns = 0;      // the rank's GPU activity (kernels)
   std::int64_t kernels = 0;
   std::int64_t device = -1;              // the CUDA device of its NCCL kernels (-1 unknown or several)
+  std::string device_name;               // that device's name as the trace records it ("NVIDIA H200"), empty unknown
 };
 
 struct RankSet {

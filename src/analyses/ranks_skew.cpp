@@ -250,7 +250,8 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       m.ranks.push_back(p);
       m.arrival.push_back(aligned(p, c->start_ns));
       m.end.push_back(aligned(p, c->end_ns));
-      ends.push_back(static_cast<double>(m.end.back()));
+      // Relative to the first end: absolute times (~1.7e18 ns) in a double lose up to 256 ns.
+      ends.push_back(static_cast<double>(m.end.back() - m.end.front()));
       m.bytes = std::max(m.bytes, c->bytes);
       m.group_size = std::max(m.group_size, c->group_size);
     }
@@ -262,7 +263,7 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     m.first_arrival = *std::min_element(m.arrival.begin(), m.arrival.end());
     m.last_arrival = *std::max_element(m.arrival.begin(), m.arrival.end());
     m.spread_ns = m.last_arrival - m.first_arrival;
-    m.end_ns = static_cast<TimeNs>(std::llround(median_of(ends)));
+    m.end_ns = m.end.front() + static_cast<TimeNs>(std::llround(median_of(ends)));
     m.transfer_ns = std::max<TimeNs>(0, m.end_ns - m.last_arrival);
     double wait_sum = 0;
     for (TimeNs a : m.arrival) wait_sum += static_cast<double>(m.last_arrival - a);
@@ -279,9 +280,11 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     m.lead_ns = m.arrival.size() > 1 ? m.last_arrival - second : 0;
     m.last_rank = set.ranks[m.ranks[last]].rank;
     const std::int64_t participants = m.group_size > 0 ? m.group_size : static_cast<std::int64_t>(m.ranks.size());
+    // nccl-tests' definitions with the transfer (last arrival -> end) as the time: waiting for a
+    // late rank is not the link's time.
     if (m.bytes > 0 && m.transfer_ns > 0) {
-      m.bus_bandwidth = static_cast<double>(m.bytes) * bus_bandwidth_factor(m.kind, participants) /
-                        (static_cast<double>(m.transfer_ns) * 1e-9);
+      m.algorithm_bandwidth = static_cast<double>(m.bytes) / (static_cast<double>(m.transfer_ns) * 1e-9);
+      m.bus_bandwidth = m.algorithm_bandwidth * bus_bandwidth_factor(m.kind, participants);
     }
     if (!m.missing.empty()) {
       for (std::size_t p : m.missing) {
@@ -328,24 +331,71 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   for (const auto& [kind, list] : by_kind) {
     KindRow row;
     row.kind = kind;
-    std::vector<double> spreads, transfers, bandwidths;
+    std::vector<double> spreads, transfers, bandwidths, algorithm, sizes;
     for (const auto* m : list) {
       ++row.count;
       row.wait_ns += m->mean_wait_ns;
       row.transfer_ns += m->transfer_ns;
-      if (m->bytes > 0) row.bytes += m->bytes;
+      if (m->bytes > 0) {
+        row.bytes += m->bytes;
+        ++row.sized;
+        sizes.push_back(static_cast<double>(m->bytes));
+      }
       spreads.push_back(static_cast<double>(m->spread_ns));
       transfers.push_back(static_cast<double>(m->transfer_ns));
-      if (m->bus_bandwidth > 0) bandwidths.push_back(m->bus_bandwidth);
+      if (m->bus_bandwidth > 0) {
+        bandwidths.push_back(m->bus_bandwidth);
+        algorithm.push_back(m->algorithm_bandwidth);
+        row.max_bus_bandwidth = std::max(row.max_bus_bandwidth, m->bus_bandwidth);
+      }
     }
     row.median_spread_ns = median_of(spreads);
     row.median_transfer_ns = median_of(transfers);
     row.median_bus_bandwidth = median_of(bandwidths);
+    row.median_algorithm_bandwidth = median_of(algorithm);
+    row.median_bytes = static_cast<std::int64_t>(std::llround(median_of(sizes)));
     out.kinds.push_back(row);
   }
   std::sort(out.kinds.begin(), out.kinds.end(), [](const KindRow& a, const KindRow& b) {
     return a.wait_ns + static_cast<double>(a.transfer_ns) > b.wait_ns + static_cast<double>(b.transfer_ns);
   });
+
+  // Sizes and the link: what bus bandwidth can be read against.
+  {
+    std::int64_t sized = 0;
+    for (const auto& m : out.collectives) sized += m.bytes > 0 ? 1 : 0;
+    if (out.collectives.empty()) {
+      out.sizes_note = "no matched collectives";
+    } else if (sized == 0) {
+      out.sizes_note = "no sizes: no collective in the traces carries its message size (Kineto's record_param_comms "
+                       "arguments \"In msg nelems\" / \"Out msg nelems\" with dtype), so no bandwidth";
+    } else {
+      out.sizes_note = "sizes of " + std::to_string(sized) + " of " + std::to_string(out.collectives.size()) +
+                       " collectives from the traces' collective arguments (elements x dtype bytes)";
+    }
+    // Each device name once: its row (or none), and how many ranks ran on it.
+    std::map<std::string, std::pair<std::optional<LinkPeak>, std::int64_t>> by_name;
+    for (const auto& r : set.ranks) {
+      auto [it, added] = by_name.try_emplace(r.device_name, std::nullopt, 0);
+      if (added && !r.device_name.empty()) it->second.first = match_link_peak(r.device_name, builtin_link_peaks());
+      ++it->second.second;
+    }
+    std::string devices;
+    for (const auto& [name, entry] : by_name) {
+      const auto& [row, count] = entry;
+      if (row && (!out.link || row->bytes_per_s < out.link->bytes_per_s)) out.link = row;
+      devices += (devices.empty() ? "" : "; ") + (name.empty() ? std::string("no device name in the trace") : "'" + name + "'") +
+                 " on " + std::to_string(count) + " rank(s)" + (row ? " -> " + row->name : name.empty() ? "" : ": no row in data/link_peaks.tsv");
+    }
+    if (out.link) {
+      out.link_note = out.link->name + ", " + out.link->link + ": " +
+                      std::to_string(static_cast<std::int64_t>(std::llround(out.link->bytes_per_s / 1e9))) +
+                      " GB/s per direction per GPU (data/link_peaks.tsv line " + std::to_string(out.link->line) + "; " +
+                      (by_name.size() > 1 ? "the lowest of " : "") + devices + ")";
+    } else {
+      out.link_note = "no link peak (" + devices + ")";
+    }
+  }
 
   // Per rank, and stragglers.
   std::vector<StragglerRow> stragglers(n);

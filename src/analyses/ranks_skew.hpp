@@ -9,9 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analyses/ranks_links.hpp"
 #include "analyses/ranks_set.hpp"
 
 namespace kernscope::ranks {
@@ -51,7 +53,8 @@ struct MatchedCollective {
   TimeNs spread_ns = 0;                // last arrival - first arrival
   TimeNs transfer_ns = 0;              // end - last arrival (>= 0)
   double mean_wait_ns = 0;             // over the ranks where it ran
-  double bus_bandwidth = 0;            // bytes/s from the transfer time, 0 when unknown
+  double algorithm_bandwidth = 0;      // bytes / transfer time (nccl-tests' algBW), 0 when unknown
+  double bus_bandwidth = 0;            // algBW x the kind's factor (nccl-tests' busBW), 0 when unknown
   bool kinds_differ = false;           // ranks disagree on what it was (order matching went wrong?)
   std::int64_t step = -1;              // the reference rank's ProfilerStep#N, -1 none
 };
@@ -70,7 +73,11 @@ struct KindRow {
   double wait_ns = 0;               // sum over collectives of the mean wait
   TimeNs transfer_ns = 0;
   double median_spread_ns = 0, median_transfer_ns = 0;
+  double median_algorithm_bandwidth = 0;  // bytes/s, 0 when sizes are unknown
   double median_bus_bandwidth = 0;  // bytes/s, 0 when sizes are unknown
+  double max_bus_bandwidth = 0;
+  std::int64_t sized = 0;           // collectives whose size the traces give
+  std::int64_t median_bytes = 0;
   std::int64_t bytes = 0;
 };
 
@@ -120,6 +127,11 @@ struct RanksAnalysis {
   std::vector<TimeBin> bins;
   std::vector<StepRow> steps;                  // empty when the traces name no steps
   std::vector<std::string> notes;
+  // The link bus bandwidth is read against: the lowest per-direction peak of the ranks' devices
+  // (data/link_peaks.tsv), with how it was found; none when no device name matched.
+  std::optional<LinkPeak> link;
+  std::string link_note;
+  std::string sizes_note;  // where message sizes came from, or why there are none
 };
 
 RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options = {});

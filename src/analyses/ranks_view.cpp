@@ -25,6 +25,13 @@ std::string readable(double ns) {
   return fmt::format("{:.3f} s", ns / 1e9);
 }
 
+std::string readable_bytes(double b) {
+  if (b < 1024) return fmt::format("{:.0f} B", b);
+  if (b < 1024 * 1024) return fmt::format("{:.1f} KiB", b / 1024);
+  if (b < 1024.0 * 1024 * 1024) return fmt::format("{:.1f} MiB", b / (1024 * 1024));
+  return fmt::format("{:.2f} GiB", b / (1024.0 * 1024 * 1024));
+}
+
 std::string percent(double part, double whole) {
   return whole > 0 ? fmt::format("{:.1f} %", 100.0 * part / whole) : "-";
 }
@@ -39,6 +46,11 @@ std::string rank_list(const RankSet& set, const std::vector<std::size_t>& positi
 }
 
 Cell bandwidth_cell(double bytes_per_s) { return bytes_per_s > 0 ? Cell(bytes_per_s / 1e9) : Cell(); }
+
+// Bus bandwidth as a share of the link's per-direction peak; empty without either.
+Cell of_peak(double bus_bandwidth, const RanksAnalysis& a) {
+  return bus_bandwidth > 0 && a.link ? Cell(100.0 * bus_bandwidth / a.link->bytes_per_s) : Cell();
+}
 
 }  // namespace
 
@@ -61,12 +73,17 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
   {
     Table t{"collective_kinds", "Wait vs Transfer per Collective Kind",
             {{"Kind"}, {"Count"}, {"Wait (mean per rank)", Unit::kDuration}, {"Transfer", Unit::kDuration}, {"Wait Share (%)"},
-             {"Median Spread", Unit::kDuration}, {"Median Transfer", Unit::kDuration}, {"Median Bus BW (GB/s)"}, {"Bytes"}}, {}};
+             {"Median Spread", Unit::kDuration}, {"Median Transfer", Unit::kDuration}, {"Sized"}, {"Median Bytes"},
+             {"Median Alg BW (GB/s)"}, {"Median Bus BW (GB/s)"}, {"Max Bus BW (GB/s)"}, {"Link Peak (GB/s)"},
+             {"Median Bus BW of Peak (%)"}, {"Bytes"}}, {}};
     for (const auto& k : a.kinds) {
       const double whole = k.wait_ns + static_cast<double>(k.transfer_ns);
       t.rows.push_back({std::string(kind_name(k.kind)), k.count, rounded(k.wait_ns), k.transfer_ns,
                         whole > 0 ? Cell(100.0 * k.wait_ns / whole) : Cell(), rounded(k.median_spread_ns),
-                        rounded(k.median_transfer_ns), bandwidth_cell(k.median_bus_bandwidth), k.bytes});
+                        rounded(k.median_transfer_ns), k.sized, k.sized > 0 ? Cell(k.median_bytes) : Cell(),
+                        bandwidth_cell(k.median_algorithm_bandwidth), bandwidth_cell(k.median_bus_bandwidth),
+                        bandwidth_cell(k.max_bus_bandwidth), a.link ? Cell(a.link->bytes_per_s / 1e9) : Cell(),
+                        of_peak(k.median_bus_bandwidth, a), k.bytes});
     }
     tables.push_back(std::move(t));
   }
@@ -86,13 +103,13 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
     return std::vector<Column>{{"Group"}, {"Seq"}, {"Index"}, {"Kind"}, {"Algorithm"}, {"Protocol"}, {"Dtype"}, {"Bytes"}, {"Ranks"},
                                {"First Arrival", Unit::kDuration}, {"Spread", Unit::kDuration}, {"Last Rank"},
                                {"Lead", Unit::kDuration}, {"Mean Wait", Unit::kDuration}, {"Transfer", Unit::kDuration},
-                               {"Bus BW (GB/s)"}};
+                               {"Alg BW (GB/s)"}, {"Bus BW (GB/s)"}, {"Bus BW of Peak (%)"}};
   };
   auto collective_row = [&](const MatchedCollective& m) {
     return std::vector<Cell>{m.group, m.seq >= 0 ? Cell(m.seq) : Cell(), m.index, std::string(kind_name(m.kind)), m.algorithm,
                              m.protocol, m.dtype, m.bytes >= 0 ? Cell(m.bytes) : Cell(), static_cast<std::int64_t>(m.ranks.size()),
                              m.first_arrival - t0, m.spread_ns, m.last_rank, m.lead_ns, rounded(m.mean_wait_ns), m.transfer_ns,
-                             bandwidth_cell(m.bus_bandwidth)};
+                             bandwidth_cell(m.algorithm_bandwidth), bandwidth_cell(m.bus_bandwidth), of_peak(m.bus_bandwidth, a)};
   };
   {
     Table t{"collectives", "Collectives Matched on Every Rank", collective_columns(), {}};
@@ -153,6 +170,16 @@ std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit
   w.member("clocks_trusted", a.clocks_trusted);
   w.member("matching", a.matching);
   w.member("straggler_noise_ns", a.noise_ns);
+  w.member("sizes", a.sizes_note);
+  w.key("link").begin_object();
+  w.member("note", a.link_note);
+  if (a.link) {
+    w.member("name", a.link->name);
+    w.member("link", a.link->link);
+    w.member("per_direction_gbs", a.link->bytes_per_s / 1e9);
+    w.member("source", a.link->source);
+  }
+  w.end_object();
   w.member("time_unit", std::string(time_unit_suffix(unit)));
   w.key("notes").begin_array();
   for (const auto& n : set.notes) w.value(n);
@@ -208,16 +235,24 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
   line("");
   line(fmt::format("Collectives: {} on every rank, {} missing on some rank", a.collectives.size(), a.incomplete.size()));
   if (!a.kinds.empty()) {
-    line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}", "kind", "count", "wait/rank", "transfer", "wait%",
-                     "med. spread", "med. transf.", "busBw GB/s"));
+    line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}  {:>9}  {:>9}  {:>7}", "kind", "count", "wait/rank",
+                     "transfer", "wait%", "med. spread", "med. transf.", "med. size", "algBw", "busBw", "of peak"));
     for (const auto& k : a.kinds) {
       const double whole = k.wait_ns + static_cast<double>(k.transfer_ns);
-      line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}", kind_name(k.kind), k.count, readable(k.wait_ns),
-                       readable(static_cast<double>(k.transfer_ns)), whole > 0 ? fmt::format("{:.0f}", 100 * k.wait_ns / whole) : "-",
-                       readable(k.median_spread_ns), readable(k.median_transfer_ns),
-                       k.median_bus_bandwidth > 0 ? fmt::format("{:.1f}", k.median_bus_bandwidth / 1e9) : "-"));
+      const bool bw = k.median_bus_bandwidth > 0;
+      line(fmt::format("  {:<15} {:>6}  {:>12}  {:>12}  {:>6}  {:>12}  {:>12}  {:>10}  {:>9}  {:>9}  {:>7}", kind_name(k.kind), k.count,
+                       readable(k.wait_ns), readable(static_cast<double>(k.transfer_ns)),
+                       whole > 0 ? fmt::format("{:.0f}", 100 * k.wait_ns / whole) : "-", readable(k.median_spread_ns),
+                       readable(k.median_transfer_ns), k.sized > 0 ? readable_bytes(static_cast<double>(k.median_bytes)) : "no sizes",
+                       bw ? fmt::format("{:.2f}", k.median_algorithm_bandwidth / 1e9) : "-",
+                       bw ? fmt::format("{:.2f}", k.median_bus_bandwidth / 1e9) : "-",
+                       bw && a.link ? fmt::format("{:.1f}%", 100 * k.median_bus_bandwidth / a.link->bytes_per_s) : "-"));
     }
-    line("  wait = last arrival - a rank's arrival (mean over ranks); transfer = last arrival -> end; busBw from the transfer time");
+    line("  wait = last arrival - a rank's arrival (mean over ranks); transfer = last arrival -> end; algBw = size / transfer,");
+    line("  busBw = algBw x 2(n-1)/n (all-reduce), (n-1)/n (all-gather, reduce-scatter, all-to-all), 1 (others), GB/s (nccl-tests)");
+    line("  Sizes: " + a.sizes_note);
+    line("  Link: " + a.link_note);
+    if (a.link) line("  (the device name gives the part, not the wiring: PCIe-only peers, bridges or peers on other hosts are not visible)");
   }
   line("");
   if (a.stragglers.empty()) {

@@ -69,6 +69,38 @@ def check_stragglers(doc, truth):
             check(abs(got - want) < 1000, f"rank {rank} mean lead {got} ns, injected {want} ns")
 
 
+def check_bandwidth(doc, source, n):
+    """Bus bandwidth per collective against nccl-tests' definitions worked from the source trace by
+    hand: the generator keeps each NCCL kernel's duration as the transfer (last arrival -> end), so
+    busBW = max(In, Out msg nelems) x dtype bytes (Float 4, Long 8) x factor / duration, with factor
+    2(n-1)/n for all-reduce and 1 for broadcast (n = 8 ranks, the Group size the generator writes)."""
+    import decimal
+    import gzip
+    with gzip.open(source, "rt") as f:
+        events = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
+    nccl = sorted((e for e in events if e.get("cat") == "kernel" and e.get("name", "").startswith("ncclKernel_")),
+                  key=lambda e: e["ts"])
+    width = {"Float": 4, "Long": 8}
+    factor = {"allreduce": 2 * (n - 1) / n, "broadcast": 1.0}
+    rows = doc["tables"]["collectives"]
+    check(len(rows) == len(nccl), f"{len(rows)} collectives vs {len(nccl)} NCCL kernels in the source")
+    for i, (e, row) in enumerate(zip(nccl, rows)):
+        a = e["args"]
+        size = max(a["In msg nelems"], a["Out msg nelems"]) * width[a["dtype"]]
+        duration_ns = int(e["dur"] * 1000)
+        want_alg = size / duration_ns  # bytes per ns = GB/s
+        want_bus = want_alg * factor[a["Collective name"]]
+        got_alg, got_bus = column(row, "Alg BW"), column(row, "Bus BW")
+        check(column(row, "Bytes") == size, f"collective {i}: {column(row, 'Bytes')} bytes, source {size}")
+        check(column(row, "Transfer") == duration_ns, f"collective {i}: transfer {column(row, 'Transfer')} ns, source {duration_ns}")
+        check(got_alg is not None and abs(got_alg - want_alg) <= 1e-9 * want_alg, f"collective {i}: algBW {got_alg}, by hand {want_alg}")
+        check(got_bus is not None and abs(got_bus - want_bus) <= 1e-9 * want_bus, f"collective {i}: busBW {got_bus}, by hand {want_bus}")
+    # The source's GPUs ('NVIDIA A100-PG509-200') have no row in data/link_peaks.tsv: no peak, said so.
+    check("no row in data/link_peaks.tsv" in doc["link"]["note"], "unknown device said: " + doc["link"]["note"])
+    check(all(column(r, "Bus BW of Peak") in (None, "") for r in rows), "no share of a peak without a peak")
+    check("sizes of 21 of 21" in doc["sizes"], "sizes from the arguments: " + doc["sizes"])
+
+
 def main():
     kernscope, source = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as tmp:
@@ -87,6 +119,8 @@ def main():
         lasts = [column(r, "Last Rank") for r in doc["tables"]["collectives"]]
         for index, rank in injected.items():
             check(lasts[index] == rank, f"collective {index}: last rank {lasts[index]}, injected {rank}")
+
+        check_bandwidth(doc, source, 8)
 
         # 2. Order matching, a late window, a hang, a cut file and a missing rank.
         b = os.path.join(tmp, "b")

@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "analyses/collectives.hpp"
+#include "analyses/ranks_links.hpp"
 #include "analyses/ranks_set.hpp"
 #include "analyses/ranks_skew.hpp"
 #include "analyses/ranks_view.hpp"
@@ -313,3 +314,36 @@ TEST(RanksView, TablesAndJsonHoldTheFigures) {
 
 }  // namespace
 }  // namespace kernscope::ranks
+
+// The link table against device names as CUDA reports them (../shared/reference/gpu-and-roofline.md
+// table 1a); figures are half the datasheets' bidirectional NVLink totals (H100/H200 900 GB/s, A100
+// 600, B200 1800) and PCIe Gen5 x16 = 32 GT/s x 16 x 128/130 / 8 = 63.0 GB/s.
+TEST(LinkPeaks, MatchedByDeviceNameWords) {
+  const auto& rows = kernscope::ranks::builtin_link_peaks();
+  auto peak = [&](std::string_view name) {
+    auto row = kernscope::ranks::match_link_peak(name, rows);
+    return row ? row->bytes_per_s / 1e9 : -1.0;
+  };
+  EXPECT_DOUBLE_EQ(peak("NVIDIA H200"), 450);
+  EXPECT_DOUBLE_EQ(peak("NVIDIA H100 80GB HBM3"), 450);
+  EXPECT_DOUBLE_EQ(peak("NVIDIA A100-SXM4-80GB"), 300);
+  EXPECT_DOUBLE_EQ(peak("NVIDIA B200"), 900);
+  EXPECT_DOUBLE_EQ(peak("NVIDIA H100 PCIe"), 63);
+  EXPECT_DOUBLE_EQ(peak("NVIDIA H20"), 450);
+  EXPECT_EQ(kernscope::ranks::match_link_peak("NVIDIA H200 NVL", rows)->name, "H200 NVL");  // more words win
+  EXPECT_EQ(kernscope::ranks::match_link_peak("NVIDIA GB200", rows)->name, "GB200");        // not B200
+  EXPECT_LT(peak("NVIDIA A100-PG509-200"), 0);  // a board name the table does not know
+  EXPECT_LT(peak(""), 0);
+}
+
+TEST(LinkPeaks, BadTableLinesAreNamed) {
+  const std::string header = "name\tmatch\tlink\tper_direction_gbs\tsource\n";
+  auto bad = kernscope::ranks::parse_link_peaks(header + "X\tX\tNVLink\tfast\tnone\n");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("link_peaks.tsv:2"), std::string::npos);
+  EXPECT_FALSE(kernscope::ranks::parse_link_peaks("# only a comment\n"));
+  auto good = kernscope::ranks::parse_link_peaks("# c\n" + header + "X\tX y\tNVLink\t12.5\tnone\n");
+  ASSERT_TRUE(good);
+  EXPECT_DOUBLE_EQ(good->at(0).bytes_per_s, 12.5e9);
+  EXPECT_EQ(good->at(0).line, 3);
+}

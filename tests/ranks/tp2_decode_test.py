@@ -70,5 +70,12 @@ late = [i for i, r in ((int(r["Index"]), r) for r in others) if int(r["Spread (n
 check(not late, f"no other measured collective arrives ~2 ms apart (found {late[:5]})")
 ranks = {r["Rank"]: r for r in table("ranks")}
 check(abs(int(ranks["1"]["Clock Offset (ns)"])) < 1000, f"clock offset of rank 1 near zero on one host: {ranks['1']['Clock Offset (ns)']} ns")
+# Bus bandwidth: kernscope record's files carry no message sizes, so none is computed; the link is
+# still matched from the device name ('NVIDIA H200' in TARGET_INFO_GPU): NVLink 4, 900 GB/s in all per
+# the datasheet, 450 GB/s per direction.
+kinds = table("collective_kinds")
+check(len(kinds) == 1 and kinds[0]["Kind"] == "all_reduce" and kinds[0]["Sized"] == "0" and kinds[0]["Median Bus BW (GB/s)"] == "",
+      f"all-reduces without sizes have no bus bandwidth: {[(k['Kind'], k['Sized'], k['Median Bus BW (GB/s)']) for k in kinds]}")
+check(all(float(k["Link Peak (GB/s)"]) == 450 for k in kinds), f"link peak 450 GB/s (H200 NVLink 4): {[k['Link Peak (GB/s)'] for k in kinds]}")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
