@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyses/api_lookup.hpp"
 #include "analyses/step_windows.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/nvtx_names.hpp"
@@ -75,8 +76,11 @@ void choose_thread(const Trace& trace, const HostProfileOptions& options, HostPr
   }
   std::map<std::int64_t, std::int64_t> launches;
   ApiRoleCache roles(trace.strings);
-  for (std::size_t i = 0; i < trace.api_calls.size(); ++i) {
-    if (has_any(roles(trace.api_calls.name[i]), kAnyLaunch)) ++launches[trace.api_calls.global_tid[i]];
+  const report::ApiLookup lookup(trace.api_calls);  // a backtraced launch is two rows: counted once
+  for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
+    if (has_any(roles(trace.api_calls.name[i]), kAnyLaunch) && !lookup.is_repeat(i, trace.strings)) {
+      ++launches[trace.api_calls.global_tid[i]];
+    }
   }
   if (!launches.empty()) {
     auto best = std::max_element(launches.begin(), launches.end(), [](auto& a, auto& b) { return a.second < b.second; });

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analyses/api_counts.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
 #include "kernscope/api_roles.hpp"
@@ -168,9 +169,8 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                      "Graph launches, if any, were traced node by node.",
                      "re-trace with --cuda-graph-trace=node to see the kernels inside the graphs");
     f.rows.columns = {{"Graph Launches"}, {"Kernels From Graph Nodes"}};
-    std::int64_t launches = 0, node_kernels = 0;
-    ApiRoleCache role_of_name(trace.strings);
-    for (StringId name : trace.api_calls.name) launches += has_any(role_of_name(name), ApiRole::kGraphLaunch);
+    const std::int64_t launches = report::count_api_calls(trace, ApiRole::kGraphLaunch);  // backtraced calls once
+    std::int64_t node_kernels = 0;
     for (auto id : trace.kernels.graph_node_id) node_kernels += id != 0;
     if (launches > 0 && node_kernels == 0 && !trace.kernels.graph_node_id.empty()) {
       f.count = launches;

@@ -4,6 +4,7 @@
 #include <map>
 #include <set>
 
+#include "analyses/api_counts.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/overview.hpp"
@@ -126,8 +127,7 @@ TraceOverview describe(const Trace& trace) {
 
   const auto& graph_nodes = trace.kernels.graph_node_id;  // empty when opened without details
   for (RowIndex i = 0; i < graph_nodes.size(); ++i) o.graph_node_kernels += graph_nodes[i] != 0;
-  ApiRoleCache role_of_name(trace.strings);
-  for (StringId name : trace.api_calls.name) o.graph_launches += has_any(role_of_name(name), ApiRole::kGraphLaunch);
+  o.graph_launches = report::count_api_calls(trace, ApiRole::kGraphLaunch);  // backtraced calls once
   if (trace.graph_execs.size() > 0) {
     o.missing.push_back(std::to_string(trace.graph_execs.size()) +
                         " CUDA graph executions were traced as whole graphs: their GPU time counts as busy, but the "

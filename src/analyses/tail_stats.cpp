@@ -9,6 +9,7 @@
 #include <cmath>
 #include <map>
 
+#include "analyses/api_lookup.hpp"
 #include "analyses/report_helpers.hpp"
 #include "analyses/sql_numeric.hpp"
 #include "kernscope/api_roles.hpp"
@@ -69,7 +70,12 @@ Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject) {
     if (!trace.has(EventKind::kApiCalls)) return std::unexpected(report::no_data(trace, "CUDA API data"));
     std::unordered_map<StringId, std::vector<std::int64_t>> by_id;
     const auto& a = trace.api_calls;
-    for (RowIndex i = 0; i < a.size(); ++i) by_id[a.name[i]].push_back(a.end_ns[i] - a.start_ns[i]);
+    // A backtraced call is two rows (nsys --cudabacktrace): the nested repeat is left out, so each
+    // call counts once, with the time of the row that encloses it (as steps counts calls).
+    const report::ApiLookup lookup(a);
+    for (RowIndex i = 0; i < a.size(); ++i) {
+      if (!lookup.is_repeat(i, trace.strings)) by_id[a.name[i]].push_back(a.end_ns[i] - a.start_ns[i]);
+    }
     for (auto& [id, v] : by_id) {
       auto& g = groups[std::string(report::api_display_name(trace.strings.get(id)))];
       g.insert(g.end(), v.begin(), v.end());

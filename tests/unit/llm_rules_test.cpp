@@ -74,6 +74,11 @@ TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
   s.api("cudaGraphLaunch_v10000", 0, 10, 1);
   s.kernel("whole_graph_kernel", 20, 30, 1);
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 1);
+  // A backtraced launch (nsys --cudabacktrace: the record encloses the call, same id) is one launch.
+  s.api("cudaGraphLaunch", 40, 60, 2);
+  s.api("cudaGraphLaunch_v10000", 45, 55, 2);
+  s.kernel("whole_graph_kernel", 70, 80, 2);
+  EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 2);
   s.trace.kernels.graph_node_id[0] = 42;  // traced node by node: nothing hidden
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 0);
 }

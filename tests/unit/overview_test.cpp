@@ -8,6 +8,7 @@
 // (-28079209200 ns, "30.871 s").
 #include <gtest/gtest.h>
 
+#include "kernscope/host_profile.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/overview.hpp"
 #include "support/synthetic_trace.hpp"
@@ -25,6 +26,27 @@ TEST(Overview, SpanLeavesOutNvtxDeclarationsAndSaysSo) {
   EXPECT_EQ(o.declarations_outside, 3);
   EXPECT_EQ(o.declarations_first_ns, -28'079'209'200);
   EXPECT_EQ(o.declarations_last_ns, -28'073'017'568);
+}
+
+TEST(HostThread, BacktracedLaunchesCountOnce) {
+  // `kernscope host` picks the thread that launches most. sqlite3 on the export: one thread, 47,123
+  // launch rows (cudaLaunchKernel[_v7000], cudaLaunchKernelExC_v11060, cuLaunchKernel[Ex]), of which
+  // 1,980 lie inside a backtrace record of their correlation id and name (1,965 cudaLaunchKernel_v7000,
+  // 15 cuLaunchKernel): 45,143 launches.
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  const HostProfile host = host_profile_of(*trace, {}, "", HostProfileOptions{});
+  EXPECT_NE(host.thread_reason.find("(45143 launches)"), std::string::npos) << host.thread_reason;
+}
+
+TEST(Overview, BacktracedGraphLaunchesCountOnce) {
+  // A backtraced cudaGraphLaunch is two rows of one correlation id (the backtrace record encloses
+  // the call); a second launch has no backtrace: two launches.
+  testing::SyntheticTrace s;
+  s.api("cudaGraphLaunch", 0, 50, 3);
+  s.api("cudaGraphLaunch_v10000", 5, 45, 3);
+  s.api("cudaGraphLaunch_v10000", 100, 120, 4);
+  EXPECT_EQ(describe(s.trace).graph_launches, 2);
 }
 
 TEST(Overview, DeclarationsInsideTheSpanAreNotMentioned) {

@@ -4,8 +4,10 @@
 #include <cmath>
 #include <map>
 
+#include "kernscope/open.hpp"
 #include "kernscope/tail.hpp"
 #include "support/synthetic_trace.hpp"
+#include "support/test_files.hpp"
 
 namespace kernscope {
 namespace {
@@ -69,6 +71,37 @@ TEST(TailStatistics, ApiFlagsAllocationAndSync) {
   for (const auto& row : r.by_total) flags_by_name[row.name] = row.flags;
   EXPECT_EQ(flags_by_name, (std::map<std::string, std::vector<std::string>>{
                                {"cudaMalloc", {"allocation"}}, {"cudaStreamSynchronize", {"synchronization"}}}));
+}
+
+TEST(TailStatistics, ApiBacktracedCallCountsOnce) {
+  // nsys --cudabacktrace: the backtrace record (0..100) and, inside it, the call itself (10..90),
+  // one correlation id; then a call without a backtrace. Two calls: 100 + 30 ns.
+  testing::SyntheticTrace s;
+  s.api("cudaLaunchKernel", 0, 100, 5);
+  s.api("cudaLaunchKernel_v7000", 10, 90, 5);
+  s.api("cudaLaunchKernel_v7000", 200, 230, 6);
+  auto r = tail_statistics(s.trace, TailSubject::kApi).value();
+  ASSERT_EQ(r.by_total.size(), 1u);
+  EXPECT_EQ(r.by_total[0].count, 2);
+  EXPECT_EQ(r.by_total[0].total_ns, 130);
+  EXPECT_EQ(r.by_total[0].max_ns, 100);
+}
+
+TEST(TailStatistics, ApiOnABacktracedExportMatchesSqlite) {
+  // sqlite3 on the export: 36,610 runtime rows whose name is cudaLaunchKernel up to the version
+  // suffix, 34,645 distinct correlation ids (1,965 backtrace records, eventClass 67, each enclosing
+  // its cudaLaunchKernel_v7000 row); the rows no same-id row encloses sum to 234,325,681 ns, max
+  // 365,836. cudaDeviceSynchronize: 4 rows, 2 calls, 51,020 ns.
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  ASSERT_TRUE(trace);
+  auto r = tail_statistics(*trace, TailSubject::kApi).value();
+  std::map<std::string, TailRow> rows;
+  for (const auto& row : r.by_total) rows[row.name] = row;
+  EXPECT_EQ(rows["cudaLaunchKernel"].count, 34'645);
+  EXPECT_EQ(rows["cudaLaunchKernel"].total_ns, 234'325'681);
+  EXPECT_EQ(rows["cudaLaunchKernel"].max_ns, 365'836);
+  EXPECT_EQ(rows["cudaDeviceSynchronize"].count, 2);
+  EXPECT_EQ(rows["cudaDeviceSynchronize"].total_ns, 51'020);
 }
 
 TEST(TailTable, HeadersCarryUnits) {

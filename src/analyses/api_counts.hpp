@@ -1,0 +1,29 @@
+// Counting CUDA calls as calls, not rows: nsys's --cudabacktrace stores each backtraced call twice
+// (ApiLookup::is_repeat), so a count of rows overstates the calls. The lookup that tells repeats
+// apart is built only when the trace has calls of the asked role, so traces without any pay nothing.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "analyses/api_lookup.hpp"
+#include "kernscope/api_roles.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope::report {
+
+inline std::int64_t count_api_calls(const Trace& trace, ApiRole role) {
+  const auto& a = trace.api_calls;
+  ApiRoleCache role_of(trace.strings);
+  std::vector<RowIndex> rows;
+  for (RowIndex i = 0; i < a.size(); ++i) {
+    if (has_any(role_of(a.name[i]), role)) rows.push_back(i);
+  }
+  if (rows.empty()) return 0;
+  const ApiLookup lookup(a);
+  std::int64_t calls = 0;
+  for (RowIndex i : rows) calls += !lookup.is_repeat(i, trace.strings);
+  return calls;
+}
+
+}  // namespace kernscope::report
