@@ -7,18 +7,16 @@
 
 #include "readers/cublas_log/gemm_join.hpp"
 #include "readers/cublas_log/gemm_log.hpp"
+#include "../support/ncu_fixtures.hpp"
 
 namespace cl = kernscope::readers::cublas_log;
+using kernscope::testing::add_kernel;
+using kernscope::testing::expect_value;
+using kernscope::testing::ncu_fixture;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(KERNSCOPE_FIXTURES_DIR) + "/ncu/" + name; }
-
-cl::GemmLog read(const std::string& name) {
-  auto log = cl::read_gemm_log(fixture(name));
-  EXPECT_TRUE(log.has_value()) << (log ? "" : log.error().message);
-  return log ? *log : cl::GemmLog{};
-}
+cl::GemmLog read(const std::string& name) { return expect_value(cl::read_gemm_log(ncu_fixture(name))); }
 
 constexpr double kSquareFlops = 137438953472.0;  // 2 * 4096^3
 constexpr double kDecodeFlops = 939524096.0;     // 2 * 8 * 4096 * 14336
@@ -114,7 +112,7 @@ TEST(CublasLog, TypesAndBadInput) {
       "create.log");
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find("without GEMM calls"), std::string::npos);
-  EXPECT_FALSE(cl::read_gemm_log(fixture("missing.log")));
+  EXPECT_FALSE(cl::read_gemm_log(ncu_fixture("missing.log")));
 }
 
 TEST(CublasLog, TypedBatchedAndGemvCalls) {
@@ -151,29 +149,6 @@ TEST(CublasLog, TypedBatchedAndGemvCalls) {
   EXPECT_EQ(gemv.min_bytes(), 8.0 * (100 * 30 + 100 + 30));
   EXPECT_EQ(gemv.stream, "0x0");
 }
-
-namespace {
-
-// A kernel row with the fields the joins read.
-void add_kernel(kernscope::Trace& t, const std::string& name, std::int64_t start, std::uint32_t stream,
-                std::array<int, 3> grid = {1, 1, 1}, std::array<int, 3> block = {1, 1, 1}) {
-  auto& k = t.kernels;
-  kernscope::KernelColumns::visit(k, [](auto& column) { column.emplace_back(); });
-  const std::size_t i = k.size() - 1;
-  k.start_ns[i] = start;
-  k.end_ns[i] = start + 10;
-  k.stream_id[i] = stream;
-  k.global_pid[i] = 1LL << 24;
-  k.demangled_name[i] = k.short_name[i] = t.strings.intern(name);
-  k.grid_x[i] = grid[0];
-  k.grid_y[i] = grid[1];
-  k.grid_z[i] = grid[2];
-  k.block_x[i] = block[0];
-  k.block_y[i] = block[1];
-  k.block_z[i] = block[2];
-}
-
-}  // namespace
 
 TEST(CublasLogJoin, CallsPairWithGemmKernelsOfTheirStreamInOrder) {
   const auto log = read("dev1_cublaslt2.log.gz");

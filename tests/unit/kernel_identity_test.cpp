@@ -5,7 +5,6 @@
 // enclosing functions and `const T &` were unified, 27 before builtin return types, 7 before
 // qualified return types, `auto:1` and empty packs.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <map>
 #include <set>
@@ -13,37 +12,16 @@
 #include <vector>
 
 #include "analyses/kernel_identity.hpp"
+#include "../support/tsv_fixture.hpp"
 
 namespace {
 
 using kernscope::normalize_kernel_name;
 using kernscope::runtime_demangle;
 
+// Rows of a tab-separated file under fixtures/diff (tests/support/tsv_fixture.hpp).
 std::vector<std::vector<std::string>> read_tsv(const std::string& name) {
-  const std::string path = std::string(KERNSCOPE_FIXTURES_DIR) + "/diff/" + name;
-  gzFile in = gzopen(path.c_str(), "rb");
-  EXPECT_NE(in, nullptr) << "cannot open " << path;
-  std::vector<std::vector<std::string>> rows;
-  if (in == nullptr) return rows;
-  std::string line;
-  char buffer[1 << 16];
-  while (gzgets(in, buffer, sizeof buffer) != nullptr) {
-    line += buffer;
-    if (line.empty() || line.back() != '\n') continue;
-    line.pop_back();
-    if (!line.empty() && !line.starts_with('#')) {
-      std::vector<std::string> fields;
-      std::size_t start = 0;
-      for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1) {
-        fields.push_back(line.substr(start, tab - start));
-      }
-      fields.push_back(line.substr(start));
-      rows.push_back(std::move(fields));
-    }
-    line.clear();
-  }
-  gzclose(in);
-  return rows;
+  return kernscope::testing::read_tsv_fixture(std::string(KERNSCOPE_FIXTURES_DIR) + "/diff/" + name);
 }
 
 TEST(KernelIdentity, DemanglerPairsNormalizeAlike) {

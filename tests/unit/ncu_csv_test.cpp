@@ -8,18 +8,16 @@
 #include "readers/ncu/ncu_join.hpp"
 #include "readers/ncu/ncu_report.hpp"
 #include "readers/ncu/ncu_values.hpp"
+#include "../support/ncu_fixtures.hpp"
 
 namespace ncu = kernscope::readers::ncu;
+using kernscope::testing::add_kernel;
+using kernscope::testing::expect_value;
+using kernscope::testing::ncu_fixture;
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(KERNSCOPE_FIXTURES_DIR) + "/ncu/" + name; }
-
-ncu::NcuReport read(const std::string& name) {
-  auto report = ncu::read_ncu_csv(fixture(name));
-  EXPECT_TRUE(report.has_value()) << (report ? "" : report.error().message);
-  return report ? *report : ncu::NcuReport{};
-}
+ncu::NcuReport read(const std::string& name) { return expect_value(ncu::read_ncu_csv(ncu_fixture(name))); }
 
 const ncu::FlopTerm* term(const ncu::NcuKernel& k, const std::string& precision, bool tensor) {
   for (const auto& t : k.flops) {
@@ -230,7 +228,7 @@ TEST(NcuCsv, OtherLayoutsAndToolsAreRefused) {
   // A header with no rows, and a row wider than its header.
   EXPECT_FALSE(ncu::parse_ncu_csv("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"\",\"\",\"ns\"\n", "h.csv"));
   EXPECT_FALSE(ncu::parse_ncu_csv("\"ID\",\"Kernel Name\",\"gpu__time_duration.sum\"\n\"0\",\"k\",\"1\",\"2\"\n", "w.csv"));
-  EXPECT_FALSE(ncu::read_ncu_csv(fixture("no_such_file.csv")));
+  EXPECT_FALSE(ncu::read_ncu_csv(ncu_fixture("no_such_file.csv")));
 }
 
 TEST(NcuCsv, FunctionNamesAsNcuSpellsThem) {
@@ -240,34 +238,14 @@ TEST(NcuCsv, FunctionNamesAsNcuSpellsThem) {
   EXPECT_EQ(ncu::ncu_function_name("gemv2T_kernel_val"), "gemv2T_kernel_val");
 }
 
-namespace {
-
-void add_kernel(kernscope::Trace& t, const std::string& name, std::int64_t start, std::array<int, 3> grid,
-                std::array<int, 3> block) {
-  auto& k = t.kernels;
-  kernscope::KernelColumns::visit(k, [](auto& column) { column.emplace_back(); });
-  const std::size_t i = k.size() - 1;
-  k.start_ns[i] = start;
-  k.end_ns[i] = start + 10;
-  k.demangled_name[i] = k.short_name[i] = t.strings.intern(name);
-  k.grid_x[i] = grid[0];
-  k.grid_y[i] = grid[1];
-  k.grid_z[i] = grid[2];
-  k.block_x[i] = block[0];
-  k.block_y[i] = block[1];
-  k.block_z[i] = block[2];
-}
-
-}  // namespace
-
 TEST(NcuJoin, ByNameAndOrderWithDimensionsBreakingTies) {
   const auto report = read("dev1_raw_base.csv.gz");  // 256x128 GEMM, bias GEMV, plain GEMV; grid (2,66,1), block (384,1,1)
   kernscope::Trace t;
-  add_kernel(t, "distribution_elementwise_grid_stride_kernel", 10, {1056, 1, 1}, {256, 1, 1});
-  add_kernel(t, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, {2, 66, 1}, {384, 1, 1});
-  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_bias_TNT", 30, {2, 66, 1}, {384, 1, 1});
-  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 40, {4, 66, 1}, {384, 1, 1});  // other grid: passed over
-  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 50, {2, 66, 1}, {384, 1, 1});
+  add_kernel(t, "distribution_elementwise_grid_stride_kernel", 10, 0, {1056, 1, 1}, {256, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, 0, {2, 66, 1}, {384, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_bias_TNT", 30, 0, {2, 66, 1}, {384, 1, 1});
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 40, 0, {4, 66, 1}, {384, 1, 1});  // other grid: passed over
+  add_kernel(t, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT", 50, 0, {2, 66, 1}, {384, 1, 1});
   const auto join = ncu::join_ncu_kernels(report, t);
   EXPECT_EQ(join.matched, 3u);
   EXPECT_EQ(join.trace_row[0], 1u);
@@ -277,7 +255,7 @@ TEST(NcuJoin, ByNameAndOrderWithDimensionsBreakingTies) {
   EXPECT_NE(join.notes[0].find("passed over"), std::string::npos);
   // The same trace without the projection kernels: two ncu rows find nothing, and say so.
   kernscope::Trace only_gemm;
-  add_kernel(only_gemm, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, {2, 66, 1}, {384, 1, 1});
+  add_kernel(only_gemm, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, 0, {2, 66, 1}, {384, 1, 1});
   const auto partial = ncu::join_ncu_kernels(report, only_gemm);
   EXPECT_EQ(partial.matched, 1u);
   EXPECT_FALSE(partial.trace_row[1]);

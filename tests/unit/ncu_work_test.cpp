@@ -13,15 +13,14 @@
 #include "kernscope/open.hpp"
 #include "readers/ncu/ncu_report.hpp"
 #include "readers/ncu/ncu_trace.hpp"
+#include "../support/ncu_fixtures.hpp"
 
 namespace {
 
-std::string fixture(const std::string& name) { return std::string(KERNSCOPE_FIXTURES_DIR) + "/ncu/" + name; }
+std::string fixture(const std::string& name) { return kernscope::testing::ncu_fixture(name); }
 
 kernscope::Trace ncu_trace(const std::string& name) {
-  auto trace = kernscope::open_trace(fixture(name));
-  EXPECT_TRUE(trace.has_value()) << (trace ? "" : trace.error().message);
-  return trace ? std::move(*trace) : kernscope::Trace{};
+  return kernscope::testing::expect_value(kernscope::open_trace(fixture(name)));
 }
 
 bool has_note(const kernscope::WorkTable& t, const std::string& part) {

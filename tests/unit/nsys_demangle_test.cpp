@@ -4,7 +4,6 @@
 // Checked to fail: with the printer's "(instance N)" counting from 0, or `operator ()` written
 // without its space, NsysPairs reports the rows that differ.
 #include <gtest/gtest.h>
-#include <zlib.h>
 
 #include <iostream>
 #include <string>
@@ -12,37 +11,15 @@
 
 #include "base/nsys_demangle.hpp"
 #include "kernscope/kernel_short_name.hpp"
+#include "../support/tsv_fixture.hpp"
 
 namespace {
 
 using kernscope::nsys_demangle;
 
-// Rows of a tab-separated file under fixtures/demangle (gzip-compressed or not), '#' lines left out.
+// Rows of a tab-separated file under fixtures/demangle (tests/support/tsv_fixture.hpp).
 std::vector<std::vector<std::string>> read_tsv(const std::string& name) {
-  const std::string path = std::string(KERNSCOPE_FIXTURES_DIR) + "/demangle/" + name;
-  gzFile in = gzopen(path.c_str(), "rb");  // reads plain files as they are
-  EXPECT_NE(in, nullptr) << "cannot open " << path;
-  std::vector<std::vector<std::string>> rows;
-  if (in == nullptr) return rows;
-  std::string line;
-  char buffer[1 << 16];
-  while (gzgets(in, buffer, sizeof buffer) != nullptr) {
-    line += buffer;
-    if (line.empty() || line.back() != '\n') continue;  // a line longer than the buffer
-    line.pop_back();
-    if (!line.empty() && !line.starts_with('#')) {
-      std::vector<std::string> fields;
-      std::size_t start = 0;
-      for (std::size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1) {
-        fields.push_back(line.substr(start, tab - start));
-      }
-      fields.push_back(line.substr(start));
-      rows.push_back(std::move(fields));
-    }
-    line.clear();
-  }
-  gzclose(in);
-  return rows;
+  return kernscope::testing::read_tsv_fixture(std::string(KERNSCOPE_FIXTURES_DIR) + "/demangle/" + name);
 }
 
 TEST(NsysDemangle, NsysPairs) {
