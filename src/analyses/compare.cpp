@@ -44,7 +44,11 @@ Comparison compare_sides(const std::vector<SideFigures>& sides) {
     for (const auto& s : sides) {
       const auto v = step_figure(s, metric);
       any = any || v.has_value();
-      row.push_back(v ? Cell(*v) : Cell(std::monostate{}));
+      if (v) {
+        row.emplace_back(*v);
+      } else {
+        row.emplace_back();  // empty (monostate); not a ?: of two Cells, on which GCC 12 warns (maybe-uninitialized)
+      }
     }
     if (any) c.steps.rows.push_back(std::move(row));
   }

@@ -12,10 +12,19 @@ namespace {
 
 bool is_word(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 
+// Left to right, without overlaps. Built anew rather than with std::string::replace, on which GCC 12
+// warns (-Wrestrict, a false positive) when `to` is one character.
 void replace_all(std::string& s, std::string_view from, std::string_view to) {
-  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
-    s.replace(at, from.size(), to);
+  std::string out;
+  std::size_t start = 0;
+  for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, start)) {
+    out.append(s, start, at - start);
+    out += to;
+    start = at + from.size();
   }
+  if (start == 0) return;
+  out.append(s, start);
+  s = std::move(out);
 }
 
 // Index of the parenthesis closing the one at `open`, or npos.

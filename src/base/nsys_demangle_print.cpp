@@ -594,7 +594,8 @@ class NsysPrinter {
         return;
       case Node::KSyntheticTemplateParamName:
         with_fields<itanium::SyntheticTemplateParamName>(*n, [&](auto, unsigned index) {
-          out_ += "T" + std::to_string(index + 1);
+          out_ += 'T';  // not "T" + string: GCC 12's -Wrestrict false positive on a one-character literal
+          out_ += std::to_string(index + 1);
         });
         return;
       case Node::KTypeTemplateParamDecl:
