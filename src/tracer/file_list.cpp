@@ -83,7 +83,11 @@ std::vector<ListedProcess> parse_file_list(std::string_view text) {
     if (line.empty()) continue;
     const bool finished = line.starts_with(kFinished), empty = line.starts_with(kEmpty);
     if (!finished && !empty) {
-      if (line.front() != '#') entry(std::string(line));  // the tracer's paths are absolute; '#' lines are tags
+      if (line.front() == '#') continue;  // the tracer's paths are absolute; '#' lines are tags
+      // A path listed again after its tracer removed it: the Python host hook wrote a file there
+      // (GC ranges of a process without CUDA work), which is then summarized as it is.
+      ListedProcess& p = entry(std::string(line));
+      if (p.state == ListedProcess::State::kEmpty) p.state = ListedProcess::State::kStarted;
       continue;
     }
     line.remove_prefix(finished ? kFinished.size() : kEmpty.size());

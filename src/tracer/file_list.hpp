@@ -6,7 +6,8 @@
 //   #finished<TAB>PID<TAB>PATH<TAB>CMD  the tracer finished PATH for process PID running CMD
 //   #empty<TAB>PID<TAB>PATH<TAB>CMD     the process recorded no GPU activity and no API call, and
 //                                      the tracer removed PATH (a torchrun parent, a compiler worker)
-// A path with no later line belongs to a process that was killed before its tracer finished.
+// A path with no later line belongs to a process that was killed before its tracer finished, or to a
+// file the Python host hook wrote (also after an #empty line for that path: it keeps pid and command).
 #pragma once
 
 #include <cstdint>

@@ -138,6 +138,12 @@ TEST(TracerFileList, ProcessesWithTheirLastState) {
   EXPECT_EQ(processes[2].state, ListedProcess::State::kStarted);  // killed before its tracer finished
   EXPECT_EQ(processes[2].pid, 0);
   EXPECT_EQ(list_command({std::string(300, 'x')}).size(), 200u);
+  // The Python hook writing GC ranges where the tracer removed the empty file: a file again.
+  const auto rewritten = parse_file_list("/out/run-13.sqlite\n#empty\t13\t/out/run-13.sqlite\tpython3 w.py\n/out/run-13.sqlite\n");
+  ASSERT_EQ(rewritten.size(), 1u);
+  EXPECT_EQ(rewritten[0].state, ListedProcess::State::kStarted);
+  EXPECT_EQ(rewritten[0].pid, 13);
+  EXPECT_EQ(rewritten[0].command, "python3 w.py");
   std::filesystem::remove(list);
 }
 
