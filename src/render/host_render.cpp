@@ -47,7 +47,10 @@ std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profi
     std::map<std::string, std::int64_t> lines;     // sorted, merged when names coincide
     for (const auto& [s, n] : counts) {
       std::string line = host_group_root(g);
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) line += ";" + host_frame_name(trace, f);
+      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) {
+        line += ';';  // not ";" + string&&: GCC 12's -Wrestrict false positive
+        line += host_frame_name(trace, f);
+      }
       lines[line] += n;
     }
     for (const auto& [line, n] : lines) out += line + " " + std::to_string(n) + "\n";

@@ -9,7 +9,12 @@
 namespace kernscope::html {
 namespace {
 
-std::string signed_duration(double ns) { return (ns > 0 ? "+" : ns < 0 ? "-" : "") + duration(std::fabs(ns)); }
+// The sign appended, not prefixed to a temporary: GCC 12 warns (-Wrestrict, a false positive) on "+" + string&&.
+std::string signed_duration(double ns) {
+  std::string out = ns > 0 ? "+" : ns < 0 ? "-" : "";
+  out += duration(std::fabs(ns));
+  return out;
+}
 
 }  // namespace
 
