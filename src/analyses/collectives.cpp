@@ -231,6 +231,7 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
     const auto launch = launch_of.find({k.global_pid[i], k.correlation_id[i]});
     const bool launched = launch != launch_of.end() && launch->second != kNoTime;
     c.step = steps.empty() ? -1 : step_at(launched ? launch->second : c.start_ns);
+    if (launched) c.launch_ns = launch->second;
     const CommArgs* found = nullptr;
     if (args) {
       found = args_by_correlation(*args, k.correlation_id[i]);

@@ -57,6 +57,9 @@ struct Collective {
   TimeNs start_ns = 0, end_ns = 0;  // the kernel: arrival and end, on this rank's clock
   std::uint32_t device = 0, stream = 0;
   std::int64_t step = -1;           // N of the ProfilerStep#N range its launch (else its start) falls in, -1 none
+  TimeNs launch_ns = kNoTime;       // its launching call's start, where the trace has it
+  std::int64_t window = -1;         // index of the rank's own step (ranks_steps.hpp) it was launched in, -1 none
+  std::int64_t layer = -1;          // its position among the rank's collectives of that step (0 = first)
 };
 
 // Where a rank's collectives were found and how they are named.

@@ -117,6 +117,18 @@ std::vector<RankDigest> digests_of(const Trace& trace, const CommArgsLookup* arg
       d.backend = trace.source.distributed->backend;
     }
     d.collectives = collectives_of(trace, pid, args);
+    // The rank's own steps, and each collective's step and position within it (by its launch).
+    d.steps = rank_steps_of(trace, pid);
+    {
+      std::int64_t current = -1, position = 0;
+      for (auto& c : d.collectives.items) {
+        c.window = step_index_at(d.steps, c.launch_ns != kNoTime ? c.launch_ns : c.start_ns);
+        if (c.window < 0) continue;
+        position = c.window == current ? position + 1 : 0;
+        current = c.window;
+        c.layer = position;
+      }
+    }
     bool any = false;
     for (RowIndex i = 0; i < k.size(); ++i) {
       if (pid != -1 && k.global_pid[i] != pid) continue;
@@ -253,7 +265,9 @@ Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned th
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       OpenOptions options;
       options.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
-      options.detail_kinds = bit(EventKind::kKernels);  // stream ids: the fallback communicator
+      // Kernels in detail: stream ids (the fallback communicator); NVTX and API calls in detail:
+      // the rank's steps (ranks_steps.hpp) as `kernscope steps` finds them.
+      options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
       auto trace = open_trace(paths[i], options);
       if (!trace) {
         errors[i] = trace.error();

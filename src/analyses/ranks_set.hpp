@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "analyses/collectives.hpp"
+#include "analyses/ranks_steps.hpp"
 #include "kernscope/error.hpp"
 
 namespace kernscope::ranks {
@@ -23,7 +24,8 @@ struct RankDigest {
   std::string backend;                   // distributedInfo's backend
   std::string evidence;                  // how `rank` was decided
   std::vector<std::string> notes;        // cut short, no NCCL kernels...
-  RankCollectives collectives;
+  RankCollectives collectives;          // window/layer set from `steps`
+  RankSteps steps;                       // the rank's own steps
   TimeNs first_ns = 0, last_ns = 0;      // the rank's GPU activity (kernels)
   std::int64_t kernels = 0;
   std::int64_t device = -1;              // the CUDA device of its NCCL kernels (-1 unknown or several)

@@ -257,6 +257,8 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     }
     m.kind = first->kind;
     m.step = (slot[ref] ? slot[ref] : first)->step;
+    m.window = (slot[ref] ? slot[ref] : first)->window;
+    m.layer = (slot[ref] ? slot[ref] : first)->layer;
     m.algorithm = first->algorithm;
     m.protocol = first->protocol;
     m.dtype = first->dtype;

@@ -57,6 +57,7 @@ struct MatchedCollective {
   double bus_bandwidth = 0;            // algBW x the kind's factor (nccl-tests' busBW), 0 when unknown
   bool kinds_differ = false;           // ranks disagree on what it was (order matching went wrong?)
   std::int64_t step = -1;              // the reference rank's ProfilerStep#N, -1 none
+  std::int64_t window = -1, layer = -1;  // the reference rank's own step index and position in it (ranks_steps.hpp)
 };
 
 struct StragglerRow {

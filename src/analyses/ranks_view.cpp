@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyses/ranks_steps.hpp"
 #include "kernscope/render.hpp"
 #include "render/json_writer.hpp"
 
@@ -157,6 +158,45 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
     }
     tables.push_back(std::move(t));
   }
+  const StepsView steps = analyze_rank_steps(set, a);
+  {
+    Table t{"rank_steps", "Steps per Rank (each rank's own step windows)",
+            {{"Rank"}, {"Step Name"}, {"Phase"}, {"Steps"}, {"Wall p50", Unit::kDuration}, {"Wall p95", Unit::kDuration},
+             {"Wall Max", Unit::kDuration}, {"Wall Mean", Unit::kDuration}, {"GPU Span p50", Unit::kDuration},
+             {"TPOT p50", Unit::kDuration}, {"TPOT From"}, {"Slowest"}, {"Steps From"}}, {}};
+    for (const auto& r : steps.ranks) {
+      const bool any = r.wall.count > 0;
+      t.rows.push_back({r.rank, r.name, any ? Cell(std::string(phase_name(r.phase))) : Cell(), r.wall.count,
+                        any ? Cell(rounded(r.wall.p50)) : Cell(), any ? Cell(rounded(r.wall.p95)) : Cell(),
+                        any ? Cell(r.wall.max) : Cell(), any ? Cell(rounded(r.wall.mean)) : Cell(),
+                        r.gpu_span.count ? Cell(rounded(r.gpu_span.p50)) : Cell(), r.tpot_ns >= 0 ? Cell(rounded(r.tpot_ns)) : Cell(),
+                        r.tpot_from, std::string(r.rank == steps.slowest_rank ? "yes" : ""), r.method});
+    }
+    tables.push_back(std::move(t));
+  }
+  {
+    Table t{"slowest_rank_steps", "The Slowest Rank's Steps beside the Other Ranks' Same Steps",
+            {{"Step"}, {"Wall", Unit::kDuration}, {"Min Wall (all ranks)", Unit::kDuration}, {"Median Wall (all ranks)", Unit::kDuration},
+             {"Max Wall (all ranks)", Unit::kDuration}, {"Longest On"}, {"Collectives"}, {"Max Spread", Unit::kDuration},
+             {"Most Last"}, {"Times Last"}}, {}};
+    for (const auto& r : steps.slowest_steps) {
+      t.rows.push_back({r.step, r.wall_ns, r.min_wall_ns, r.median_wall_ns, r.max_wall_ns, r.longest_rank, r.collectives,
+                        r.collectives ? Cell(r.max_spread_ns) : Cell(), r.most_last_rank >= 0 ? Cell(r.most_last_rank) : Cell(),
+                        r.most_last_times});
+    }
+    tables.push_back(std::move(t));
+  }
+  {
+    Table t{"skew_by_layer", "Skew per Position within the Step (layer index = order within the step)",
+            {{"Layer"}, {"Collectives"}, {"Wait (mean per rank)", Unit::kDuration}, {"Transfer", Unit::kDuration},
+             {"Median Spread", Unit::kDuration}, {"Max Spread", Unit::kDuration}, {"Top Straggler"}, {"Times Last"},
+             {"Mean Lead", Unit::kDuration}}, {}};
+    for (const auto& l : steps.layers) {
+      t.rows.push_back({l.layer, l.collectives, rounded(l.wait_ns), l.transfer_ns, rounded(l.median_spread_ns), l.max_spread_ns,
+                        l.top_straggler >= 0 ? Cell(l.top_straggler) : Cell(), l.top_straggler_times, rounded(l.mean_lead_ns)});
+    }
+    tables.push_back(std::move(t));
+  }
   return tables;
 }
 
@@ -288,6 +328,47 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
                        st.top_straggler >= 0 ? fmt::format("rank {} ({}x)", st.top_straggler, st.top_straggler_times) : "-"));
     }
     if (a.steps.size() > 12) line(fmt::format("  ... {} more steps (the skew_by_step table)", a.steps.size() - 12));
+  }
+  const StepsView sv = analyze_rank_steps(set, a);
+  if (sv.slowest_rank >= 0) {
+    line("");
+    line("Steps per rank (each rank's own step windows):");
+    for (std::size_t i = 0; i < sv.ranks.size() && i < 16; ++i) {
+      const auto& r = sv.ranks[i];
+      if (r.wall.count == 0) {
+        line(fmt::format("  rank {:>4}: {}", r.rank, r.method));
+        continue;
+      }
+      line(fmt::format("  rank {:>4}: {:>4} x {}, wall p50 {:>10}, p95 {:>10}, max {:>10}{}{}", r.rank, r.wall.count, r.name,
+                       readable(r.wall.p50), readable(r.wall.p95), readable(static_cast<double>(r.wall.max)),
+                       r.tpot_ns >= 0 ? fmt::format(", TPOT {} ({})", readable(r.tpot_ns), r.tpot_from) : "",
+                       r.rank == sv.slowest_rank ? "  <- slowest" : ""));
+    }
+    if (sv.ranks.size() > 16) line(fmt::format("  ... {} more ranks (the rank_steps table)", sv.ranks.size() - 16));
+    line("  slowest rank " + std::to_string(sv.slowest_rank) + ": " + sv.slowest_why);
+    std::vector<const SlowStepRow*> longest;
+    for (const auto& r : sv.slowest_steps) longest.push_back(&r);
+    std::stable_sort(longest.begin(), longest.end(), [](auto* x, auto* y) { return x->wall_ns > y->wall_ns; });
+    line(fmt::format("  its {} longest steps (the slowest_rank_steps table has all {}):", std::min<std::size_t>(5, longest.size()), longest.size()));
+    for (std::size_t i = 0; i < longest.size() && i < 5; ++i) {
+      const auto& r = *longest[i];
+      line(fmt::format("    step {:>5}: {:>10} (all ranks {} .. {}), {} collectives, max spread {}, most last {}", r.step,
+                       readable(static_cast<double>(r.wall_ns)), readable(static_cast<double>(r.min_wall_ns)),
+                       readable(static_cast<double>(r.max_wall_ns)), r.collectives, readable(static_cast<double>(r.max_spread_ns)),
+                       r.most_last_rank >= 0 ? fmt::format("rank {} ({}x)", r.most_last_rank, r.most_last_times) : "-"));
+    }
+  }
+  for (const auto& n : sv.notes) line("  ! " + n);
+  if (!sv.layers.empty()) {
+    line("");
+    line("Per layer (position of a collective within its step on the reference rank):");
+    for (std::size_t i = 0; i < sv.layers.size() && i < 16; ++i) {
+      const auto& l = sv.layers[i];
+      line(fmt::format("  layer {:>4}: {:>5} collectives, wait/rank {:>10}, median spread {:>10}, max spread {:>10}, most last {}", l.layer,
+                       l.collectives, readable(l.wait_ns), readable(l.median_spread_ns), readable(static_cast<double>(l.max_spread_ns)),
+                       l.top_straggler >= 0 ? fmt::format("rank {} ({}x, lead {})", l.top_straggler, l.top_straggler_times, readable(l.mean_lead_ns)) : "-"));
+    }
+    if (sv.layers.size() > 16) line(fmt::format("  ... {} more (the skew_by_layer table)", sv.layers.size() - 16));
   }
   if (!a.incomplete.empty()) {
     line("");

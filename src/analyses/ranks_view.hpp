@@ -12,7 +12,7 @@
 namespace kernscope::ranks {
 
 // Tables, in this order: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time,
-// skew_by_step.
+// skew_by_step, rank_steps, slowest_rank_steps, skew_by_layer.
 std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& analysis);
 
 std::string ranks_text(const RankSet& set, const RanksAnalysis& analysis);

@@ -15,7 +15,9 @@ namespace {
 Result<OpenOptions> plan(const Options&) {
   OpenOptions open;
   open.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
-  open.detail_kinds = bit(EventKind::kKernels);  // stream ids: the communicator when the trace names none
+  // Kernels in detail: stream ids (the communicator when the trace names none); NVTX and API calls
+  // in detail: each rank's steps, found as `kernscope steps` finds them.
+  open.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
   return open;
 }
 
@@ -58,7 +60,7 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
     }
     if (!table) {
       return make_error(ErrorCode::kInvalidArgument, "ranks: --table must be ranks, collective_kinds, stragglers, collectives, "
-                                                     "incomplete, skew_over_time or skew_by_step, not '" + wanted + "'");
+                                                     "incomplete, skew_over_time, skew_by_step, rank_steps, slowest_rank_steps or skew_by_layer, not '" + wanted + "'");
     }
     std::ostringstream text;
     render(text, *table, RenderOptions{output.table_format(), output.time_unit});
@@ -81,7 +83,8 @@ const AnalysisEntry& ranks_entry() {
                        "estimate (offsets from collective ends) or trust (take the traces' clocks as they are)"},
                       {"bins", 0, OptionKind::kInteger, "10", "time bins of the skew-over-time view"},
                       {"table", 0, OptionKind::kText, "collectives",
-                       "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time, skew_by_step"}},
+                       "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time, skew_by_step, "
+                       "rank_steps, slowest_rank_steps, skew_by_layer"}},
           .formats = {"text", "csv", "tsv", "json"},
           .time_unit = true,
           .filters = false,  // each rank has its own clock: one time window means different moments

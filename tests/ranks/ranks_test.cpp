@@ -301,7 +301,7 @@ TEST(RanksView, TablesAndJsonHoldTheFigures) {
   const RankSet set = build(plan);
   const RanksAnalysis a = analyze_ranks(set);
   const auto tables = ranks_tables(set, a);
-  ASSERT_EQ(tables.size(), 7u);
+  ASSERT_EQ(tables.size(), 10u);
   EXPECT_EQ(tables[0].report, "ranks");
   EXPECT_EQ(tables[2].report, "stragglers");
   ASSERT_EQ(tables[2].rows.size(), 1u);

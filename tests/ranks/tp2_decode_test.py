@@ -38,12 +38,14 @@ def table(name):
 
 # Independent count: NCCL kernels per rank file, by sqlite3.
 with tempfile.TemporaryDirectory() as tmp:
-    nccl = []
+    nccl, decode_walls = [], []
     for f in files:
         db = os.path.join(tmp, "t.sqlite")
         with gzip.open(f) as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         con = sqlite3.connect(db)
+        walls = sorted(r[0] for r in con.execute("SELECT end - start FROM NVTX_EVENTS WHERE text = 'decode_step'"))
+        decode_walls.append(walls)
         nccl.append(con.execute("SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s "
                                 "ON s.id = k.shortName WHERE s.value LIKE '%nccl%'").fetchone()[0])
         con.close()
@@ -77,5 +79,28 @@ kinds = table("collective_kinds")
 check(len(kinds) == 1 and kinds[0]["Kind"] == "all_reduce" and kinds[0]["Sized"] == "0" and kinds[0]["Median Bus BW (GB/s)"] == "",
       f"all-reduces without sizes have no bus bandwidth: {[(k['Kind'], k['Sized'], k['Median Bus BW (GB/s)']) for k in kinds]}")
 check(all(float(k["Link Peak (GB/s)"]) == 450 for k in kinds), f"link peak 450 GB/s (H200 NVLink 4): {[k['Link Peak (GB/s)'] for k in kinds]}")
+# Per-rank steps from each rank's own decode_step ranges (sqlite3: 40 per rank, the program's STEPS);
+# wall p50 = the median of sqlite3's end - start (40 values: the mean of the 20th and 21st).
+steps = {r["Rank"]: r for r in table("rank_steps")}
+for rank in ("0", "1"):
+    walls = decode_walls[int(rank)]
+    median = (walls[19] + walls[20]) / 2
+    row = steps.get(rank, {})
+    check(len(walls) == STEPS and row.get("Steps") == str(STEPS), f"rank {rank}: {row.get('Steps')} steps, sqlite3 {len(walls)} decode_step ranges")
+    check(row and abs(float(row["Wall p50 (ns)"]) - median) <= 1, f"rank {rank}: wall p50 {row.get('Wall p50 (ns)')} ns, sqlite3 median {median}")
+# The slowest rank's steps: the 8 longest on every rank are the delayed steps, rank 1 last in them.
+slow = table("slowest_rank_steps")
+longest = sorted(slow, key=lambda r: -int(r["Max Wall (all ranks) (ns)"]))[:8]
+want_steps = {s for s in range(STEPS) if s % EVERY == EVERY - 1}
+check({int(r["Step"]) for r in longest} == want_steps, f"the 8 longest steps are the delayed ones: {sorted(int(r['Step']) for r in longest)}")
+check(all(r["Most Last"] == "1" for r in longest), "rank 1 most often last in the delayed steps")
+# Per layer: 8 positions of 40 collectives (one all-reduce per layer per step); the delay comes before the
+# first layer, so only position 0 has ~2 ms spreads.
+layers = table("skew_by_layer")
+check([(r["Layer"], r["Collectives"]) for r in layers] == [(str(i), str(STEPS)) for i in range(LAYERS)],
+      f"8 layers of 40 collectives: {[(r['Layer'], r['Collectives']) for r in layers]}")
+check(layers and int(layers[0]["Max Spread (ns)"]) >= 1_800_000 and layers[0]["Top Straggler"] == "1",
+      f"layer 0: max spread {layers and layers[0]['Max Spread (ns)']} ns, top straggler {layers and layers[0]['Top Straggler']}")
+check(all(int(r["Max Spread (ns)"]) < 1_800_000 for r in layers[1:]), "layers 1-7: no ~2 ms spread")
 print(f"{len(failures)} failure(s)")
 sys.exit(1 if failures else 0)
