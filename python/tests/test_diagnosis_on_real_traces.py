@@ -6,17 +6,31 @@ never what kernscope printed: a kernel benchmark is not LLM inference and its NV
 whose names contain "forward" and none of them is a step; the FastVideo windows are training;
 the Llama decode is LLM inference, with 1 prefill and 64 decode steps per phase.
 """
+import gzip
+import json
 import pathlib
 
 import pytest
 
 import kernscope
 
-NSYS = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "nsys"
+FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
+NSYS = FIXTURES / "nsys"
+KINETO = FIXTURES / "kineto"
+SGLANG = KINETO / "tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz"
+RESNET = KINETO / "kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
+HTA_DDP = KINETO / "hta__nccl_parser_config__nccl_data.json.gz"
+LLAMA_KINETO = KINETO / "llama_decode_h200_gen16.json.gz"
 
 
 def report(name):
     return kernscope.open(str(NSYS / name / "trace.sqlite.gz")).report()
+
+
+def kineto_events(path):
+    with gzip.open(path, "rt") as f:
+        doc = json.load(f)
+    return doc, doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
 def test_llama_decode_is_llm_inference_with_its_steps():
@@ -71,3 +85,112 @@ def test_an_export_with_tables_but_no_events_says_so(tmp_path):
     info = kernscope.open(str(path)).info
     assert any("nothing was traced" in n for n in info["notes"])
     assert all(c in (0, None) for c in info["counts"].values())
+
+
+def class_share(r, op_class):
+    total = sum(c["total_ns"] for c in r["classes"])
+    return next((c["total_ns"] for c in r["classes"] if c["class"] == op_class), 0) / total
+
+
+def test_sglang_prefill_ttft_is_wall_until_its_first_token():
+    # SGLang's scheduler range execute_15360_context_15(..)_generation_0(..): 15 requests, 15,360
+    # context tokens, no generation: one prefill step. Its range lasts 522.7 ms; the host blocks in a
+    # copy while stream 3 waits on an event (hipStreamWaitEvent) of work the trace does not hold, so
+    # the GPU runs the step's kernels from 493.4 ms to 987.4 ms after the range began (493 ms summed
+    # kernel time). Time to first token is wall time from the step's start until its token exists:
+    # the end of its last GPU operation, derived here from the JSON.
+    _, events = kineto_events(SGLANG)
+    step = next(e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("execute_"))
+    gpu_end = max(e["ts"] + e["dur"] for e in events if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset"))
+    ttft_ns = (gpu_end - step["ts"]) * 1000
+    assert 987_000_000 < ttft_ns < 988_000_000
+    r = kernscope.open(str(SGLANG)).report()
+    assert r["workload"]["kind"] == "llm_inference"
+    assert r["steps"]["count"] == 1
+    assert [g["phase"] for g in r["steps"]["groups"]] == ["prefill"]
+    assert r["steps"]["ttft"]["count"] == 1
+    assert abs(r["steps"]["ttft"]["p50_ns"] - ttft_ns) < 1_000  # JSON microseconds with 3 decimals
+    assert r["steps"]["tpot"]["count"] == 0
+
+
+def test_cnn_training_is_training_with_convolutions_and_batch_norm():
+    # ResNet-50 training (Kineto 2021 categories): cuDNN convolution kernels take 57 % of kernel time
+    # and batch-norm forward/backward kernels (cudnn::bn_fw_*, bn_bw_*) 16 % (Python's json over the
+    # kernel names); backward kernels (wgrad/dgrad, *_backward) run, so it is training.
+    r = kernscope.open(str(RESNET)).report()
+    assert r["workload"]["kind"] == "training"
+    assert class_share(r, "convolution") > 0.40
+    assert class_share(r, "norm") > 0.10
+    assert r["steps"]["ttft"]["count"] == 0 and r["steps"]["tpot"]["count"] == 0
+    assert all(g["phase"] == "unknown" for g in r["steps"]["groups"])
+    assert not any(f["rule"].startswith("llm_") for f in r["findings"])
+
+
+def test_ddp_training_has_its_profiler_steps_and_nccl_time():
+    # HTA's DDP trace: three ProfilerStep#4..#6 ranges on the training thread, SGD optimizer steps,
+    # 21 NCCL kernels of 46,876.493 us in all (Python's json); no kernel launched before step #4.
+    _, events = kineto_events(HTA_DDP)
+    steps = [e for e in events if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    nccl = [e for e in events if e.get("cat") == "kernel" and "nccl" in e["name"].lower()]
+    r = kernscope.open(str(HTA_DDP)).report()
+    assert r["workload"]["kind"] == "training"
+    assert r["steps"]["count"] == len(steps) == 3
+    assert all(g["phase"] == "unknown" for g in r["steps"]["groups"])
+    assert r["steps"]["ttft"]["count"] == 0 and r["steps"]["tpot"]["count"] == 0
+    comm = next(c for c in r["classes"] if c["class"] == "communication")
+    assert comm["instances"] == len(nccl) == 21
+    assert abs(comm["total_ns"] - round(sum(e["dur"] for e in nccl) * 1000)) <= len(nccl)
+
+
+def _forwards(events):
+    # One forward pass per aten::embedding call: [1, 512] token ids for the prefill, then [1, 1].
+    emb = sorted((e for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::embedding"), key=lambda e: e["ts"])
+    return emb, [e["args"]["Input Dims"][1] for e in emb]
+
+
+def _steps(path):
+    return json.loads(kernscope.open(str(path)).steps(format="json"))
+
+
+def test_llama_kineto_steps_without_annotations_equal_annotated_ones(tmp_path):
+    doc, events = kineto_events(LLAMA_KINETO)
+    emb, ids = _forwards(events)
+    # What the file holds, by hand: one run of 17 forwards, 1 prefill of 512 tokens and 16 decodes.
+    assert ids == [[1, 512]] + [[1, 1]] * 16
+    # Held out: the trace without any step annotation (user_annotation / ProfilerStep rows removed).
+    bare = [e for e in events if e.get("cat") not in ("user_annotation", "gpu_user_annotation")
+            and not str(e.get("name", "")).startswith("ProfilerStep")]
+    # Annotated: a ProfilerStep#N range around each forward, on the thread that ran it, from its
+    # embedding to the next forward's (the last to the end of the thread's last CUDA call).
+    last = max(e["ts"] + e["dur"] for e in events if e.get("cat") == "cuda_runtime")
+    annotated = list(bare)
+    for n, e in enumerate(emb):
+        end = emb[n + 1]["ts"] if n + 1 < len(emb) else last
+        annotated.append({"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{n}", "pid": e["pid"],
+                          "tid": e["tid"], "ts": e["ts"], "dur": round(end - e["ts"], 3), "args": {}})
+    paths = []
+    for name, evs in (("bare.json.gz", bare), ("annotated.json.gz", annotated)):
+        p = tmp_path / name
+        with gzip.open(p, "wt", compresslevel=1) as f:
+            json.dump(dict(doc, traceEvents=evs), f)
+        paths.append(p)
+    without, with_ = _steps(paths[0]), _steps(paths[1])
+    assert [s["Phase"] for s in without] == ["prefill"] + ["decode"] * 16
+    assert [s["Phase"] for s in with_] == [s["Phase"] for s in without]
+    # The same kernels per step, but for the forward's first kernel (the embedding), which the
+    # kernel period puts in the previous step: it starts each step at the forward's second kernel.
+    for a, b in zip(without, with_):
+        assert abs(a["Kernels"] - b["Kernels"]) <= 1, (a, b)
+    assert sum(s["Kernels"] for s in without) <= sum(s["Kernels"] for s in with_)
+    r = kernscope.open(str(paths[0])).report()
+    assert r["workload"]["kind"] == "llm_inference"
+    assert "shapes" in r["steps"]["method"]
+
+
+def test_a_text_encoder_run_without_gradients_is_inference():
+    # nsys-ai's FastVideo window holds the FSDP-wrapped T5 text encoder (encoder.block.N ranges) run
+    # with emit_nvtx: 16,542 aten:: operator ranges with op ids and none with an autograd sequence
+    # number (sqlite3 over NVTX_EVENTS), no backward kernels: inference, not LLM token generation.
+    r = report("nsysai_h100_2gpu_1s")
+    assert r["workload"]["kind"] == "inference"
+    assert any("without gradients" in e for e in r["workload"]["evidence"])

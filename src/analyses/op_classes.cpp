@@ -13,6 +13,7 @@
 #include "analyses/trace_context.hpp"
 #include "analyses/nvtx_ranges.hpp"
 #include "analyses/report_helpers.hpp"
+#include "analyses/setup_split.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/phase.hpp"
@@ -194,6 +195,10 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
   bool phases_found = false;
   const auto phases = kernel_phases(context, phases_found);
   result.phase_source = phases_found ? "NVTX ranges named *prefill* / *decode*" : "none (no NVTX prefill/decode ranges)";
+  // GPU work launched before the first step (loading the model, warm-up) is not what the steps cost.
+  const auto setup = report::split_setup(context);
+  result.setup_note = setup.note;
+  result.setup_kernels = setup.kernels;
 
   // Per distinct name: its rule class, and instances/time by resolved phase (for "attention").
   struct NameInfo {
@@ -208,6 +213,7 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
   std::vector<StringId> ids;
   const auto& k = trace.kernels;
   for (RowIndex i = 0; i < k.size(); ++i) {
+    if (setup.kernel[i]) continue;
     const StringId id = k.demangled_name[i];
     const std::size_t slot = id == kNoString ? trace.strings.size() : id;
     NameInfo*& info = info_of[slot];
@@ -234,22 +240,26 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
       names_per_class[c].insert(ids[n]);
     }
   }
-  auto add_memops = [&](const std::string& op_class, const auto& columns) {
-    if (columns.size() == 0) return;
+  auto add_memops = [&](const std::string& op_class, const auto& columns, const std::vector<bool>& in_setup) {
+    if (std::count(in_setup.begin(), in_setup.end(), false) == 0) return;
     auto& t = totals[op_class];
     t.op_class = op_class;
     for (RowIndex i = 0; i < columns.size(); ++i) {
+      if (in_setup[i]) continue;
       t.total_ns += columns.end_ns[i] - columns.start_ns[i];
       ++t.instances;
     }
   };
-  add_memops("memcpy", trace.memcpys);
-  add_memops("memset", trace.memsets);
-  if (trace.memcpys.size()) {
-    std::set<std::int32_t> kinds(trace.memcpys.copy_kind.begin(), trace.memcpys.copy_kind.end());
+  add_memops("memcpy", trace.memcpys, setup.memcpy);
+  add_memops("memset", trace.memsets, setup.memset);
+  if (totals.contains("memcpy")) {
+    std::set<std::int32_t> kinds;
+    for (RowIndex i = 0; i < trace.memcpys.size(); ++i) {
+      if (!setup.memcpy[i]) kinds.insert(trace.memcpys.copy_kind[i]);
+    }
     totals["memcpy"].kernels = static_cast<std::int64_t>(kinds.size());
   }
-  if (trace.memsets.size()) totals["memset"].kernels = 1;
+  if (totals.contains("memset")) totals["memset"].kernels = 1;
   for (auto& [c, names] : names_per_class) totals[c].kernels = static_cast<std::int64_t>(names.size());
 
   for (auto& [c, t] : totals) {

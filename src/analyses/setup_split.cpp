@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "analyses/step_windows.hpp"
+#include "analyses/trace_context.hpp"
 
 namespace kernscope::report {
 namespace {
@@ -31,12 +32,14 @@ std::pair<std::int64_t, std::int64_t> mark(const Columns& c, const Trace& trace,
 
 }  // namespace
 
-SetupSplit split_setup(const Trace& trace, const ApiLookup& lookup, const StepOptions& options) {
+SetupSplit split_setup(const TraceContext& context, const StepOptions& options) {
+  const Trace& trace = context.trace();
+  const ApiLookup& lookup = context.api_lookup();
   SetupSplit s;
   s.kernel.assign(trace.kernels.size(), false);
   s.memcpy.assign(trace.memcpys.size(), false);
   s.memset.assign(trace.memsets.size(), false);
-  auto found = find_step_windows(trace, options);
+  auto found = find_step_windows(context, options);
   if (!found || found->windows.empty()) return s;
   if (found->source != StepSource::kStepRange && found->source != StepSource::kAnnotations &&
       found->source != StepSource::kKernelPeriod) {

@@ -10,9 +10,12 @@
 #include <string>
 #include <vector>
 
-#include "analyses/api_lookup.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/trace.hpp"
+
+namespace kernscope {
+class TraceContext;
+}
 
 namespace kernscope::report {
 
@@ -27,6 +30,7 @@ struct SetupSplit {
   std::string note;  // in words, empty when nothing was setup
 };
 
-SetupSplit split_setup(const Trace& trace, const ApiLookup& lookup, const StepOptions& options = {});
+// The run's shared lookups (trace_context.hpp) give the launching calls and the step windows.
+SetupSplit split_setup(const TraceContext& context, const StepOptions& options = {});
 
 }  // namespace kernscope::report

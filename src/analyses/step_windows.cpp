@@ -203,7 +203,7 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
   if (anchor.size() > 60) anchor = anchor.substr(0, 59) + "\xE2\x80\xA6";
   out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +
                std::to_string(best->count) + " launches, most " + std::to_string(best->spacing) +
-               " kernels apart); phases from the kernel mix";
+               " kernels apart)";
   return out;
 }
 
@@ -235,7 +235,7 @@ StepWindows from_gpu_gaps(const Trace& trace) {
   }
   out.source = StepSource::kGpuGaps;
   out.method = "heuristic: GPU work split at idle gaps > " + std::to_string(threshold / 1000) +
-               " us (no step annotations, no regular kernel period); phases from the kernel mix";
+               " us (no step annotations, no regular kernel period)";
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
+#include "analyses/step_phases.hpp"
 #include "analyses/step_windows.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/report_helpers.hpp"
@@ -109,6 +110,15 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     steps[w].wall_ns = windows[w].end - windows[w].start;
   }
   auto kernel_class = [&](RowIndex i) -> const std::string& { return context.kernel_class(k.demangled_name[i]).op_class; };
+  // What the phase decision reads besides the steps' class times (step_phases.hpp).
+  std::vector<report::StepPhaseFacts> phase_facts(windows.size());
+  for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w].global_tid = windows[w].global_tid;
+  const bool has_grid = k.grid_x.size() == k.size();
+  auto note_attention_launch = [&](std::size_t step, RowIndex i) {
+    if (!has_grid || kernel_class(i) != "attention") return;
+    const std::int64_t blocks = std::int64_t{k.grid_x[i]} * k.grid_y[i] * k.grid_z[i];
+    phase_facts[step].attention_blocks = std::max(phase_facts[step].attention_blocks, blocks);
+  };
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
   if (thread_steps) {
     // API calls inside steps. The chosen windows are the innermost ranges, so on one thread they
@@ -162,6 +172,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       ++s->kernels;
       s->kernel_ns += d;
       s->class_ns[kernel_class(i)] += d;
+      note_attention_launch(static_cast<std::size_t>(s - steps.data()), i);
       project(*s, k.start_ns[i], k.end_ns[i]);
     }
     // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
@@ -203,6 +214,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       ++s.kernels;
       s.kernel_ns += k.end_ns[i] - k.start_ns[i];
       s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+      note_attention_launch(static_cast<std::size_t>(&s - steps.data()), i);
       project(s, k.start_ns[i], k.end_ns[i]);
     }
   }
@@ -240,18 +252,17 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   for (const auto& w : windows) signals.annotated_phases |= w.phase != Phase::kUnknown;
   result.workload = recognize_workload(trace, signals);
   const bool llm = result.workload.kind == WorkloadKind::kLlmInference;
-  // Phases the names did not give: GEMM-heavy steps are prefill, GEMV-heavy ones decode.
-  for (auto& s : steps) {
-    if (!llm) s.phase = Phase::kUnknown;
-    if (s.phase != Phase::kUnknown || !llm) continue;
-    const auto gemm = s.class_ns["gemm"] + s.class_ns["quantized_gemm"] + s.class_ns["attention_prefill"];
-    const auto gemv = s.class_ns["gemv"] + s.class_ns["attention_decode"];
-    if (gemm + gemv > 0) s.phase = gemm > gemv ? Phase::kPrefill : Phase::kDecode;
+  // Phases the names did not give, from the most direct evidence the step holds (step_phases.hpp).
+  if (llm) {
+    const auto decided = report::decide_step_phases(trace, steps, phase_facts);
+    if (!decided.summary.empty()) result.method += "; " + decided.summary;
+  } else {
+    for (auto& s : steps) s.phase = Phase::kUnknown;
   }
   // Attention kernels whose name does not say the phase take their step's.
   for (auto& s : steps) {
     auto it = s.class_ns.find("attention");
-    if (it == s.class_ns.end() || s.phase == Phase::kUnknown) continue;
+    if (it == s.class_ns.end() || s.phase == Phase::kUnknown || s.phase == Phase::kMixed) continue;
     s.class_ns[s.phase == Phase::kPrefill ? "attention_prefill" : "attention_decode"] += it->second;
     s.class_ns.erase("attention");
   }
@@ -299,9 +310,25 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     if (it->phase != Phase::kPrefill) continue;
     std::vector<std::int64_t> felt;
     for (const auto& st : steps) {
-      // The step's own time: its host range, or its GPU work when that lasts longer (GPU work
-      // that starts late waited for earlier work in the queue, which is not this step's).
-      if (st.name == it->name && st.phase == Phase::kPrefill) felt.push_back(std::max(st.wall_ns, st.gpu_span_ns));
+      // Time to first token is wall time from the step's start until its token exists: the end
+      // of its host range, or of its GPU work when that ends later (a serving engine's prefill
+      // range ends when its kernels are queued). Waiting inside the step for earlier GPU work
+      // (a stream waiting on an event) is time the request waits too, so it counts.
+      if (st.name == it->name && st.phase == Phase::kPrefill) {
+        felt.push_back(std::max(st.end_ns, st.gpu_end_ns) - st.start_ns);
+        // Said when most of that time is not the step's own GPU work (a serving engine's step
+        // waiting on an event of earlier work): TTFT is right, the prefill itself is shorter.
+        if (st.gpu_end_ns > st.end_ns && felt.back() > 2 * st.kernel_ns) {
+          char line[400];
+          std::snprintf(line, sizeof line,
+                        "prefill step at %.3f ms: TTFT %.3f ms counts until its GPU work ends, %.3f ms after its host "
+                        "range; its kernels summed %.3f ms, so most of that time it waited (for earlier GPU work, the "
+                        "host or copies), not computed",
+                        static_cast<double>(st.start_ns - steps.front().start_ns) / 1e6, felt.back() / 1e6,
+                        static_cast<double>(st.gpu_end_ns - st.end_ns) / 1e6, st.kernel_ns / 1e6);
+          result.notes.emplace_back(line);
+        }
+      }
     }
     result.ttft = distribution(felt);
     break;

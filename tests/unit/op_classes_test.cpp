@@ -199,11 +199,19 @@ TEST(OpsOnLlamaFixture, EveryKernelRightAndOtherUnderFivePercent) {
     checked += known;
   }
   EXPECT_EQ(checked, ops.kernels.size());
-  EXPECT_EQ(ops.kernels.size(), 40u);
+  // 40 kernel names in the trace; the prompt's random token ids (random_from_to, 1 kernel) were
+  // drawn before the first step (sqlite3: its cudaLaunchKernel starts before warmup:prefill), so
+  // they are setup, left out of the classes with the 149 weight copies (1,705,119,872 bytes).
+  EXPECT_EQ(ops.kernels.size(), 39u);
+  EXPECT_EQ(ops.setup_kernels, 1);
+  EXPECT_NE(ops.setup_note.find("149 copies (1.705 GB"), std::string::npos) << ops.setup_note;
   EXPECT_LT(ops.other_share, 0.05);
   std::int64_t instances = 0;
-  for (const auto& c : ops.classes) instances += c.op_class == "memcpy" || c.op_class == "memset" ? 0 : c.instances;
-  EXPECT_EQ(instances, 90287);  // every kernel counted once
+  for (const auto& c : ops.classes) {
+    instances += c.op_class == "memcpy" || c.op_class == "memset" ? 0 : c.instances;
+    EXPECT_NE(c.op_class, "memcpy");  // every copy of this trace loads the model before the first step
+  }
+  EXPECT_EQ(instances + ops.setup_kernels, 90287);  // every kernel counted once
 }
 
 TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {

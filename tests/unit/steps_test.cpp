@@ -244,6 +244,35 @@ TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
   EXPECT_EQ(llm.decode_wall.count, 3);
 }
 
+TEST(Steps, PhasesFromAttentionKernelsSayWhichEvidenceDecided) {
+  // Four bursts of GPU work 50 ms apart, no annotations, each GEMV-heavy (the kernel mix alone
+  // would call every one a decode). Bursts 0-2 run a flash forward kernel that does not say its
+  // phase: with 64 blocks in burst 0 (a query tile per block: a prompt) and 2 in bursts 1-2 (one
+  // token). Burst 3 runs FlashInfer's prefill and decode kernels side by side: a mixed step.
+  testing::SyntheticTrace s;
+  const TimeNs ms = 1'000'000;
+  for (int step = 0; step < 4; ++step) {
+    const TimeNs base = step * 50 * ms;
+    for (int i = 0; i < 10; ++i) s.kernel("gemvx::kernel", base + i * 2'000, base + i * 2'000 + 1'500);
+    if (step < 3) {
+      s.kernel("flash_fwd_kernel", base + 21'000, base + 22'000);
+      s.trace.kernels.grid_x.back() = step == 0 ? 64 : 2;
+    } else {
+      s.kernel("BatchPrefillWithPagedKVCacheKernel", base + 21'000, base + 22'000);
+      s.kernel("BatchDecodeWithPagedKVCacheKernel", base + 23'000, base + 24'000);
+    }
+  }
+  auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.workload.kind, WorkloadKind::kLlmInference);
+  ASSERT_EQ(r.steps.size(), 4u);
+  EXPECT_EQ(r.steps[0].phase, Phase::kPrefill);
+  EXPECT_EQ(r.steps[1].phase, Phase::kDecode);
+  EXPECT_EQ(r.steps[2].phase, Phase::kDecode);
+  EXPECT_EQ(r.steps[3].phase, Phase::kMixed);
+  EXPECT_NE(r.method.find("3 from attention launch size (2 to 64 blocks per launch)"), std::string::npos) << r.method;
+  EXPECT_NE(r.method.find("1 from attention kernels"), std::string::npos) << r.method;
+}
+
 TEST(Steps, StepRangeMustExist) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "iteration", 0, 100);
