@@ -242,6 +242,7 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
   if (!work) return std::unexpected(work.error());
   RooflineResult result;
   result.latency_floor_ns = options.latency_floor_ns;
+  if (!work->steps().empty()) result.step_work_source = std::string(work->steps().front().source);
   if (const Device* device = main_device(trace)) {
     result.peaks = match_gpu_peaks(*device, options.user_peaks);
   } else if (options.user_peaks.size() == 1 && options.user_peaks[0].match == "*") {
@@ -444,7 +445,11 @@ std::vector<std::string> roofline_summary(const RooflineResult& result) {
   for (const auto& [source, ns] : result.covered_by_source) {
     coverage += fmt::format("; {} {}", source, percent(static_cast<double>(ns) / static_cast<double>(result.kernel_ns)));
   }
-  if (result.covered_ns == 0) {
+  if (result.covered_ns == 0 && !result.step_work_source.empty()) {
+    // A model config costs whole steps, not kernels: said, not "no source".
+    coverage += fmt::format(": no work per kernel; {} gives each step's work (the headline's figures; rows with --by step)",
+                            result.step_work_source);
+  } else if (result.covered_ns == 0) {
     coverage += ": no source of FLOPs and bytes in this trace (record with PyTorch's profiler and record_shapes=True, or "
                 "run under emit_nvtx(record_shapes=True) in nsys)";
   }

@@ -54,6 +54,7 @@ struct RooflineResult {
   std::int64_t kernel_ns = 0;     // all kernels' time
   std::int64_t covered_ns = 0;    // kernels whose work a source gave
   std::map<std::string, std::int64_t> covered_by_source;
+  std::string step_work_source;   // a provider's whole-step work (model-config), "" when none
   PeakMatch peaks;
   double latency_floor_ns = 0;
   std::vector<std::string> headline;  // decode MBU, GEMV bandwidth efficiency, prefill MFU

@@ -133,6 +133,8 @@ model = ["--model", os.path.join(FIX, "models", "llama_decode_workload.json"), "
 out = json.loads(run("roofline", "--by", "class", "--format", "json", *model, nsys_gz))
 got, line = percent_after(out["summary"], "decode GEMV bandwidth efficiency")
 check("GEMV bandwidth efficiency (nsys, --model)", got, projection, 0.051)
+said = any("no work per kernel; model-config gives each step's work" in s for s in out["summary"])
+check("coverage line names the model config's step work", int(said), 1, 0)
 m = re.search(r"([0-9.]+) GB of weight matrices per step", line)
 check("weight matrices per step (GB)", float(m.group(1)) if m else -1, weight_bytes / 1e9, 0.0006)
 m = re.search(r"in ([0-9.]+) ms of GEMV/GEMM kernels per step", line)
