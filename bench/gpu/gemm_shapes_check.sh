@@ -11,7 +11,7 @@ W=$(mktemp -d /tmp/kernscope_gemm_shapes.XXXXXX)
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
 $K record --gemm-shapes -o "$W/mm.sqlite" -- python3 "$R/bench/gpu/gemm_shapes_prog.py" | tee "$W/prog.txt" || exit 1
 ls -la "$W"
-LT=$(ls "$W"/mm.cublaslt.*.log 2>/dev/null | head -1)
+LT=$(ls "$W"/mm.cublaslt*.log 2>/dev/null | head -1)  # mm.cublaslt.log (or with the process id where -o has %p)
 [ -s "$LT" ] || { echo "FAIL no cuBLASLt log in $W"; exit 1; }
 $K roofline --cublas-log "$LT" --format csv --limit 0 "$W/mm.sqlite" >"$W/roofline.csv" 2>"$W/roofline.err" || { cat "$W/roofline.err"; exit 1; }
 cat "$W/roofline.err"
