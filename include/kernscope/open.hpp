@@ -11,8 +11,8 @@ namespace kernscope {
 struct OpenOptions {
   EventKinds kinds = kAllEventKinds;  // event kinds to load; others are only checked for presence
   // Kinds whose every column is read. For the others only the columns summaries use are read
-  // (kernels: times, process, device, correlation, names, graph node; API calls: times, thread, correlation,
-  // name) and the rest are zero: reading fewer columns is most of the reader's speed.
+  // (kernels: times, process, device, context, correlation, names, graph node; API calls: times,
+  // thread, correlation, name) and the rest are empty: reading fewer columns is most of the reader's speed.
   EventKinds detail_kinds = kAllEventKinds;
   // Large tables of a file export are scanned in parallel slices of about this many rows, one
   // connection per worker thread, at most one slice per core per table; 0 scans each table whole.

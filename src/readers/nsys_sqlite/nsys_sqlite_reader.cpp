@@ -326,21 +326,24 @@ Result<void> Reader::read_processes_and_threads() {
 }
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
-  // Summaries need only the first nine columns; launch geometry, contexts and streams are read
-  // only when asked for, and otherwise stay empty (Trace::detailed says so).
+  // Summaries need only the first ten columns; launch geometry, green contexts and streams are
+  // read only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
+  // always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a device's last
+  // operation, which may be a kernel, and analyze/report load kernels without their details.
   const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
   std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
                                    {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
-                                   {"shortName", nullptr}, {"mangledName", nullptr}, {"graphNodeId", "0"}};
+                                   {"shortName", nullptr}, {"mangledName", nullptr}, {"graphNodeId", "0"},
+                                   {"contextId", "0"}};
   if (details) {
-    specs.insert(specs.end(), {{"contextId", "0"}, {"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
+    specs.insert(specs.end(), {{"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
                                {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
                                {"registersPerThread", "0"}, {"staticSharedMemory", "0"},
                                {"dynamicSharedMemory", "0"}, {"launchType", "0"}});
     KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
   } else {
     for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid, &k.graph_node_id}) column->reserve(range.expected_rows);
-    for (auto* column : {&k.device_id, &k.correlation_id}) column->reserve(range.expected_rows);
+    for (auto* column : {&k.device_id, &k.correlation_id, &k.context_id}) column->reserve(range.expected_rows);
     for (auto* column : {&k.demangled_name, &k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
   }
   auto i32 = [](const Statement& s, int col) { return static_cast<std::int32_t>(s.int64(col)); };
@@ -355,8 +358,8 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
     k.short_name.push_back(str(s, 6));
     k.mangled_name.push_back(str(s, 7));
     k.graph_node_id.push_back(s.int64(8));
-    if (!details) return;
     k.context_id.push_back(u32(s, 9));
+    if (!details) return;
     k.green_context_id.push_back(u32(s, 10));
     k.stream_id.push_back(u32(s, 11));
     k.grid_x.push_back(i32(s, 12));
