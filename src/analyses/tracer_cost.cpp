@@ -228,9 +228,9 @@ std::vector<std::string> TracerCostEstimate::lines() const {
   if (!kernscope_trace) return out;
   if (calibration && not_estimated.empty()) {
     out.push_back(fmt::format("traced host times inflated by about {:.0f} % ({:.0f} launches per step x {:.1f} us, calibrated on {}): "
-                              "{}, {} traced, about {} without the tracer",
+                              "{}, {} traced, about {} without the tracer{}",
                               inflation_percent, launches, calibration->us_per_launch, calibration->host, basis, ms(host_ns),
-                              ms(host_ns - added_ns)));
+                              ms(host_ns - added_ns), host_cpu.empty() ? "" : " (traced on " + host_cpu + ")"));
   } else {
     out.push_back("tracer cost not estimated: " + not_estimated + "; traced host times include an unknown cost of the tracer");
   }
