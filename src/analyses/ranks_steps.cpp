@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "analyses/ranks_set.hpp"
@@ -19,6 +20,18 @@ double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const std::size_t mid = v.size() / 2;
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// A step's group name: numbered steps (ProfilerStep#4, ProfilerStep#5) are one group, ProfilerStep#N;
+// the empty NVTX domain's leading ':' is dropped.
+std::string group_name(std::string name) {
+  if (name.starts_with(':')) name.erase(0, 1);
+  const auto hash = name.rfind('#');
+  if (hash != std::string::npos && hash + 1 < name.size() &&
+      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    name.replace(hash + 1, std::string::npos, "N");
+  }
+  return name;
 }
 
 }  // namespace
@@ -51,7 +64,7 @@ RankSteps rank_steps_of(const Trace& trace, std::int64_t global_pid) {
   std::map<std::pair<std::string, Phase>, std::vector<std::size_t>> groups;
   std::vector<std::pair<std::string, Phase>> order;
   for (std::size_t w : mine) {
-    auto key = std::pair{all[w].name, all[w].phase};
+    auto key = std::pair{group_name(all[w].name), all[w].phase};
     if (!groups.contains(key)) order.push_back(key);
     groups[key].push_back(w);
   }

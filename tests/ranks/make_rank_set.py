@@ -13,7 +13,9 @@ Other events keep their times (shifted by the rank's clock offset only).
 Bad-input variants: --cut RANK (file cut mid-event), --hang RANK:K (the rank's last K collectives
 never launched while its trace goes on), --late-start RANK:K (its window starts at the K-th
 collective), --skip RANK (no file), --no-dist-info (ranks only in file names), --seq (record the
-process group's sequence number, as newer PyTorch does).
+process group's sequence number, as newer PyTorch does), --layer-straggler RANK:DELAY_US:LAYER (the rank
+late at every collective that is the LAYER-th (from 0) launched inside its ProfilerStep#N range;
+replaces the default schedule; the truth file lists each collective's step and layer).
 
 Writes rank<R>.trace.json.gz per rank into OUT_DIR, and OUT_DIR.truth.json beside it (offsets,
 injected stragglers, variants), outside the folder so the folder holds traces only.
@@ -70,6 +72,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=8)
     ap.add_argument("--straggler", action="append", default=[],
                     help="RANK:DELAY_US:EVERY:PHASE — late at collectives i with i %% EVERY == PHASE (first match wins)")
+    ap.add_argument("--layer-straggler", action="append", default=[], help="RANK:DELAY_US:LAYER")
     ap.add_argument("--seq", action="store_true")
     ap.add_argument("--no-dist-info", action="store_true")
     ap.add_argument("--cut", type=int, action="append", default=[])
@@ -90,12 +93,35 @@ def main():
     for spec in args.straggler or ["5:200:3:1", "2:80:7:0"]:
         rank, delay_us, every, phase = spec.split(":")
         schedule.append((int(rank), int(float(delay_us) * 1000), int(every), int(phase)))
+    # Each collective's step (the ProfilerStep#N range its launch falls in) and its position there.
+    launch = {}
+    for e in events:
+        if e.get("cat") in ("cuda_runtime", "cuda_driver") and isinstance(e.get("args"), dict) and "correlation" in e["args"]:
+            launch[e["args"]["correlation"]] = to_ns(e["ts"])
+    steps = sorted((to_ns(e["ts"]), to_ns(e["ts"]) + to_ns(e["dur"]), e["name"]) for e in events
+                   if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#"))
+    step_of, layer_of, seen = {}, {}, {}
+    for i, e in enumerate(nccl):
+        t = launch.get(e.get("args", {}).get("correlation"), to_ns(e["ts"]))
+        for start, end, name in steps:
+            if start <= t <= end:
+                step_of[i] = name
+                layer_of[i] = seen.get(name, 0)
+                seen[name] = layer_of[i] + 1
+                break
+    if args.layer_straggler:
+        schedule = []
     late = {}  # collective index -> (rank, delay ns)
     for i in range(len(nccl)):
         for rank, delay, every, phase in schedule:
             if rank < n and i % every == phase:
                 late[i] = (rank, delay)
                 break
+    for spec in args.layer_straggler:
+        rank, delay_us, layer = spec.split(":")
+        for i in range(len(nccl)):
+            if int(rank) < n and layer_of.get(i) == int(layer) and i not in late:
+                late[i] = (int(rank), int(float(delay_us) * 1000))
 
     def arrival_delay(rank, i):
         d = jitter_ns(rank, i)
@@ -189,6 +215,7 @@ def main():
         "max_jitter_ns": 800,
         "injected": [{"collective": i, "rank": r, "delay_ns": d} for i, (r, d) in sorted(late.items())],
         "times_last": {str(r): sum(1 for i, (rr, _) in late.items() if rr == r) for r in range(n)},
+        "steps": {str(i): step_of[i] for i in step_of}, "layers": {str(i): layer_of[i] for i in layer_of},
         "hang": hang, "late_start": late_start, "cut": args.cut, "skip": args.skip, "seq": args.seq,
     }
     with open(os.path.normpath(args.out_dir) + ".truth.json", "w") as f:

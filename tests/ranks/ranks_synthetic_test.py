@@ -142,6 +142,33 @@ def main():
         make(source, c, "--ranks", "2", "--no-dist-info")
         doc = ranks_json(kernscope, os.path.join(c, "rank0.trace.json.gz"), os.path.join(c, "rank1.trace.json.gz"))
         check(all("CUDA device id" in column(r, "Rank Evidence") for r in doc["tables"]["ranks"]), "ranks from device ids")
+
+        # 4. A straggler at a known layer: rank 1 late by 150 us at the 4th collective (layer 3) of every
+        # ProfilerStep#N; the truth file lists each collective's step and layer, worked out by the
+        # generator from the source's ProfilerStep ranges and launch times.
+        d = os.path.join(tmp, "d")
+        truth = make(source, d, "--ranks", "2", "--seq", "--layer-straggler", "1:150:3")
+        doc = ranks_json(kernscope, d)
+        per_layer = {}
+        for i, layer in truth["layers"].items():
+            per_layer[layer] = per_layer.get(layer, 0) + 1
+        rows = {column(r, "Layer"): r for r in doc["tables"]["skew_by_layer"]}
+        check(sorted(rows) == sorted(per_layer), f"layers {sorted(rows)}, generator {sorted(per_layer)}")
+        for layer, count in per_layer.items():
+            r = rows.get(layer)
+            if r is None:
+                continue
+            check(column(r, "Collectives") == count, f"layer {layer}: {column(r, 'Collectives')} collectives, generator {count}")
+            if layer == 3:
+                injected = [x for x in truth["injected"] if truth["layers"][str(x["collective"])] == 3]
+                check(column(r, "Top Straggler") == 1 and column(r, "Times Last") == len(injected),
+                      f"layer 3: top straggler {column(r, 'Top Straggler')} x{column(r, 'Times Last')}, injected rank 1 x{len(injected)}")
+                check(abs(column(r, "Mean Lead") - 150_000) < 1000, f"layer 3: mean lead {column(r, 'Mean Lead')} ns, injected 150000")
+            else:
+                check(column(r, "Top Straggler") in (None, ""), f"layer {layer}: no straggler, got {column(r, 'Top Straggler')}")
+        steps = {column(r, "Rank"): r for r in doc["tables"]["rank_steps"]}
+        want_steps = len(set(truth["steps"].values()))
+        check(all(column(steps[k], "Steps") == want_steps for k in (0, 1)), f"{want_steps} ProfilerStep ranges per rank")
     if failures:
         sys.exit(f"{len(failures)} check(s) failed")
     print("ranks synthetic sets: all checks passed")
