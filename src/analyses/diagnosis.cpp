@@ -93,9 +93,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   const TraceContext context(trace, rules);
   auto ops_job = std::async(std::launch::async, [&] { return classify_operations(context); });
   auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(context, step_options); });
-  auto kernel_tail_job = std::async(std::launch::async, [&] { return tail_statistics(trace, TailSubject::kKernel); });
+  auto kernel_tail_job = std::async(std::launch::async, [&] { return tail_statistics(context, TailSubject::kKernel); });
   auto api_tail_job = std::async(std::launch::async, [&] {
-    return trace.has(EventKind::kApiCalls) ? tail_statistics(trace, TailSubject::kApi) : Result<TailResult>(TailResult{});
+    return trace.has(EventKind::kApiCalls) ? tail_statistics(context, TailSubject::kApi) : Result<TailResult>(TailResult{});
   });
   auto rules_job = std::async(std::launch::async, [&] { return run_nsys_rules(trace, analyze_options); });
   auto ops = ops_job.get();

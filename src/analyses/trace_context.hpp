@@ -1,6 +1,7 @@
 // What several analyses of one run derive from the same trace, built once and shared (report runs
-// ops, steps, tails and rules concurrently; each used to build its own): the launching-call
-// lookup (api_lookup.hpp) and each kernel name's operation class. A part is built the first time an
+// ops, steps, the tails and the rules concurrently; ops, steps, their step windows and the API tail
+// each built the lookup, ops and steps each matched the names): the launching-call lookup
+// (api_lookup.hpp) and each kernel name's operation class. A part is built the first time an
 // analysis asks for it — once, even when analyses on several threads ask at the same moment — and
 // only read afterwards. Analyses called without a context build a private one.
 #pragma once
@@ -13,6 +14,7 @@
 #include "analyses/api_lookup.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
+#include "kernscope/tail.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {
@@ -56,5 +58,6 @@ class TraceContext {
 // The analyses that share the context (the overloads taking a trace build a private one).
 Result<OpsResult> classify_operations(const TraceContext& context);
 Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options);
+Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);
 
 }  // namespace kernscope
