@@ -52,10 +52,15 @@ RankSteps rank_steps_of(const Trace& trace, std::int64_t global_pid) {
     return out;
   }
   std::vector<std::size_t> mine;
+  bool gpu_only = false;
   for (std::size_t w = 0; w < all.size(); ++w) {
     const auto tid = windows->windows[w].global_tid;
+    gpu_only = gpu_only || tid == 0;
     if (global_pid == -1 || tid == 0 || process_key(tid) == global_pid) mine.push_back(w);
   }
+  // Windows in GPU time only (the work's period, idle gaps) have no thread: in an export holding
+  // several processes they were found over all of them, so every rank gets the same windows.
+  if (gpu_only && global_pid != -1) out.method += " (over the whole export's GPU work: the same windows for every process in it)";
   if (mine.empty()) {
     out.method = "no steps in this rank's process (" + out.method + ")";
     return out;

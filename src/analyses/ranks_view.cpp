@@ -41,7 +41,8 @@ std::string rank_list(const RankSet& set, const std::vector<std::size_t>& positi
   std::string out;
   for (std::size_t i = 0; i < positions.size(); ++i) {
     if (i == 12) return out + ", ... (" + std::to_string(positions.size()) + ")";
-    out += (i ? "," : "") + std::to_string(set.ranks[positions[i]].rank);
+    if (i) out += ',';  // appended, not "," + string&&: GCC 12's -Wrestrict false positive
+    out += std::to_string(set.ranks[positions[i]].rank);
   }
   return out;
 }
@@ -310,7 +311,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
     std::string spreads, tops;
     for (const auto& b : a.bins) {
       spreads += fmt::format(" {:>9}", b.collectives ? readable(b.median_spread_ns) : "-");
-      tops += fmt::format(" {:>9}", b.top_straggler >= 0 ? "r" + std::to_string(b.top_straggler) : "-");
+      tops += fmt::format(" {:>9}", b.top_straggler >= 0 ? fmt::format("r{}", b.top_straggler) : "-");
     }
     line("");
     line(fmt::format("Skew over time ({} bins of {}):", a.bins.size(), readable(static_cast<double>(a.bins.front().end_ns))));
@@ -345,6 +346,11 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
                        r.rank == sv.slowest_rank ? "  <- slowest" : ""));
     }
     if (sv.ranks.size() > 16) line(fmt::format("  ... {} more ranks (the rank_steps table)", sv.ranks.size() - 16));
+    for (const auto& r : sv.ranks) {
+      if (r.wall.count == 0) continue;
+      line(fmt::format("  steps from (rank {}; the rank_steps table has each rank's): {}", r.rank, r.method));
+      break;
+    }
     line("  slowest rank " + std::to_string(sv.slowest_rank) + ": " + sv.slowest_why);
     std::vector<const SlowStepRow*> longest;
     for (const auto& r : sv.slowest_steps) longest.push_back(&r);
