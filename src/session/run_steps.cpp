@@ -34,7 +34,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
       auto& table = out.tables[0];
       const auto at = static_cast<std::ptrdiff_t>(4);  // after Wall
       table.columns.insert(table.columns.begin() + at, Column{"Host Corrected", Unit::kDuration});
-      for (std::size_t i = 0; i < table.rows.size(); ++i) table.rows[i].insert(table.rows[i].begin() + at, correction.corrected_ns[i]);
+      for (std::size_t i = 0; i < table.rows.size(); ++i) {
+        // emplace, not insert of a converted Cell: GCC 12 warns (maybe-uninitialized) on the temporary.
+        table.rows[i].emplace(table.rows[i].begin() + at, std::in_place_type<std::int64_t>, correction.corrected_ns[i]);
+      }
       cost_lines.push_back("Host Corrected: " + correction.why);
     } else {
       cost_lines.push_back("host times not corrected: " + correction.why);
