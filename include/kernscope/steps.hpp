@@ -2,7 +2,7 @@
 // Steps come from the most trustworthy source the trace offers (analyses/step_windows.hpp:
 // --step-range, step-naming annotations, the kernel period, GPU idle gaps). The phase is read from
 // the annotation, else from the step's evidence (analyses/step_phases.hpp: attention shapes,
-// attention kernel kinds and launch sizes, the GEMM/GEMV mix); `method` says which decided.
+// attention kernel kinds, the GEMM/GEMV mix); `method` says which decided.
 #pragma once
 
 #include <map>

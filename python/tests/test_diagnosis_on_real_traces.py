@@ -40,6 +40,11 @@ def test_llama_decode_is_llm_inference_with_its_steps():
     groups = {g["name"]: g for g in r["steps"]["groups"]}
     assert groups[":measure:decode_step"]["wall"]["count"] == 64
     assert r["steps"]["tpot"]["count"] == 64 and r["steps"]["ttft"]["count"] == 1
+    # Its 149 copies (1,705,119,872 bytes of weights, sqlite3) are all launched before the first step
+    # (warmup:prefill): setup, neither a class share nor something to pin in the serving path.
+    assert not any(c["class"] == "memcpy" for c in r["classes"])
+    assert not any(a.startswith("Pin the host buffers") for a in r["next_actions"])
+    assert any("before the first step" in line for line in r["diagnosis"])
 
 
 def test_kernel_benchmark_is_not_llm_and_its_names_are_not_steps():

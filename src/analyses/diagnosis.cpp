@@ -233,7 +233,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
     }
   }
-  if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
+  if (const Finding* f = find(d.findings, "cuda_memcpy_async");
+      f && f->count > 0 && d.ops.setup_copies > 0 && d.ops.setup_copies == static_cast<std::int64_t>(trace.memcpys.size())) {
+    // Every copy of the trace ran before the first step (loading the model): start-up time, not a
+    // step's, so no serving advice (setup_split.hpp).
+    said.insert(f->rule);
+    d.diagnosis.push_back("Async copies from pageable memory (" + f->evidence +
+                          ") all ran before the first step (setup: loading the model), not in the steps.");
+  } else if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
     sized(*f, "Async copies from pageable memory run synchronously: " + f->evidence + ".",
           "Pin the host buffers of those copies (" + f->evidence + ")" + (llm ? ", or move them out of the serving path" : ""));
   }

@@ -65,7 +65,8 @@ void time_samples(const StepAnalysis& steps, RunFigures& run) {
   }
   if (steps.ttft.count > 0 && prefill) {
     for (const auto& s : steps.steps) {
-      if (s.name == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.wall_ns, s.gpu_span_ns));
+      // TTFT as steps defines it: from the step's start until its range or its GPU work ends.
+      if (s.name == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.end_ns, s.gpu_end_ns) - s.start_ns);
     }
   }
 }

@@ -199,6 +199,7 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
   const auto setup = report::split_setup(context);
   result.setup_note = setup.note;
   result.setup_kernels = setup.kernels;
+  result.setup_copies = setup.copies;
 
   // Per distinct name: its rule class, and instances/time by resolved phase (for "attention").
   struct NameInfo {

@@ -95,7 +95,6 @@ const char* phase_evidence_name(PhaseEvidence evidence) {
     case PhaseEvidence::kAnnotation: return "annotation";
     case PhaseEvidence::kShapes: return "shapes";
     case PhaseEvidence::kAttentionKind: return "attention kernels";
-    case PhaseEvidence::kAttentionLaunchSize: return "attention launch size";
     case PhaseEvidence::kKernelMix: return "kernel mix";
     case PhaseEvidence::kNone: break;
   }
@@ -108,14 +107,6 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   std::vector<std::int64_t> step_tid(steps.size(), 0);
   for (std::size_t i = 0; i < steps.size(); ++i) step_tid[i] = facts[i].global_tid;
   const auto shape = shapes_per_step(trace, steps, step_tid);
-  // Launch sizes of plain "attention" kernels, over the steps that have them.
-  std::int64_t fewest = 0, most = 0;
-  for (const auto& f : facts) {
-    if (f.attention_blocks == 0) continue;
-    fewest = fewest == 0 ? f.attention_blocks : std::min(fewest, f.attention_blocks);
-    most = std::max(most, f.attention_blocks);
-  }
-  const bool sizes_differ = fewest > 0 && most >= 4 * fewest;
   std::map<std::int64_t, std::int64_t> query_seen;  // query lengths seen, for the summary
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
@@ -139,13 +130,6 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
       d.evidence[i] = PhaseEvidence::kAttentionKind;
       continue;
     }
-    if (sizes_differ && facts[i].attention_blocks > 0) {
-      // Nearer (in ratio) to the largest launches than to the smallest: a prefill.
-      const double b = static_cast<double>(facts[i].attention_blocks);
-      s.phase = b * b >= static_cast<double>(fewest) * static_cast<double>(most) ? Phase::kPrefill : Phase::kDecode;
-      d.evidence[i] = PhaseEvidence::kAttentionLaunchSize;
-      continue;
-    }
     const std::int64_t gemm = class_time(s, {"gemm", "quantized_gemm", "moe_gemm"});
     const std::int64_t gemv = class_time(s, {"gemv"});
     if (gemm + gemv > 0) {
@@ -155,7 +139,7 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   }
   // In words: how many steps of each phase, and which evidence decided how many.
   std::array<std::int64_t, 4> per_phase{};
-  std::array<std::int64_t, 6> per_evidence{};
+  std::array<std::int64_t, 5> per_evidence{};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     ++per_phase[static_cast<std::size_t>(steps[i].phase)];
     ++per_evidence[static_cast<std::size_t>(d.evidence[i])];
@@ -173,9 +157,6 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
       std::string q;
       for (auto it = query_seen.rbegin(); it != query_seen.rend(); ++it) q += (q.empty() ? "" : " / ") + std::to_string(it->first);
       what += " (query tokens per sequence " + q + ")";
-    }
-    if (e == static_cast<std::size_t>(PhaseEvidence::kAttentionLaunchSize)) {
-      what += fmt::format(" ({} to {} blocks per launch)", fewest, most);
     }
     from += fmt::format("{}{} from {}", from.empty() ? "" : ", ", per_evidence[e], what);
   }

@@ -7,10 +7,9 @@
 //      sequence is a prefill, one is a decode;
 //   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
 //      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
-//   4. the launch size of attention kernels that do not say their kind (flash forward kernels serve
-//      both): a prefill launches blocks for every query tile, a decode for one token, so steps whose
-//      attention launches are at least 4x larger than the smallest steps' are prefill;
-//   5. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
+//   4. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
+// Not the launch size of attention kernels (grid): the CLI's load plans for steps and report leave
+// kernels' grid columns unread, and a decision must not depend on which columns were loaded.
 #pragma once
 
 #include <cstdint>
@@ -23,15 +22,13 @@
 
 namespace kernscope::report {
 
-enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kAttentionLaunchSize, kKernelMix, kNone };
+enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kKernelMix, kNone };
 
-// Words for a table cell: "annotation", "shapes", "attention kernels", "attention launch size",
-// "kernel mix", "none".
+// Words for a table cell: "annotation", "shapes", "attention kernels", "kernel mix", "none".
 const char* phase_evidence_name(PhaseEvidence evidence);
 
 struct StepPhaseFacts {
-  std::int64_t global_tid = 0;        // the step window's thread (0: a window in GPU time)
-  std::int64_t attention_blocks = 0;  // most blocks of one launch of a kernel classed plain "attention"
+  std::int64_t global_tid = 0;  // the step window's thread (0: a window in GPU time)
 };
 
 struct PhaseDecisions {

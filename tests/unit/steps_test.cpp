@@ -246,17 +246,18 @@ TEST(Steps, WithoutNvtxSplitsAtLongGapsAndReadsPhaseFromKernelMix) {
 
 TEST(Steps, PhasesFromAttentionKernelsSayWhichEvidenceDecided) {
   // Four bursts of GPU work 50 ms apart, no annotations, each GEMV-heavy (the kernel mix alone
-  // would call every one a decode). Bursts 0-2 run a flash forward kernel that does not say its
-  // phase: with 64 blocks in burst 0 (a query tile per block: a prompt) and 2 in bursts 1-2 (one
-  // token). Burst 3 runs FlashInfer's prefill and decode kernels side by side: a mixed step.
+  // would call every one a decode). Burst 0 runs FlashInfer's prefill attention kernel, bursts 1-2
+  // flash-attn's split-KV decode kernel, burst 3 FlashInfer's prefill and decode kernels side by
+  // side (chunked prefill batched with decodes): prefill, decode, decode, mixed.
   testing::SyntheticTrace s;
   const TimeNs ms = 1'000'000;
   for (int step = 0; step < 4; ++step) {
     const TimeNs base = step * 50 * ms;
     for (int i = 0; i < 10; ++i) s.kernel("gemvx::kernel", base + i * 2'000, base + i * 2'000 + 1'500);
-    if (step < 3) {
-      s.kernel("flash_fwd_kernel", base + 21'000, base + 22'000);
-      s.trace.kernels.grid_x.back() = step == 0 ? 64 : 2;
+    if (step == 0) {
+      s.kernel("BatchPrefillWithPagedKVCacheKernel", base + 21'000, base + 22'000);
+    } else if (step < 3) {
+      s.kernel("flash_fwd_splitkv_kernel", base + 21'000, base + 22'000);
     } else {
       s.kernel("BatchPrefillWithPagedKVCacheKernel", base + 21'000, base + 22'000);
       s.kernel("BatchDecodeWithPagedKVCacheKernel", base + 23'000, base + 24'000);
@@ -269,8 +270,7 @@ TEST(Steps, PhasesFromAttentionKernelsSayWhichEvidenceDecided) {
   EXPECT_EQ(r.steps[1].phase, Phase::kDecode);
   EXPECT_EQ(r.steps[2].phase, Phase::kDecode);
   EXPECT_EQ(r.steps[3].phase, Phase::kMixed);
-  EXPECT_NE(r.method.find("3 from attention launch size (2 to 64 blocks per launch)"), std::string::npos) << r.method;
-  EXPECT_NE(r.method.find("1 from attention kernels"), std::string::npos) << r.method;
+  EXPECT_NE(r.method.find("phases: 1 prefill, 2 decode, 1 mixed (4 from attention kernels)"), std::string::npos) << r.method;
 }
 
 TEST(Steps, StepRangeMustExist) {
