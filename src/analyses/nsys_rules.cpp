@@ -273,6 +273,8 @@ std::int64_t context_of_range(const std::vector<const GpuOp*>& group) {
 
 std::vector<GpuOp> gpu_ops(const Trace& trace) {
   std::vector<GpuOp> ops;
+  // Allocated once (40 B an operation: 227 MiB on the 1 GB export, twice that while doubling).
+  ops.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size() + trace.overhead.size());
   auto add = [&](const auto& c) {
     for (RowIndex i = 0; i < c.size(); ++i) {
       if (c.start_ns[i] > 0) ops.push_back({c.start_ns[i], c.end_ns[i], pid_of(c.global_pid[i]), c.device_id[i], c.context_id[i]});
@@ -306,13 +308,18 @@ std::vector<GpuOp> gpu_ops(const Trace& trace) {
   return ops;
 }
 
-std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>> by_process_device(const std::vector<GpuOp>& ops) {
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>> groups;
+// The operations of each (process, device), in list order; built once for both timeline rules.
+using GpuOpGroups = std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>>;
+GpuOpGroups by_process_device(const std::vector<GpuOp>& ops) {
+  GpuOpGroups groups;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> count;
+  for (const auto& op : ops) ++count[{op.pid, op.device}];
+  for (const auto& [key, n] : count) groups[key].reserve(n);
   for (const auto& op : ops) groups[{op.pid, op.device}].push_back(&op);
   return groups;
 }
 
-Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
+Finding gaps_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_gaps";
   f.title = "GPU Gaps";
@@ -330,7 +337,7 @@ Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   };
   std::vector<Gap> gaps;
   const std::int64_t threshold = o.gap_ms * 1'000'000;
-  for (auto& [key, group] : by_process_device(ops)) {
+  for (auto& [key, group] : groups) {
     std::vector<TimeNs> starts;
     std::vector<std::pair<TimeNs, std::int64_t>> ends;  // (end, context)
     for (const GpuOp* op : group) {
@@ -360,7 +367,7 @@ Finding gaps_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
   return f;
 }
 
-Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o) {
+Finding utilization_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_time_util";
   f.title = "GPU Time Utilization";
@@ -381,7 +388,7 @@ Finding utilization_rule(const std::vector<GpuOp>& ops, const AnalyzeOptions& o)
   };
   std::vector<Region> regions;
   const int n = o.utilization_chunks;
-  for (auto& [key, group] : by_process_device(ops)) {
+  for (auto& [key, group] : groups) {
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
     for (const GpuOp* op : group) {
       lo = std::min(lo, op->start);
@@ -455,8 +462,9 @@ std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& op
   // The rules only read the trace; the two timeline rules share one list of GPU operations.
   auto timeline = std::async(std::launch::async, [&] {
     const auto ops = gpu_ops(trace);
-    auto util = std::async(std::launch::async, [&] { return utilization_rule(ops, options); });
-    auto gaps = gaps_rule(ops, options);
+    const auto groups = by_process_device(ops);
+    auto util = std::async(std::launch::async, [&] { return utilization_rule(groups, options); });
+    auto gaps = gaps_rule(groups, options);
     return std::make_tuple(std::move(gaps), util.get(), ops.empty());
   });
   auto api_sync = std::async(std::launch::async, [&] { return api_sync_rule(trace, options); });
