@@ -25,7 +25,7 @@ CUDA_TOOLKIT_CUPTI := $(realpath $(CUDA_HOME)/include/cupti.h /usr/local/cuda/in
                       /usr/local/cuda/extras/CUPTI/include/cupti.h /usr/local/include/cupti.h /usr/include/cupti.h)
 KERNSCOPE_ALLOW_NO_TRACER ?= OFF
 
-.PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke bench clean python python-test
+.PHONY: all deps fuzz-deps build run test fuzz-build fuzz-smoke fuzz bench clean python python-test
 
 all: build
 
@@ -72,6 +72,12 @@ fuzz-build: fuzz-deps
 # A short bounded run of each fuzz target, seeded with the fixtures; a crash fails the build.
 fuzz-smoke: fuzz-build
 	./scripts/fuzz-smoke.sh $(FUZZ_BUILD) $(FUZZ_SECONDS)
+
+# Real fuzzing: each target FUZZ_TIME seconds on its kept corpus (tests/fuzz/corpus), which is then
+# minimized and rewritten; executions are added to bench/fuzz-log.tsv. A crash fails it.
+FUZZ_TIME ?= 3600
+fuzz: fuzz-build
+	./scripts/fuzz.sh $(FUZZ_BUILD) $(FUZZ_TIME)
 
 bench: build
 	./scripts/bench.sh $(KERNSCOPE)
