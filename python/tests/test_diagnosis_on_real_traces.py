@@ -19,7 +19,7 @@ NSYS = FIXTURES / "nsys"
 KINETO = FIXTURES / "kineto"
 SGLANG = KINETO / "tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz"
 RESNET = KINETO / "kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
-HTA_DDP = KINETO / "hta__nccl_parser_config__nccl_data.json.gz"
+HTA_DDP = FIXTURES / "ranks" / "hta__nccl_parser_config__nccl_data.json.gz"  # the ranks fixture (one copy)
 LLAMA_KINETO = KINETO / "llama_decode_h200_gen16.json.gz"
 
 
