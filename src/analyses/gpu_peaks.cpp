@@ -19,41 +19,6 @@ constexpr const char* kColumns[] = {"name", "match", "sm_count", "memory_gb", "b
                                     "tf32", "fp16_bf16", "fp8", "int8", "fp4", "source"};
 constexpr std::size_t kColumnCount = std::size(kColumns);
 
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-    if (tab == std::string::npos) break;
-    start = tab + 1;
-  }
-  return out;
-}
-
-std::optional<double> number(const std::string& text) {
-  double v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0) return std::nullopt;
-  return v;
-}
-
-// Lower-case words of letters and digits: "NVIDIA A100-SXM4-40GB" -> nvidia a100 sxm4 40gb.
-std::vector<std::string> words(std::string_view text) {
-  std::vector<std::string> out;
-  std::string word;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!word.empty()) {
-      out.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) out.push_back(std::move(word));
-  return out;
-}
-
 // How many words of the row's match the device name has: -1 when a required word is missing, 0
 // for "*". Words in parentheses are optional: they count when present ("H100 (PCIe)" fits a name
 // that says only H100, when the SM count agrees, and wins over "H100" for "H100 PCIe").
@@ -65,7 +30,7 @@ int match_score(const GpuPeaks& row, const std::vector<std::string>& device_word
   std::string token;
   while (tokens >> token) {
     const bool optional = token.size() > 2 && token.front() == '(' && token.back() == ')';
-    for (const auto& w : words(token)) {
+    for (const auto& w : device_name_words(token)) {
       if (has(w)) ++score;
       else if (!optional) return -1;
     }
@@ -84,7 +49,7 @@ bool fits(const GpuPeaks& row, const Device& d) {
 
 // The best row of `rows` for the device; `ambiguous` lists the tied names when several fit equally.
 const GpuPeaks* best_row(const std::vector<GpuPeaks>& rows, const Device& d, std::string& ambiguous) {
-  const auto device_words = words(d.name);
+  const auto device_words = device_name_words(d.name);
   const GpuPeaks* best = nullptr;
   int best_score = -1;
   std::vector<const GpuPeaks*> tied;
@@ -116,6 +81,42 @@ const GpuPeaks* best_row(const std::vector<GpuPeaks>& rows, const Device& d, std
 
 }  // namespace
 
+// Lower-case words of letters and digits: "NVIDIA A100-SXM4-40GB" -> nvidia a100 sxm4 40gb.
+std::vector<std::string> device_name_words(std::string_view text) {
+  std::vector<std::string> out;
+  std::string word;
+  for (char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c))) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      out.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) out.push_back(std::move(word));
+  return out;
+}
+
+std::vector<std::string> split_tab_cells(const std::string& line) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t tab = line.find('\t', start);
+    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
+    if (tab == std::string::npos) break;
+    start = tab + 1;
+  }
+  return out;
+}
+
+std::optional<double> number(const std::string& text) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || v < 0) return std::nullopt;
+  return v;
+}
+
+
 Result<std::vector<GpuPeaks>> parse_gpu_peaks(const std::string& text, const std::string& origin) {
   std::vector<GpuPeaks> rows;
   std::istringstream in(text);
@@ -126,7 +127,7 @@ Result<std::vector<GpuPeaks>> parse_gpu_peaks(const std::string& text, const std
     ++number_of_line;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
-    const auto cells = split_tabs(line);
+    const auto cells = split_tab_cells(line);
     const std::string where = fmt::format("{}:{}", origin, number_of_line);
     if (!header) {
       if (cells.size() != kColumnCount || !std::equal(cells.begin(), cells.end(), std::begin(kColumns))) {

@@ -6,6 +6,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analyses/kernel_work.hpp"
@@ -40,5 +41,11 @@ struct PeakMatch {
 
 // The peaks of `device`: the user's rows first (when given), then the built-in table.
 PeakMatch match_gpu_peaks(const Device& device, const std::vector<GpuPeaks>& user_rows);
+
+// Lower-case words of letters and digits of a device name: "NVIDIA A100-SXM4-40GB" -> nvidia a100 sxm4
+// 40gb (the matching key of the GPU and link data tables).
+std::vector<std::string> device_name_words(std::string_view text);
+// The cells of one line of a tab-separated data table.
+std::vector<std::string> split_tab_cells(const std::string& line);
 
 }  // namespace kernscope

@@ -1,6 +1,8 @@
 // Link peak table: parsing and matching by device-name words.
 #include "analyses/ranks_links.hpp"
 
+#include "analyses/gpu_peaks.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -11,37 +13,6 @@
 extern const char* const kernscope_builtin_link_peaks;  // data/link_peaks.tsv, generated at build time
 
 namespace kernscope::ranks {
-namespace {
-
-// Lower-case words of letters and digits: "NVIDIA A100-SXM4-40GB" -> nvidia a100 sxm4 40gb.
-std::vector<std::string> words(std::string_view text) {
-  std::vector<std::string> out;
-  std::string word;
-  for (char c : text) {
-    if (std::isalnum(static_cast<unsigned char>(c))) {
-      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else if (!word.empty()) {
-      out.push_back(std::move(word));
-      word.clear();
-    }
-  }
-  if (!word.empty()) out.push_back(std::move(word));
-  return out;
-}
-
-std::vector<std::string> split_tabs(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t tab = line.find('\t', start);
-    out.push_back(line.substr(start, tab == std::string::npos ? std::string::npos : tab - start));
-    if (tab == std::string::npos) break;
-    start = tab + 1;
-  }
-  return out;
-}
-
-}  // namespace
 
 Result<std::vector<LinkPeak>> parse_link_peaks(const std::string& text) {
   static const std::vector<std::string> columns = {"name", "match", "link", "per_direction_gbs", "source"};
@@ -54,7 +25,7 @@ Result<std::vector<LinkPeak>> parse_link_peaks(const std::string& text) {
     ++number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     if (line.empty() || line[0] == '#') continue;
-    const auto cells = split_tabs(line);
+    const auto cells = split_tab_cells(line);
     const std::string where = "link_peaks.tsv:" + std::to_string(number);
     if (!header) {
       if (cells != columns) return make_error(ErrorCode::kBadInput, where + ": expected the header name, match, link, per_direction_gbs, source");
@@ -68,7 +39,7 @@ Result<std::vector<LinkPeak>> parse_link_peaks(const std::string& text) {
     if (ec != std::errc() || end != g.data() + g.size() || !(gbs > 0) || !std::isfinite(gbs)) {
       return make_error(ErrorCode::kBadInput, where + ": per_direction_gbs '" + g + "' is not a positive number");
     }
-    if (words(cells[1]).empty()) return make_error(ErrorCode::kBadInput, where + ": empty match");
+    if (device_name_words(cells[1]).empty()) return make_error(ErrorCode::kBadInput, where + ": empty match");
     rows.push_back({cells[0], cells[1], cells[2], cells[4], gbs * 1e9, number});
   }
   if (!header) return make_error(ErrorCode::kBadInput, "link_peaks.tsv: no header line");
@@ -86,12 +57,12 @@ const std::vector<LinkPeak>& builtin_link_peaks() {
 }
 
 std::optional<LinkPeak> match_link_peak(std::string_view device_name, const std::vector<LinkPeak>& rows) {
-  const auto name_words = words(device_name);
+  const auto name_words = device_name_words(device_name);
   const LinkPeak* best = nullptr;
   std::size_t best_words = 0;
   bool tie = false;
   for (const auto& row : rows) {
-    const auto needed = words(row.match);
+    const auto needed = device_name_words(row.match);
     const bool all = std::all_of(needed.begin(), needed.end(), [&](const std::string& w) {
       return std::find(name_words.begin(), name_words.end(), w) != name_words.end();
     });
