@@ -24,6 +24,7 @@
 #                               on the launch path
 #             graph-level       kernscope record --cuda-graph-trace graph
 #             all-flush0        kernscope record with KERNSCOPE_FLUSH_MS=0
+#             V-nvml0           variant V (all or KINDS) with --nvml-interval 0: no GPU samples
 #             floor             bench/gpu/cupti_floor.cpp injected for the whole program: CUPTI kernel
 #                               records only, counted and dropped (no callbacks, no NVTX, no writer)
 #             floor-runtime     the same plus CUPTI's RUNTIME records (the whole kind)
@@ -94,6 +95,8 @@ workload() {
 # One run of workload $1 under variant $2; its trace is /tmp/proc_$1_$2.sqlite (.nsys-rep for nsys).
 run() {
   local w=$1 v=$2 out=/tmp/proc_$1_${2//,/+}
+  local NVML=$NVML
+  case $v in *-nvml0) NVML="--nvml-interval 0"; v=${v%-nvml0} ;; esac
   local record="$K record $NVML -o $out.sqlite --"
   case $v in
     none) timeout $LIMIT $PIN $CMD 2>/dev/null ;;
@@ -120,7 +123,9 @@ for round in $(seq 1 ${ROUNDS:-2}); do
     workload $w
     for v in $VARIANTS; do
       if [ $v = torchprof ] && [ $w != llama ]; then echo "round $round $w $v: skipped (llama only)"; continue; fi
-      echo "round $round $w $v: $(run $w $v)"
+      local_start=$(date +%s.%N)
+      line=$(run $w $v)
+      echo "round $round $w $v: $line (wall $(python3 -c "import sys; print(f'{float(sys.argv[2])-float(sys.argv[1]):.1f}')" $local_start $(date +%s.%N)) s)"
     done
   done
 done
