@@ -10,13 +10,13 @@
 #include <set>
 
 #include "kernscope/api_roles.hpp"
+#include "kernscope/record_kinds.hpp"
 
 extern const char* const kernscope_builtin_tracer_cost;
 
 namespace kernscope {
 namespace {
 
-constexpr std::string_view kAllKinds = "kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead";
 
 std::string lower(std::string_view s) {
   std::string out(s);
@@ -102,7 +102,7 @@ std::string canonical_recorded_kinds(std::string_view recorded) {
   }
   if (kinds == "defaults") return "defaults";
   const bool api_all = api == "api:all";
-  if (kinds == kAllKinds && !api_all) return "defaults";
+  if (kinds == kDefaultRecordKinds && !api_all) return "defaults";
   const bool has_api = kinds.find("runtime") != std::string_view::npos || kinds.find("driver") != std::string_view::npos;
   return std::string(kinds) + (has_api && api_all ? " api:all" : "");
 }

@@ -28,7 +28,7 @@ Result<std::vector<TracerCostCalibration>> parse_tracer_cost_calibration(std::st
 // The table compiled in from data/tracer_cost.tsv.
 const std::vector<TracerCostCalibration>& builtin_tracer_cost_calibration();
 
-// "defaults" for every kind with the default API calls, else the kinds as the tracer wrote them
+// "defaults" for the default kinds (kDefaultRecordKinds) with the default API calls, else the kinds as the tracer wrote them
 // (KERNSCOPE_TRACER_INFO recorded_kinds: "kernel,... api:default"), the API part kept only when
 // runtime or driver calls were recorded and --api all chose them.
 std::string canonical_recorded_kinds(std::string_view recorded);

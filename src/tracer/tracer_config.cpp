@@ -103,9 +103,14 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
       std::size_t end = list.find(',', begin);
       if (end == std::string::npos) end = list.size();
       const std::string kind = list.substr(begin, end - begin);
+      if (kind == "all") {
+        for (const auto k : kRecordKinds) c.record.emplace(k);
+        begin = end + 1;
+        continue;
+      }
       if (std::find(kRecordKinds.begin(), kRecordKinds.end(), kind) == kRecordKinds.end()) {
-        std::string known;
-        for (auto k : kRecordKinds) known += (known.empty() ? "" : ", ") + std::string(k);
+        std::string known = "all";
+        for (auto k : kRecordKinds) known += ", " + std::string(k);
         return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_RECORD: unknown kind '" + kind + "' (" + known + ")");
       }
       c.record.insert(kind);

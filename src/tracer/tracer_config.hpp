@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernscope/error.hpp"
+#include "kernscope/record_kinds.hpp"
 
 namespace kernscope::tracer {
 
@@ -34,10 +35,7 @@ inline constexpr const char* kTracerPath = "KERNSCOPE_TRACER_PATH";
 inline constexpr const char* kTracerLib = "KERNSCOPE_TRACER_LIB";
 }  // namespace env
 
-// The CUPTI activity kinds `record --record` can choose, by name (injection.cpp enables them in
-// this order).
-inline constexpr std::array<std::string_view, 8> kRecordKinds = {"kernel", "memcpy", "memset", "runtime",
-                                                                 "driver", "sync",   "nvtx",   "overhead"};
+using kernscope::kRecordKinds;  // the kinds `record --record` can choose (injection.cpp enables them in this order)
 
 struct TracerConfig {
   std::string output = "kernscope-%p.sqlite";  // %p pid, %h host, %n sequence, %q{VAR} environment
@@ -55,9 +53,10 @@ struct TracerConfig {
   std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
   int flush_ms = 100;                          // CUPTI's periodic flush; 0: only when a buffer is full
   std::string file_list;                       // where to append the written file's path (for `record`)
-  // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds); empty: all.
+  // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds, or "all"); empty: the
+  // default kinds (kDefaultRecordKinds: all but sync).
   std::set<std::string, std::less<>> record;
-  bool records_kind(std::string_view kind) const { return record.empty() || record.contains(kind); }
+  bool records_kind(std::string_view kind) const { return record.empty() ? default_record_kind(kind) : record.contains(kind); }
 };
 
 // Reads KERNSCOPE_* variables through `getenv`; errors name the variable.

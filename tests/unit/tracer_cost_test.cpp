@@ -158,7 +158,7 @@ constexpr const char* kCalibration =
 // A kernscope tracer trace with `steps` NVTX ranges "decode_step", each `wall_ns` long holding
 // `launches` cudaLaunchKernel calls, each launching a 1 us kernel.
 std::string synthetic_trace(const std::string& name, const std::string& gpu, int steps, std::int64_t wall_ns, int launches,
-                            const std::string& recorded = "kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:default") {
+                            const std::string& recorded = "kernel,memcpy,memset,runtime,driver,nvtx,overhead api:default") {
   const std::string path = temp_path(name);
   auto writer = TraceDbWriter::create(path, 4242);
   EXPECT_TRUE(writer.has_value());
@@ -330,7 +330,10 @@ TEST(TracerCostCalibrationTable, BuiltInRowsParseAndBadRowsAreRefused) {
   EXPECT_FALSE(parse_tracer_cost_calibration("gpu\thost\n").has_value());
   EXPECT_FALSE(parse_tracer_cost_calibration("gpu\thost\tcupti\tkinds\tus_per_launch\tsource\ng\th\t13\tdefaults\tfast\ts\n").has_value());
   EXPECT_FALSE(parse_tracer_cost_calibration("gpu\thost\tcupti\tkinds\tus_per_launch\tsource\ng\th\t13\tdefaults\t-1\ts\n").has_value());
-  EXPECT_EQ(canonical_recorded_kinds("kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:default"), "defaults");
+  EXPECT_EQ(canonical_recorded_kinds("kernel,memcpy,memset,runtime,driver,nvtx,overhead api:default"), "defaults");
+  // Every kind (the defaults before sync left them) is its own row, not the defaults.
+  EXPECT_EQ(canonical_recorded_kinds("kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:default"),
+            "kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead");
   EXPECT_EQ(canonical_recorded_kinds("kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:all"),
             "kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:all");
   EXPECT_EQ(canonical_recorded_kinds("kernel api:all"), "kernel");  // no API records to choose

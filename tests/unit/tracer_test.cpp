@@ -318,7 +318,19 @@ TEST(TracerConfig, ParsesEnvironmentAndOutputPatterns) {
                                [&](const std::string& p) { return existing.contains(p); }),
             "run-node1-5-3.sqlite");
   EXPECT_EQ(expand_output_path("t-%p.sqlite", 77, "h", getenv, [](const std::string&) { return false; }), "t-77.sqlite");
-  EXPECT_TRUE(c->records_kind("runtime"));  // no --record: every kind
+  EXPECT_TRUE(c->records_kind("runtime"));  // no --record: the default kinds, every one but sync
+  EXPECT_TRUE(c->records_kind("kernel"));
+  EXPECT_TRUE(c->records_kind("nvtx"));
+  EXPECT_FALSE(c->records_kind("sync"));
+  env["KERNSCOPE_RECORD"] = "all";
+  auto all = config_from_env(getenv);
+  ASSERT_TRUE(all.has_value());
+  for (const auto kind : kRecordKinds) EXPECT_TRUE(all->records_kind(kind)) << kind;
+  env["KERNSCOPE_RECORD"] = "kernel,sync";
+  auto with_sync = config_from_env(getenv);
+  ASSERT_TRUE(with_sync.has_value());
+  EXPECT_TRUE(with_sync->records_kind("sync"));
+  EXPECT_FALSE(with_sync->records_kind("runtime"));
   env["KERNSCOPE_RECORD"] = "kernel,nvtx";
   auto some = config_from_env(getenv);
   ASSERT_TRUE(some.has_value());

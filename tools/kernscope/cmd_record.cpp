@@ -376,7 +376,9 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--ncu-launch-skip", o->ncu_launch_skip, "--backend ncu: matching launches to skip first")->capture_default_str();
   cmd->add_option("--ncu-launch-count", o->ncu_launch_count, "--backend ncu: matching launches to profile (0: all)")->capture_default_str();
   cmd->add_option("--ncu-nvtx", o->ncu_nvtx_include, "--backend ncu: profile inside this NVTX range (ncu's --nvtx-include, e.g. decode_step/)");
-  cmd->add_option("--record", o->record, "record only these kinds (comma-separated: kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead); default all");
+  cmd->add_option("--record", o->record, "record only these kinds (comma-separated: kernel, memcpy, memset, runtime, driver, sync, nvtx, overhead; or all); "
+                  "default every kind but sync: CUPTI's synchronization records slowed a PyTorch program's launches "
+                  "(sync calls are still recorded as API calls)");
   cmd->add_option("--sample", o->sample,
                   "none, cpu or cpu:HZ (default 100): Python programs' stacks sampled from inside the process "
                   "(every thread, wall clock), for `kernscope host`")
