@@ -140,6 +140,6 @@ done
 for w in $WORKLOADS; do
   if [ -f /tmp/proc_${w}_all.sqlite ] && [ -f /tmp/proc_${w}_nsys.sqlite ]; then
     echo "== fidelity, $w: kernscope record vs nsys, last round"
-    bash $R/bench/gpu/tracer_fidelity.sh /tmp/proc_${w}_all.sqlite /tmp/proc_${w}_nsys.sqlite
+    (cd $R && bash bench/gpu/tracer_fidelity.sh /tmp/proc_${w}_all.sqlite /tmp/proc_${w}_nsys.sqlite)
   fi
 done
