@@ -157,7 +157,7 @@ def test_other_process_file_kept():
     parent = os.path.join(work, "run.sqlite")
     tracer_like_file(parent, os.getpid() + 1)
     before = open(parent, "rb").read()
-    recording = host.HostRecording({"KERNSCOPE_OUTPUT": parent})
+    recording = host.HostRecording({"KERNSCOPE_OUTPUT": parent, "KERNSCOPE_SAMPLE": "cpu"})
     recording.gc.events.append((1, 2, 3, 0, 0, 0))
     recording.finish()
     check(open(parent, "rb").read() == before, "the parent's trace was changed")
@@ -165,8 +165,24 @@ def test_other_process_file_kept():
     check(os.path.exists(mine), "no file beside it: %s" % os.listdir(work))
 
 
+def test_gc_only_process_writes_nothing():
+    # A Python process that never used CUDA (no tracer file of its own) and no --sample: its collections
+    # alone make no file (torch.compile's workers would each leave one), and the parent's is untouched.
+    work = tempfile.mkdtemp(prefix="kernscope-hook-")
+    parent = os.path.join(work, "run.sqlite")
+    tracer_like_file(parent, os.getpid() + 1)
+    before = open(parent, "rb").read()
+    for pattern in (parent, os.path.join(work, "run-%p.sqlite")):
+        recording = host.HostRecording({"KERNSCOPE_OUTPUT": pattern})
+        recording.gc.events.append((1, 2, 3, 0, 0, 0))
+        recording.finish()
+    check(open(parent, "rb").read() == before, "the parent's trace was changed")
+    check(sorted(os.listdir(work)) == ["run.sqlite"], "files written: %s" % os.listdir(work))
+
+
 test_gc_ranges()
 test_other_process_file_kept()
+test_gc_only_process_writes_nothing()
 test_rate_lowered()
 test_options()
 test_append_to_tracer_file()

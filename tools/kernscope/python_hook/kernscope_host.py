@@ -405,6 +405,11 @@ class HostRecording:
         path = self._trace_path()
         if path is None:
             return
+        if self.sampler is None and not (os.path.exists(path) and _written_by(path, self.pid)):
+            # Collections alone, with no CUDA trace of this process to put them beside (a process that
+            # never used the GPU: torch.compile's workers, a tokenizer pool): no file, as the tracer
+            # writes none. With --sample the stacks are the point, so CPU-only processes keep theirs.
+            return
         if not tracer_started and os.path.exists(path) and not _written_by(path, self.pid):
             # Another process's trace (a parent, when -o has no %p) or an earlier run's: never touched.
             root, ext = os.path.splitext(path)
