@@ -8,6 +8,26 @@
 #include <tuple>
 
 namespace kernscope::ranks {
+
+void StragglerTally::add(const MatchedCollective& m, TimeNs noise_ns) {
+  if (m.ranks.size() < 2 || m.lead_ns < noise_ns) return;
+  auto& [lead, times] = by_rank_[m.last_rank];
+  lead += m.lead_ns;
+  ++times;
+}
+
+std::pair<std::int64_t, std::int64_t> StragglerTally::top() const {
+  std::pair<std::int64_t, std::int64_t> best{-1, 0};
+  TimeNs best_lead = -1;
+  for (const auto& [rank, tally] : by_rank_) {  // ranks ascending: ties keep the lower rank
+    const auto& [lead, times] = tally;
+    if (lead > best_lead || (lead == best_lead && times > best.second)) {
+      best = {rank, times};
+      best_lead = lead;
+    }
+  }
+  return best;
+}
 namespace {
 
 double median_of(std::vector<double> v) {
@@ -448,22 +468,17 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     StepRow row;
     row.step = step;
     std::vector<double> spreads;
-    std::map<std::int64_t, std::int64_t> lasts;
+    StragglerTally lasts;
     for (const auto* m : list) {
       ++row.collectives;
       row.wait_ns += m->mean_wait_ns;
       row.transfer_ns += m->transfer_ns;
       spreads.push_back(static_cast<double>(m->spread_ns));
       row.max_spread_ns = std::max(row.max_spread_ns, m->spread_ns);
-      if (m->ranks.size() >= 2 && m->lead_ns >= out.noise_ns) ++lasts[m->last_rank];
+      lasts.add(*m, out.noise_ns);
     }
     row.median_spread_ns = median_of(spreads);
-    for (const auto& [rank, times] : lasts) {
-      if (times > row.top_straggler_times) {
-        row.top_straggler = rank;
-        row.top_straggler_times = times;
-      }
-    }
+    std::tie(row.top_straggler, row.top_straggler_times) = lasts.top();
     out.steps.push_back(row);
   }
 
@@ -475,7 +490,7 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     const TimeNs width = std::max<TimeNs>(1, (t1 - t0) / options.time_bins + 1);
     out.bins.resize(static_cast<std::size_t>(options.time_bins));
     std::vector<std::vector<double>> spreads(out.bins.size());
-    std::vector<std::map<std::int64_t, std::int64_t>> lasts(out.bins.size());
+    std::vector<StragglerTally> lasts(out.bins.size());
     for (std::size_t b = 0; b < out.bins.size(); ++b) {
       out.bins[b].start_ns = static_cast<TimeNs>(b) * width;
       out.bins[b].end_ns = static_cast<TimeNs>(b + 1) * width;
@@ -485,16 +500,11 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       ++out.bins[b].collectives;
       spreads[b].push_back(static_cast<double>(m.spread_ns));
       out.bins[b].max_spread_ns = std::max(out.bins[b].max_spread_ns, m.spread_ns);
-      if (m.ranks.size() >= 2 && m.lead_ns >= out.noise_ns) ++lasts[b][m.last_rank];
+      lasts[b].add(m, out.noise_ns);
     }
     for (std::size_t b = 0; b < out.bins.size(); ++b) {
       out.bins[b].median_spread_ns = median_of(spreads[b]);
-      for (const auto& [rank, times] : lasts[b]) {
-        if (times > out.bins[b].top_straggler_times) {
-          out.bins[b].top_straggler = rank;
-          out.bins[b].top_straggler_times = times;
-        }
-      }
+      std::tie(out.bins[b].top_straggler, out.bins[b].top_straggler_times) = lasts[b].top();
     }
   }
   return out;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,6 +59,21 @@ struct MatchedCollective {
   bool kinds_differ = false;           // ranks disagree on what it was (order matching went wrong?)
   std::int64_t step = -1;              // the reference rank's ProfilerStep#N, -1 none
   std::int64_t window = -1, layer = -1;  // the reference rank's own step index and position in it (ranks_steps.hpp)
+};
+
+// The straggler of a group of matched collectives (a step, a layer, a time bin): the rank whose late
+// arrivals held the others longest, summing its lead over the second-last arrival where that lead is
+// beyond the noise, with how often it was last. By lead, not by count: a rank 2 ms late once outweighs one
+// a few microseconds late in every other collective (a delayed step's first all-reduce, then the rest
+// in step). Ties go to the rank last more often, then the lower rank.
+class StragglerTally {
+ public:
+  void add(const MatchedCollective& m, TimeNs noise_ns);
+  // (rank, times last); (-1, 0) when no collective had a last rank beyond the noise.
+  std::pair<std::int64_t, std::int64_t> top() const;
+
+ private:
+  std::map<std::int64_t, std::pair<TimeNs, std::int64_t>> by_rank_;  // rank -> (lead sum, times last)
 };
 
 struct StragglerRow {

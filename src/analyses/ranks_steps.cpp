@@ -164,15 +164,9 @@ StepsView analyze_rank_steps(const RankSet& set, const RanksAnalysis& analysis) 
     if (m.layer >= 0) by_layer[m.layer].push_back(&m);
   }
   auto most_last = [&](const std::vector<const MatchedCollective*>& list) {
-    std::map<std::int64_t, std::int64_t> lasts;
-    for (const auto* m : list) {
-      if (m->ranks.size() >= 2 && m->lead_ns >= analysis.noise_ns) ++lasts[m->last_rank];
-    }
-    std::pair<std::int64_t, std::int64_t> best{-1, 0};
-    for (const auto& [rank, times] : lasts) {
-      if (times > best.second) best = {rank, times};
-    }
-    return best;
+    StragglerTally lasts;
+    for (const auto* m : list) lasts.add(*m, analysis.noise_ns);
+    return lasts.top();
   };
   if (out.slowest_rank >= 0) {
     const auto& slow = set.ranks[slowest_position].steps.steps;

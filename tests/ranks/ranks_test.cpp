@@ -193,6 +193,35 @@ TEST(RanksSkew, ExactOffsetsAndStragglers) {
   EXPECT_EQ(a.steps[2].transfer_ns, 2 * 40'000);
 }
 
+// A delayed step's shape: rank 1 arrives 2 ms late at the first all-reduce, then rank 0 is last by
+// 5 us in the seven that follow. The straggler is rank 1 (2 ms of lead against 35 us), last once.
+TEST(RanksSkew, StragglerIsTheRankThatHeldTheOthersLongest) {
+  auto collective = [](std::int64_t last_rank, TimeNs lead) {
+    MatchedCollective m;
+    m.ranks = {0, 1};
+    m.last_rank = last_rank;
+    m.lead_ns = lead;
+    return m;
+  };
+  StragglerTally tally;
+  tally.add(collective(1, 2'000'000), 2'000);
+  for (int i = 0; i < 7; ++i) tally.add(collective(0, 5'000), 2'000);
+  EXPECT_EQ(tally.top(), (std::pair<std::int64_t, std::int64_t>{1, 1}));
+  // Leads under the noise count for no one; a collective seen on one rank has no straggler.
+  StragglerTally quiet;
+  quiet.add(collective(0, 1'000), 2'000);
+  MatchedCollective alone = collective(1, 9'000'000);
+  alone.ranks = {1};
+  quiet.add(alone, 2'000);
+  EXPECT_EQ(quiet.top(), (std::pair<std::int64_t, std::int64_t>{-1, 0}));
+  // Equal leads: the rank last more often, then the lower rank.
+  StragglerTally tied;
+  tied.add(collective(2, 6'000), 2'000);
+  tied.add(collective(1, 3'000), 2'000);
+  tied.add(collective(1, 3'000), 2'000);
+  EXPECT_EQ(tied.top(), (std::pair<std::int64_t, std::int64_t>{1, 2}));
+}
+
 TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
   Plan plan;
   plan.offset = {0, 200'000};
