@@ -337,6 +337,14 @@ TEST(TracerConfig, ParsesEnvironmentAndOutputPatterns) {
   EXPECT_TRUE(some->records_kind("kernel"));
   EXPECT_TRUE(some->records_kind("nvtx"));
   EXPECT_FALSE(some->records_kind("runtime"));
+  EXPECT_FALSE(c->hw_trace);  // CUPTI's hardware timestamps only when asked
+  env["KERNSCOPE_HW_TRACE"] = "1";
+  auto hw = config_from_env(getenv);
+  ASSERT_TRUE(hw.has_value());
+  EXPECT_TRUE(hw->hw_trace);
+  env["KERNSCOPE_HW_TRACE"] = "yes";
+  EXPECT_FALSE(config_from_env(getenv).has_value());
+  env.erase("KERNSCOPE_HW_TRACE");
   env["KERNSCOPE_RECORD"] = "kernel,bogus";
   EXPECT_FALSE(config_from_env(getenv).has_value());
   env.erase("KERNSCOPE_RECORD");

@@ -37,6 +37,7 @@ struct RecordOptions {
   std::string graph_trace = "node";
   int nvml_interval_ms = 10;
   bool nvml_pcie = false;
+  bool hw_trace = false;
   std::string capture_range = "none";
   std::string capture_range_end = "stop";
   double delay_s = 0;
@@ -286,6 +287,7 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kCudaGraphTrace, o.graph_trace},
       {tracer::env::kNvmlIntervalMs, std::to_string(o.nvml_interval_ms)},
       {tracer::env::kNvmlPcie, o.nvml_pcie ? "1" : "0"},
+      {tracer::env::kHwTrace, o.hw_trace ? "1" : "0"},
       {tracer::env::kCaptureRange, o.capture_range},
       {tracer::env::kCaptureRangeEnd, o.capture_range_end},
       {tracer::env::kDelayS, std::to_string(o.delay_s)},
@@ -360,6 +362,9 @@ Command add_record(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--nvml-interval", o->nvml_interval_ms, "GPU sampling period in ms (0: off)")->capture_default_str();
   cmd->add_flag("--nvml-pcie", o->nvml_pcie, "also sample PCIe throughput (NVML takes 20 ms per query)");
+  cmd->add_flag("--hw-trace", o->hw_trace,
+                "kernel timestamps from the GPU's hardware events (CUPTI's HW trace, Blackwell GPUs only; elsewhere "
+                "the trace says why and the usual timestamps are taken)");
   cmd->add_option("--capture-range", o->capture_range, "none, cudaProfilerApi or nvtx:NAME[@DOMAIN]")->capture_default_str();
   cmd->add_option("--capture-range-end", o->capture_range_end, "stop, repeat or repeat:N")->capture_default_str();
   cmd->add_option("--delay", o->delay_s, "seconds before recording starts")->capture_default_str();
