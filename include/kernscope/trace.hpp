@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernscope/host_samples.hpp"
@@ -309,6 +310,14 @@ struct SourceInfo {
   std::vector<std::pair<std::string, std::string>> metadata;
   // kernscope's tracer: its KERNSCOPE_TRACER_INFO rows (recorded kinds, CUPTI version, ...), in file order.
   std::vector<std::pair<std::string, std::string>> tracer_info;
+
+  // The tracer_info value named `name`, empty when absent.
+  std::string tracer_info_value(std::string_view name) const {
+    for (const auto& [k, v] : tracer_info) {
+      if (k == name) return v;
+    }
+    return {};
+  }
 };
 
 // kernscope's tracer timing its own code on one thread (KERNSCOPE_TRACER_COST): what it ran there

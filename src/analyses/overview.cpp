@@ -8,6 +8,7 @@
 #include "analyses/nvtx_ranges.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/overview.hpp"
+#include "kernscope/record_kinds.hpp"
 
 namespace kernscope {
 namespace {
@@ -50,6 +51,24 @@ TraceOverview describe(const Trace& trace) {
     }
   }
   o.missing = trace.notes;
+  // kernscope's tracer says what it recorded: a kind left out (sync, by default) is absent, not zero.
+  if (const std::string recorded = trace.source.tracer_info_value("recorded_kinds"); !recorded.empty()) {
+    const std::string_view kinds = std::string_view(recorded).substr(0, recorded.find(' '));
+    std::string left_out;
+    for (const auto kind : kRecordKinds) {
+      bool listed = false;
+      for (std::size_t b = 0; b <= kinds.size();) {
+        const std::size_t e = std::min(kinds.find(',', b), kinds.size());
+        listed = listed || kinds.substr(b, e - b) == kind;
+        b = e + 1;
+      }
+      if (!listed) left_out += (left_out.empty() ? "" : ", ") + std::string(kind);
+    }
+    if (!left_out.empty()) {
+      o.missing.push_back("not recorded by kernscope record: " + left_out +
+                          " (its --record chose the kinds; sync calls are still in the CUDA API rows)");
+    }
+  }
 
   auto count = [&](const char* name, EventKind kind, std::size_t n) {
     o.counts.push_back({name, trace.has(kind), n});

@@ -34,13 +34,6 @@ std::vector<std::string_view> split_tabs(std::string_view line) {
   }
 }
 
-std::string info_value(const Trace& trace, std::string_view name) {
-  for (const auto& [k, v] : trace.source.tracer_info) {
-    if (k == name) return v;
-  }
-  return {};
-}
-
 bool cupti_matches(const std::string& row, const std::string& version) {
   if (!row.empty() && row.back() == '*') return version.starts_with(std::string_view(row).substr(0, row.size() - 1));
   return row == version;
@@ -131,7 +124,7 @@ TracerCostEstimate estimate_tracer_cost(const Trace& trace, const StepAnalysis* 
   }
   for (auto& [name, s] : sites) e.by_site.push_back(s);
   std::sort(e.by_site.begin(), e.by_site.end(), [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
-  if (const std::string t = info_value(trace, "timing_cost_ns"); !t.empty()) {
+  if (const std::string t = trace.source.tracer_info_value("timing_cost_ns"); !t.empty()) {
     std::from_chars(t.data(), t.data() + t.size(), e.timing_cost_ns);
   }
   // Counted only where the rows were loaded with their ends (a plan may load a kind's summary columns only).
@@ -157,10 +150,10 @@ TracerCostEstimate estimate_tracer_cost(const Trace& trace, const StepAnalysis* 
     }
     if (chosen) e.gpu = chosen->name;
   }
-  e.cupti = info_value(trace, "cupti_api_version");
-  const std::string recorded = info_value(trace, "recorded_kinds");
+  e.cupti = trace.source.tracer_info_value("cupti_api_version");
+  const std::string recorded = trace.source.tracer_info_value("recorded_kinds");
   e.kinds = recorded.empty() ? "" : canonical_recorded_kinds(recorded);
-  e.host_cpu = info_value(trace, "host_cpu");
+  e.host_cpu = trace.source.tracer_info_value("host_cpu");
 
   // The launches and the host time they were made in.
   const StepGroup* group = nullptr;

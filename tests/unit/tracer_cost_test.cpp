@@ -357,7 +357,20 @@ TEST(TracerCostCommands, InfoReportAndStepsSayIt) {
     if (std::string(analysis) == "steps") {
       EXPECT_NE(out->text.find("host times not corrected: no sound estimate"), std::string::npos) << out->text;
     }
+    if (std::string(analysis) == "info") {
+      // The trace was recorded with the default kinds (recorded_kinds has no sync): absent, not zero.
+      EXPECT_NE(out->text.find("not recorded by kernscope record: sync ("), std::string::npos) << out->text;
+    }
   }
+  // Every kind recorded: nothing said.
+  const std::string every = synthetic_trace("every.sqlite", "NVIDIA B200 test", 4, 20'000'000, 700,
+                                            "kernel,memcpy,memset,runtime,driver,sync,nvtx,overhead api:default");
+  AnalysisRequest info;
+  info.analysis = "info";
+  auto out = run_analysis(every, info);
+  ASSERT_TRUE(out.has_value()) << out.error().message;
+  EXPECT_EQ(out->text.find("not recorded by kernscope record"), std::string::npos) << out->text;
+  std::filesystem::remove(every);
   std::filesystem::remove(path);
 }
 
