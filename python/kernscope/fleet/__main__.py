@@ -87,7 +87,7 @@ def fail(message: str) -> int:
 def main(argv: Optional[List[str]] = None, prog: str = "python -m kernscope.fleet") -> int:
     args = parser(prog).parse_args(argv)
     from .. import Error
-    from . import reduce as reduce_module
+    from . import reduce as reduce_digests  # the function (the package exports it over its module)
     from . import run
 
     if args.from_digests:
@@ -104,7 +104,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "python -m kernscope.flee
     temporary = None
     try:
         if args.from_digests:
-            result = reduce_module.reduce(args.from_digests)
+            result = reduce_digests(args.from_digests)
         else:
             out_dir = args.out
             if out_dir is None:
