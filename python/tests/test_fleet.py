@@ -168,7 +168,9 @@ def test_bad_input_is_said_not_crashed(tmp_path):
 
 
 def run_cli(*args):
-    return subprocess.run([cli(), "fleet", *args], capture_output=True, text=True)
+    # `kernscope fleet` runs KERNSCOPE_PYTHON -m kernscope.fleet: this interpreter, which has the package.
+    env = dict(os.environ, KERNSCOPE_PYTHON=sys.executable)
+    return subprocess.run([cli(), "fleet", *args], capture_output=True, text=True, env=env)
 
 
 def test_cli_errors_are_one_line_exit_2(tmp_path):

@@ -14,6 +14,7 @@ Memory: one trace per worker at a time; the reduce holds only digests.
 from __future__ import annotations
 
 import os
+import resource
 import time
 from typing import Any, Dict, List, Optional
 
@@ -58,6 +59,8 @@ def run(arguments: List[str], out_dir: str, executor: str = "local", workers: Op
     result["digest_seconds"] = mapped["seconds"]
     result["traces"] = len(mapped["paths"])
     result["per_trace"] = mapped["results"]
+    # This process's peak (KiB): the reduce and the gathered results; workers report their own.
+    result["driver_peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     result["notes"] = [f"{r['path']}: not read ({r['error']})" for r in mapped["failed"]] + result["notes"]
     return result
 
