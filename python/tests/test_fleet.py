@@ -106,6 +106,23 @@ def test_same_answers_as_kernscope_ranks(whole_set):
     assert [c["last_rank"] for c in result["tables"]["collectives"]] == lasts
 
 
+def test_one_export_of_two_processes(tmp_path):
+    # A real nsys export holding two torchrun processes (tests/fixtures/ranks/README.md): truths from
+    # sqlite3 there — 33 NCCL kernels per GPU, end differences (device 1 - device 0, start order)
+    # median -22214 ns, median absolute deviation 3272 ns; one file, one clock: no offset applied.
+    export = ROOT / "tests" / "fixtures" / "ranks" / "nsysai_mfu_2gpu_before.sqlite.gz"
+    result = fleet.run([str(export)], str(tmp_path / "digests"), workers=1)
+    ranks = by_rank(result["tables"]["ranks"])
+    assert sorted(ranks) == [0, 1]
+    assert all("by device id" in r["evidence"] and r["collectives"] == 33 for r in ranks.values())
+    assert ranks[1]["end_difference_ns"] == -22214 and ranks[1]["offset_spread_ns"] == 3272
+    assert ranks[1]["clock_offset_ns"] == 0
+    doc = json.loads(subprocess.run([cli(), "ranks", str(export), "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    theirs = [(column(r, "Rank"), column(r, "Times Last"), column(r, "Total Lead")) for r in doc["tables"]["stragglers"]]
+    assert [(r["rank"], r["times_last"], r["total_lead_ns"]) for r in result["tables"]["stragglers"]] == theirs
+
+
 def kineto_events(path):
     with gzip.open(path, "rt") as f:
         return json.load(f, parse_float=decimal.Decimal)["traceEvents"]

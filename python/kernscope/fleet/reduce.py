@@ -216,7 +216,7 @@ RESULT_QUERIES = {
     "ranks": """
         SELECT un.rank, un.evidence, un.path, r.kernels, r.collectives, r.comm_ns, r.overlap_ns, r.compute_ns,
                coalesce(w.wait_ns, 0) AS wait_ns, coalesce(s.times_last, 0) AS times_last,
-               CAST(round(o.offset_ns) AS BIGINT) AS clock_offset_ns, o.spread_ns AS offset_spread_ns,
+               CAST(round(o.offset_ns) AS BIGINT) AS clock_offset_ns, o.end_difference_ns, o.spread_ns AS offset_spread_ns,
                o.samples AS offset_samples, o.trusted AS clock_trusted, o.why AS clock_note,
                r.step_name, r.tpot_ns, r.notes
         FROM units un JOIN ranks r USING (trace, part) JOIN offsets o USING (rank)
@@ -272,8 +272,11 @@ def reduce(out_dir: str) -> Dict[str, Any]:
         notes.append("no trace could be read: nothing to reduce")
         result.update(notes=notes, tables={}, connection=con)
         return result
-    result["matching"] = match_collectives(con)
-    if con.execute("SELECT count(*) FROM coll").fetchone()[0] == 0:
+    matching = match_collectives(con)
+    any_collectives = con.execute("SELECT count(*) FROM coll").fetchone()[0] > 0
+    if any_collectives:
+        result["matching"] = matching
+    else:
         notes.append("no rank ran NCCL collectives: nothing to match")
     clock_offsets(con)
     skew(con)
@@ -287,7 +290,7 @@ def reduce(out_dir: str) -> Dict[str, Any]:
     result["reference_rank"] = con.execute("SELECT rank FROM reference").fetchone()[0]
     result["noise_ns"] = noise_ns
     result["clocks_trusted"] = bool(con.execute("SELECT bool_and(trusted) FROM offsets").fetchone()[0])
-    if not result["clocks_trusted"]:
+    if any_collectives and not result["clocks_trusted"]:
         notes.append("clocks cannot be trusted for every rank: skew figures below may be clock error")
     for rank, count in con.execute("SELECT rank, collectives FROM not_arrived").fetchall():
         notes.append(f"rank {rank} did not arrive at {count} collective(s) the others ran while its trace was "
