@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "analyses/collectives.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/tail.hpp"
 
@@ -18,22 +19,14 @@ std::vector<BusyBin> busy_bins(const Trace& trace, std::int64_t global_pid, Time
   }
   std::vector<BusyBin> bins;
   if (spans.empty() || bin_ns <= 0) return bins;
-  std::sort(spans.begin(), spans.end());
-  // Merge overlapping kernels (several streams or devices) so busy time never exceeds the bin.
-  std::vector<std::pair<TimeNs, TimeNs>> merged;
-  for (const auto& s : spans) {
-    if (!merged.empty() && s.first <= merged.back().second) {
-      merged.back().second = std::max(merged.back().second, s.second);
-    } else {
-      merged.push_back(s);
-    }
-  }
+  // Overlapping kernels (several streams or devices) count once, so busy time never exceeds the bin.
+  const auto merged = merged_intervals(std::move(spans));
   const TimeNs last = merged.back().second;
   const std::size_t count = static_cast<std::size_t>((last - first_ns + bin_ns - 1) / bin_ns);
   bins.resize(std::max<std::size_t>(count, 1));
   for (std::size_t b = 0; b < bins.size(); ++b) bins[b].start_ns = first_ns + static_cast<TimeNs>(b) * bin_ns;
   for (const auto& [start, end] : merged) {
-    for (TimeNs t = start; t < end;) {
+    for (TimeNs t = std::max(start, first_ns); t < end;) {  // time before first_ns is not binned
       const auto b = static_cast<std::size_t>((t - first_ns) / bin_ns);
       const TimeNs bin_end = first_ns + static_cast<TimeNs>(b + 1) * bin_ns;
       const TimeNs upto = std::min(end, bin_end);
