@@ -184,6 +184,16 @@ def test_bad_input_is_said_not_crashed(tmp_path):
         assert ranks[rank]["clock_offset_ns"] == truth["offsets_ns"][str(rank)]
 
 
+def test_order_matching_of_a_late_window_is_doubted(tmp_path):
+    # No sequence numbers, and rank 3's window starts at the 3rd collective: the fleet does not
+    # shift windows (kernscope ranks does), so it must say the pairing is doubtful, not trust it.
+    make_set(tmp_path / "late", "--ranks", "4", "--late-start", "3:2")
+    result = fleet.run([str(tmp_path / "late")], str(tmp_path / "digests"), workers=2)
+    assert "by order" in result["matching"]
+    assert any("ranks hold 19 to 21 collectives and are matched by order" in n for n in result["notes"])
+    assert not result["clocks_trusted"]
+
+
 def run_cli(*args):
     # `kernscope fleet` runs KERNSCOPE_PYTHON -m kernscope.fleet: this interpreter, which has the package.
     env = dict(os.environ, KERNSCOPE_PYTHON=sys.executable)

@@ -66,8 +66,9 @@ def number_ranks(con) -> Dict[str, Any]:
             "notes": list(numbered["notes"])}
 
 
-def match_collectives(con) -> str:
-    """Tables `coll` (each rank's collectives with their matching number `num`) and `reference`."""
+def match_collectives(con, notes: List[str]) -> str:
+    """Tables `coll` (each rank's collectives with their matching number `num`) and `reference`;
+    how they were matched, and a note where order matching is doubtful."""
     con.execute("""
         CREATE TEMP TABLE coll_all AS
         SELECT u.rank, u.path, c.* EXCLUDE (trace, part)
@@ -87,6 +88,14 @@ def match_collectives(con) -> str:
         "SELECT count(*) FILTER (WHERE by_seq), count(*) FILTER (WHERE NOT by_seq) FROM grp_mode").fetchone()
     if order_groups == 0:
         return "by identity: communicator and sequence number from the traces"
+    # Order matching pairs the k-th collectives; ranks holding different numbers of them in a
+    # communicator (a window started or ended elsewhere) may pair different calls.
+    uneven = con.execute("""
+        SELECT grp, min(n), max(n) FROM (SELECT grp, rank, count(*) AS n FROM coll WHERE NOT by_seq GROUP BY grp, rank)
+        GROUP BY grp HAVING min(n) <> max(n) ORDER BY grp""").fetchall()
+    for grp, low, high in uneven:
+        notes.append(f"communicator {grp}: ranks hold {low} to {high} collectives and are matched by order without "
+                     "window shifts here; `kernscope ranks` shifts late windows into line")
     if seq_groups > 0:
         return f"by sequence number in {seq_groups} communicator(s), by order in {order_groups}"
     return "by order within each communicator (the traces carry no sequence numbers)"
@@ -272,7 +281,7 @@ def reduce(out_dir: str) -> Dict[str, Any]:
         notes.append("no trace could be read: nothing to reduce")
         result.update(notes=notes, tables={}, connection=con)
         return result
-    matching = match_collectives(con)
+    matching = match_collectives(con, notes)
     any_collectives = con.execute("SELECT count(*) FROM coll").fetchone()[0] > 0
     if any_collectives:
         result["matching"] = matching
