@@ -35,14 +35,13 @@ def digest(arguments: List[str], out_dir: str, executor: str = "local", workers:
 
     paths = _core.expand_trace_arguments([str(a) for a in arguments])
     os.makedirs(out_dir, exist_ok=True)
-    if any(os.scandir(out_dir)):
-        for table in TABLES:  # stale digests of another set would join this one
-            folder = os.path.join(out_dir, table)
-            if os.path.isdir(folder):
-                for f in os.listdir(folder):
-                    if f.endswith((".parquet", ".parquet.part")):
-                        os.remove(os.path.join(folder, f))
-    workers = workers or os.cpu_count() or 1
+    for table in TABLES:  # stale digests of another set would join this one
+        folder = os.path.join(out_dir, table)
+        if os.path.isdir(folder):
+            for f in os.listdir(folder):
+                if f.endswith((".parquet", ".parquet.part")):
+                    os.remove(os.path.join(folder, f))
+    workers = max(1, min(workers or os.cpu_count() or 1, len(paths)))  # no idle workers to start
     started = time.perf_counter()
     results = sorted(executors.run(executor, paths, out_dir, bin_ns, workers, scheduler), key=lambda r: r["trace"])
     return {"paths": paths, "results": results, "seconds": time.perf_counter() - started,

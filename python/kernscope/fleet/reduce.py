@@ -30,7 +30,6 @@ def connect(out_dir: str):
     """A DuckDB connection with one view per digest table (ranks, collectives, steps, kernels,
     busy) over OUT_DIR/TABLE/*.parquet; a table no trace wrote is an empty view of its schema."""
     import duckdb
-    import pyarrow as pa
 
     con = duckdb.connect()
     for table in TABLES:
