@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "fleet_digest_binding.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
@@ -467,7 +468,8 @@ void nvtx_pop(const std::optional<std::string>& domain) {
 
 NB_MODULE(_core, m) {
   m.doc() = "kernscope: GPU trace analysis for LLM inference (C++ core)";
-  nb::exception<KernscopeError>(m, "Error");
+  auto error = nb::exception<KernscopeError>(m, "Error");
+  kernscope::python::bind_fleet_digest(m, error);
 
   nb::class_<PyTrace>(m, "Trace")
       .def("kernel_columns", &kernel_columns)

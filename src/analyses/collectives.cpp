@@ -41,20 +41,6 @@ std::int64_t union_length(std::vector<std::pair<TimeNs, TimeNs>>& intervals) {
   return total;
 }
 
-// Merged (disjoint, sorted) intervals.
-std::vector<std::pair<TimeNs, TimeNs>> merged(std::vector<std::pair<TimeNs, TimeNs>> intervals) {
-  std::sort(intervals.begin(), intervals.end());
-  std::vector<std::pair<TimeNs, TimeNs>> out;
-  for (const auto& iv : intervals) {
-    if (!out.empty() && iv.first <= out.back().second) {
-      out.back().second = std::max(out.back().second, iv.second);
-    } else {
-      out.push_back(iv);
-    }
-  }
-  return out;
-}
-
 std::int64_t intersection_length(const std::vector<std::pair<TimeNs, TimeNs>>& a,
                                  const std::vector<std::pair<TimeNs, TimeNs>>& b) {
   std::int64_t total = 0;
@@ -87,6 +73,19 @@ const CommArgs* args_enclosing(const CommArgsLookup& lookup, TimeNs t) {
 }
 
 }  // namespace
+
+std::vector<std::pair<TimeNs, TimeNs>> merged_intervals(std::vector<std::pair<TimeNs, TimeNs>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  std::vector<std::pair<TimeNs, TimeNs>> out;
+  for (const auto& iv : intervals) {
+    if (!out.empty() && iv.first <= out.back().second) {
+      out.back().second = std::max(out.back().second, iv.second);
+    } else {
+      out.push_back(iv);
+    }
+  }
+  return out;
+}
 
 std::string_view kind_name(CollectiveKind kind) {
   switch (kind) {
@@ -173,8 +172,8 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
     if (nccl) nccl_rows.push_back(i);
   }
   for (auto& [device, intervals] : comm) {
-    auto merged_comm = merged(intervals);
-    auto merged_compute = merged(compute[device]);
+    auto merged_comm = merged_intervals(intervals);
+    auto merged_compute = merged_intervals(compute[device]);
     for (const auto& [s, e] : merged_comm) out.comm_ns += e - s;
     for (const auto& [s, e] : merged_compute) out.compute_ns += e - s;
     out.overlap_ns += intersection_length(merged_comm, merged_compute);

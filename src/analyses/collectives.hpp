@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernscope/time_units.hpp"
@@ -90,5 +91,8 @@ struct CommArgsLookup {
 RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, const CommArgsLookup* args);
 
 bool is_nccl_kernel(std::string_view name);
+
+// Time intervals [start, end) as the disjoint, sorted intervals of their union.
+std::vector<std::pair<TimeNs, TimeNs>> merged_intervals(std::vector<std::pair<TimeNs, TimeNs>> intervals);
 
 }  // namespace kernscope::ranks

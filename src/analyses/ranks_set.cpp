@@ -255,6 +255,25 @@ RankSet assemble_rank_set(std::vector<RankDigest> digests) {
   return set;
 }
 
+Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, const TraceVisitor& also) {
+  OpenOptions options;
+  options.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
+  // Kernels in detail: stream ids (the fallback communicator); NVTX and API calls in detail:
+  // the rank's steps (ranks_steps.hpp) as `kernscope steps` finds them.
+  options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
+  auto trace = open_trace(path, options);
+  if (!trace) return make_error(trace.error().code, trace.error().message);
+  std::optional<CommArgsLookup> args;
+  if (trace->source.format.starts_with("kineto")) {
+    auto read = read_kineto_comm_args(path);
+    if (!read) return make_error(read.error().code, read.error().message);
+    args = std::move(*read);
+  }
+  std::vector<RankDigest> digests = digests_of(*trace, args ? &*args : nullptr);
+  if (also) also(*trace, digests);
+  return digests;
+}
+
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads) {
   if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
   threads = std::min<unsigned>(threads, static_cast<unsigned>(paths.size()));
@@ -263,26 +282,12 @@ Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned th
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
-      OpenOptions options;
-      options.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
-      // Kernels in detail: stream ids (the fallback communicator); NVTX and API calls in detail:
-      // the rank's steps (ranks_steps.hpp) as `kernscope steps` finds them.
-      options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
-      auto trace = open_trace(paths[i], options);
-      if (!trace) {
-        errors[i] = trace.error();
+      auto digests = read_trace_digests(paths[i]);
+      if (!digests) {
+        errors[i] = digests.error();
         continue;
       }
-      std::optional<CommArgsLookup> args;
-      if (trace->source.format.starts_with("kineto")) {
-        auto read = read_kineto_comm_args(paths[i]);
-        if (!read) {
-          errors[i] = read.error();
-          continue;
-        }
-        args = std::move(*read);
-      }
-      per_file[i] = digests_of(*trace, args ? &*args : nullptr);
+      per_file[i] = std::move(*digests);
     }
   };
   std::vector<std::thread> pool;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,12 @@ struct RankSet {
 // duplicates. An argument that names nothing is an error, unless `pass_unknown`: then it is kept as
 // given (whoever opens it says what is wrong).
 Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments, bool pass_unknown = false);
+
+// Opens one trace as the rank set reads it (kernels, API calls and NVTX in detail; a Kineto file's
+// collective arguments) and digests it. `also`, when given, sees the opened trace and its digests
+// before the trace is freed (the fleet digest takes its kernel totals and busy time there).
+using TraceVisitor = std::function<void(const Trace&, const std::vector<RankDigest>&)>;
+Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, const TraceVisitor& also = {});
 
 // Reads every trace (up to `threads` at a time; 0: one per core) and numbers the ranks.
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads = 0);

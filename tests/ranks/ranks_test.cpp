@@ -10,6 +10,7 @@
 #include <fstream>
 
 #include "analyses/collectives.hpp"
+#include "analyses/ranks_fleet_digest.hpp"
 #include "analyses/ranks_links.hpp"
 #include "analyses/ranks_set.hpp"
 #include "analyses/ranks_skew.hpp"
@@ -73,6 +74,25 @@ TEST(Collectives, OverlapIsCommTimeUnderComputeOnTheSameDevice) {
   EXPECT_EQ(r.items[1].kind, CollectiveKind::kAllGather);
   EXPECT_EQ(r.items[1].index, 1);  // one stream: one communicator, in order
   EXPECT_EQ(r.with_args, 0);
+}
+
+TEST(FleetDigest, BusyBinsAreTheUnionOfKernelsPerBin) {
+  // Bins of 100 ns from 100: [100,200) holds 100..200 (100 ns) and, overlapping it, 150..300
+  // adds 200..300 to the next bin only (union: counted once); 160..170 lies inside; [300,400) is
+  // idle; 420..530 splits 80 + 30 across the last two bins.
+  testing::SyntheticTrace s;
+  s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 100, 200, 1);
+  s.kernel("gemm", 150, 300, 2);
+  s.kernel("gemm", 160, 170, 3);
+  s.kernel("gemm", 420, 530, 4);
+  const auto bins = busy_bins(s.trace, -1, 100, 100);
+  ASSERT_EQ(bins.size(), 5u);
+  const std::vector<std::int64_t> busy{100, 100, 0, 80, 30};
+  for (std::size_t b = 0; b < bins.size(); ++b) {
+    EXPECT_EQ(bins[b].start_ns, 100 + 100 * static_cast<TimeNs>(b));
+    EXPECT_EQ(bins[b].busy_ns, busy[b]) << "bin " << b;
+  }
+  EXPECT_TRUE(busy_bins(s.trace, -1, 100, 0).empty());
 }
 
 TEST(Collectives, ArgumentsByCorrelationAndByEnclosingOperation) {

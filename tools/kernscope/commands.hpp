@@ -24,6 +24,9 @@ Command add_record(CLI::App& app);
 // `kernscope peaks`: runs kernscope-peaks (measured GPU peaks), a CUDA program of its own.
 Command add_peaks(CLI::App& app);
 
+// `kernscope fleet`: hands its arguments to the Python package's fleet tier (python3 -m kernscope.fleet).
+Command add_fleet(CLI::App& app);
+
 // One line on stderr, exit code 2: the contract for every kind of bad input.
 int fail(const Error& error);
 

@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   commands.emplace(app.get_subcommands({}).back(), std::move(record));
   Command peaks = add_peaks(app);
   commands.emplace(app.get_subcommands({}).back(), std::move(peaks));
+  Command fleet = add_fleet(app);
+  commands.emplace(app.get_subcommands({}).back(), std::move(fleet));
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,143 @@
+"""`kernscope fleet` / `python -m kernscope.fleet`: a set of traces as ranks, at fleet scale.
+
+    kernscope fleet traces/ [--out DIGESTS] [--executor local|dask] [--scheduler ADDR] [--workers N]
+                            [--bin-ms MS] [--format text|json] [--sql QUERY]
+    kernscope fleet --from-digests DIGESTS [--sql QUERY]
+
+Bad input (no traces, an unknown executor, a folder without digests) is one line on stderr and exit
+code 2; a trace that cannot be read is a note, and the others are still reduced.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Dict, List, Optional
+
+TEXT_TABLES = (
+    ("ranks", ["rank", "evidence", "collectives", "clock_offset_ns", "clock_trusted", "wait_ns", "times_last",
+               "comm_ns", "overlap_ns", "compute_ns"]),
+    ("stragglers", ["rank", "times_last", "total_lead_ns", "wait_caused_ns"]),
+    ("kinds", ["kind", "count", "wait_ns", "transfer_ns", "median_spread_ns", "median_transfer_ns"]),
+    ("classes", ["op_class", "kernels", "total_ns", "traces", "mean_per_trace_ns"]),
+    ("rank_utilization", ["rank", "busy_share", "median_bin_busy", "min_bin_busy", "bins"]),
+)
+
+
+def parser(prog: str) -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog=prog, description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("traces", nargs="*", help="DIR, GLOB or FILES: one trace per rank (or exports holding several)")
+    ap.add_argument("--out", help="folder for the Parquet digests (kept); default: a temporary folder")
+    ap.add_argument("--from-digests", metavar="DIR", help="reduce digests written earlier instead of reading traces")
+    ap.add_argument("--executor", default="local", choices=["local", "dask"],
+                    help="local: a process pool here; dask: a Dask cluster (--scheduler, else a local one)")
+    ap.add_argument("--scheduler", help="Dask scheduler address (tcp://host:8786); default: a LocalCluster here")
+    ap.add_argument("--workers", type=int, default=0, help="worker processes (0: one per core)")
+    ap.add_argument("--bin-ms", type=float, default=1.0, help="utilisation bin, ms of each rank's clock")
+    ap.add_argument("--format", default="text", choices=["text", "json"])
+    ap.add_argument("--sql", help="a DuckDB query on the digests (views ranks, collectives, steps, kernels, busy; "
+                                  "units, offsets, matched, arrivals, stragglers); printed as CSV")
+    return ap
+
+
+def cell(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}" if abs(value) < 1e6 else f"{value:.0f}"
+    return "" if value is None else str(value)
+
+
+def print_table(name: str, rows: List[Dict[str, Any]], columns: List[str], out) -> None:
+    out.write(f"\n{name}\n")
+    if not rows:
+        out.write("  (none)\n")
+        return
+    cells = [[cell(r.get(c)) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    out.write("  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths)) + "\n")
+    for row in cells:
+        out.write("  " + "  ".join(v.rjust(w) for v, w in zip(row, widths)) + "\n")
+
+
+def print_text(result: Dict[str, Any], out) -> None:
+    out.write(f"{result['ranks_read']} rank(s) read; world size {result['world_size']} ({result['world_evidence']})\n")
+    if "matching" in result:
+        out.write(f"collectives matched {result['matching']}; reference rank {result['reference_rank']}; "
+                  f"clocks {'trusted' if result['clocks_trusted'] else 'NOT trusted'}; "
+                  f"straggling counted above a lead of {result['noise_ns']} ns\n")
+    if "digest_seconds" in result:
+        out.write(f"digests: {result['traces']} trace(s) in {result['digest_seconds']:.2f} s; "
+                  f"reduce {result['reduce_seconds']:.2f} s\n")
+    for note in result["notes"]:
+        out.write(f"note: {note}\n")
+    tables = result["tables"]
+    for name, columns in TEXT_TABLES:
+        if name in tables:
+            print_table(name, tables[name][:20], columns, out)
+
+
+def fail(message: str) -> int:
+    sys.stderr.write(f"kernscope: error: {message}\n")
+    return 2
+
+
+def main(argv: Optional[List[str]] = None, prog: str = "python -m kernscope.fleet") -> int:
+    args = parser(prog).parse_args(argv)
+    from .. import Error
+    from . import reduce as reduce_digests  # the function (the package exports it over its module)
+    from . import run
+
+    if args.from_digests:
+        if args.traces:
+            return fail("give traces or --from-digests, not both")
+        if not os.path.isdir(os.path.join(args.from_digests, "ranks")):
+            return fail(f"{args.from_digests}: no digests there (expected {args.from_digests}/ranks/*.parquet)")
+    elif not args.traces:
+        return fail("no traces given (DIR, GLOB or FILES)")
+    if args.bin_ms <= 0:
+        return fail("--bin-ms must be positive")
+    if args.scheduler and args.executor != "dask":
+        return fail("--scheduler is for --executor dask")
+    temporary = None
+    try:
+        if args.from_digests:
+            result = reduce_digests(args.from_digests)
+        else:
+            out_dir = args.out
+            if out_dir is None:
+                temporary = tempfile.TemporaryDirectory(prefix="kernscope-fleet-")
+                out_dir = temporary.name
+            result = run(args.traces, out_dir, args.executor, args.workers or None, args.scheduler,
+                         int(args.bin_ms * 1e6))
+        if result["ranks_read"] == 0:
+            for note in result["notes"]:
+                sys.stderr.write(f"kernscope: {note}\n")
+            return fail("no trace of the set could be read")
+        con = result.pop("connection")
+        if args.sql:
+            cursor = con.execute(args.sql)
+            writer = csv.writer(sys.stdout, lineterminator="\n")
+            writer.writerow([d[0] for d in cursor.description])
+            writer.writerows(cursor.fetchall())
+        elif args.format == "json":
+            json.dump(result, sys.stdout, indent=1, default=str)
+            sys.stdout.write("\n")
+        else:
+            print_text(result, sys.stdout)
+        return 0
+    except Error as e:
+        return fail(str(e))
+    except Exception as e:  # DuckDB's errors on a bad --sql, Dask's on an unreachable scheduler
+        if type(e).__module__.startswith(("duckdb", "_duckdb", "distributed")) or isinstance(e, OSError):
+            return fail(f"{type(e).__name__}: {e}")
+        raise
+    finally:
+        if temporary is not None:
+            temporary.cleanup()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
