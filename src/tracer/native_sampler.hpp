@@ -33,6 +33,9 @@
 
 namespace kernscope::tracer {
 
+// KERNSCOPE_HOST_INFO's "sampler" value: `kernscope host` words this sampler's cost as CPU time.
+inline constexpr const char* kNativeSamplerName = "native (SIGPROF, glibc backtrace)";
+
 struct NativeSamplerOptions {
   double hz = 100;
   // Above this share of one CPU (the sampler thread's CPU time plus every handler's time, per
