@@ -262,6 +262,23 @@ TEST(NativeSampler, BlockingReadIsRestartedNotFailedWithEintr) {
   close(fds[1]);
 }
 
+TEST(NativeSampler, LowersARateTheHostCannotSustainAndSaysSo) {
+  // A budget no sampler meets (a millionth of one CPU): after each second the rate is halved.
+  NativeSampler sampler(NativeSamplerOptions{.hz = 1000, .max_busy_share = 1e-6});
+  ASSERT_TRUE(sampler.start()) << sampler.why();
+  busy_thirty(2300);
+  sampler.stop();
+  std::vector<std::string> lowered;
+  double achieved = 0;
+  for (const auto& [k, v] : sampler.info()) {
+    if (k == "sampler_lowered") lowered.push_back(v);
+    if (k == "sampler_hz_achieved") achieved = std::stod(v);
+  }
+  ASSERT_GE(lowered.size(), 1u);
+  EXPECT_TRUE(lowered[0].starts_with("1000 Hz -> 500 Hz")) << lowered[0];
+  EXPECT_LT(achieved, 1000.0);
+}
+
 void programs_own_handler(int) {}
 
 TEST(NativeSampler, RefusesWhenTheProgramHasItsOwnSigprofHandler) {

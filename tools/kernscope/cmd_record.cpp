@@ -370,8 +370,9 @@ Command add_record(CLI::App& app) {
                   "default every kind but sync: CUPTI's synchronization records slowed a PyTorch program's launches "
                   "(sync calls are still recorded as API calls)");
   cmd->add_option("--sample", o->sample,
-                  "none, cpu or cpu:HZ (default 100): Python programs' stacks sampled from inside the process "
-                  "(every thread, wall clock), for `kernscope host`")
+                  "none, cpu or cpu:HZ (default 100): stacks of every thread sampled from inside the process (wall "
+                  "clock), for `kernscope host`: Python frames in Python programs; native frames in other programs, "
+                  "from their first CUDA call")
       ->capture_default_str();
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
