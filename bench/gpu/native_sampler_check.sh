@@ -5,7 +5,9 @@
 #      nominal, on the launching thread;
 #   2. the same binary stripped: those frames become module offsets flagged unresolved (a note says so);
 #   3. examples/decode_bench, eager (graphs off): the launching thread's time by native function
-#      (cudaLaunchKernel / cuBLAS inside libcudart, libcublas, libcuda), the sampler's cost in the notes.
+#      (cudaLaunchKernel / cuBLAS inside libcudart, libcublas, libcuda), the sampler's cost in the notes;
+#   4. a Python program that starts CUDA (torch): Python stacks from the hook only, no native sampler
+#      (no KERNSCOPE_HOST_INFO row "sampler" = native ...).
 # Also prints KERNSCOPE_HOST_INFO of each file.
 #
 # usage: bench/gpu/native_sampler_check.sh OUT_DIR   (repository root, GPU machine, binaries under .gpu/
@@ -30,3 +32,8 @@ $K record --sample cpu -o "$OUT/decode_bench.sqlite" -- "$OUT/decode_bench" --it
 $K host --limit 12 "$OUT/decode_bench.sqlite" 2>&1 | cut -c1-240
 info "$OUT/decode_bench.sqlite"
 $K host --format collapsed "$OUT/decode_bench.sqlite" 2>/dev/null | sort -t' ' -k2 -nr | head -3 | cut -c1-300
+echo "== a Python program starting CUDA: the Python hook samples it, the native sampler must not"
+$K record --sample cpu -o "$OUT/py.sqlite" -- python3 -c "import torch, time; x = torch.ones(1024, device='cuda'); t = time.time()
+while time.time() - t < 1: x = x * 1.0001
+torch.cuda.synchronize()" 2>&1 | grep -v "^$" | cut -c1-240
+q "$OUT/py.sqlite" "SELECT name, substr(value, 1, 60) FROM KERNSCOPE_HOST_INFO WHERE name IN ('sampler', 'native_frames', 'sampler_hz_achieved')"
