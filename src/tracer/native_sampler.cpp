@@ -301,6 +301,7 @@ void NativeSampler::stop() {
 }
 
 std::vector<std::pair<std::string, std::string>> NativeSampler::info() const {
+  if (g_shared == nullptr) return {{"sampler", kNativeSamplerName}, {"sampler_stopped", "before it started: " + why_}};
   const std::int64_t end = stopped_ns_ ? stopped_ns_ : clock_ns(CLOCK_REALTIME);
   const double wall_ns = static_cast<double>(std::max<std::int64_t>(1, end - started_ns_));
   const std::int64_t busy = thread_cpu_ns_ + g_shared->busy_ns.load();

@@ -289,6 +289,7 @@ TEST(NativeSampler, RefusesWhenTheProgramHasItsOwnSigprofHandler) {
   NativeSampler sampler(NativeSamplerOptions{.hz = 100});
   EXPECT_FALSE(sampler.start());
   EXPECT_NE(sampler.why().find("SIGPROF"), std::string::npos) << sampler.why();
+  EXPECT_FALSE(sampler.info().empty());  // answers, started or not
   struct sigaction after {};
   sigaction(SIGPROF, &previous, &after);
   EXPECT_EQ(after.sa_handler, programs_own_handler);  // left as the program set it
