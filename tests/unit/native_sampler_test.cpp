@@ -212,12 +212,13 @@ TEST(NativeSampler, ThreadsThatEndMidRunKeepTheirSamplesAndNames) {
       pthread_setname_np(pthread_self(), ("ks-exit-" + std::to_string(i)).c_str());
       ended[i].tid = own_tid();
       busy_thirty(150);
-      timespec t{};
-      clock_gettime(CLOCK_REALTIME, &t);
-      ended[i].ended_realtime_ns = t.tv_sec * 1'000'000'000L + t.tv_nsec;
     });
     busy_sixty(50);
     worker.join();
+    // Gone now (its last moments, after its work, may still have been sampled).
+    timespec t{};
+    clock_gettime(CLOCK_REALTIME, &t);
+    ended[i].ended_realtime_ns = t.tv_sec * 1'000'000'000L + t.tv_nsec;
   }
   busy_sixty(300);  // the sampler goes on after the threads are gone
   sampler.stop();
