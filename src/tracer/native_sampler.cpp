@@ -8,12 +8,13 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <fstream>
+#include <utility>
 
 namespace kernscope::tracer {
 namespace {
@@ -254,7 +255,10 @@ void NativeSampler::tick(std::vector<std::uint32_t>& tids) {
     // A thread is named by the program after it starts, often at once: its name is read again
     // at its 2nd, 4th, 8th, ... sighting, which costs a few reads per thread over a long run.
     const std::uint64_t seen = ++sightings_[tid];
-    if ((seen & (seen - 1)) == 0) samples_.thread_names[tid] = thread_name(tid);
+    if ((seen & (seen - 1)) == 0) {
+      // Empty when the thread ended since the listing: its earlier name stays.
+      if (std::string name = thread_name(tid); !name.empty()) samples_.thread_names[tid] = std::move(name);
+    }
     // A thread that ended since the listing answers ESRCH: nothing to do.
     if (syscall(SYS_tgkill, pid, tid, kSignal) == 0) ++sent_;
   }
