@@ -521,12 +521,19 @@ HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const s
     out.notes.push_back("the host thread analysed (" + std::to_string(tid_of(out.global_tid)) +
                         ") has no samples: it never ran Python or native code the sampler saw (use --thread)");
   }
+  // kernscope's native sampler (KERNSCOPE_HOST_INFO sampler = "native ...") holds no interpreter
+  // lock: its cost is CPU time, its thread's and its signal handlers' on the program's threads.
+  bool native_sampler = false;
+  for (const auto& [name, value] : trace.host.info) native_sampler = native_sampler || (name == "sampler" && value.starts_with("native"));
   for (const auto& [name, value] : trace.host.info) {
     if (name == "sampler_hz_asked") out.notes.push_back("sampler: asked " + value + " Hz");
     if (name == "sampler_hz_achieved") out.notes.push_back("sampler: achieved " + value + " Hz");
     if (name == "native_frames") out.notes.push_back("host stacks: " + value);
     if (name == "gil_wait") out.notes.push_back("GIL waits " + value);
-    if (name == "sampler_busy_share") {
+    if (name == "sampler_busy_share" && native_sampler) {
+      out.notes.push_back("sampler cost: its thread and its signal handlers used " + value.substr(0, 7) +
+                          " of one CPU over the run (the handlers' part on the program's own threads)");
+    } else if (name == "sampler_busy_share") {
       out.notes.push_back("sampler cost: it held the interpreter lock " + value.substr(0, 7) +
                           " of the run (the traced program's threads waited that long at most)");
     }

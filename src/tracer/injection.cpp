@@ -33,6 +33,7 @@
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
 #include "tracer/file_list.hpp"
+#include "tracer/native_recording.hpp"
 #include "tracer/nvml_sampler.hpp"
 #include "tracer/self_cost.hpp"
 #include "tracer/termination_flush.hpp"
@@ -130,6 +131,7 @@ class Tracer {
   std::unique_ptr<ActivityDecoder> decoder_;
   std::unique_ptr<TraceDbWriter> writer_;
   std::unique_ptr<NvmlSampler> sampler_;
+  NativeRecording native_;  // --sample cpu on a program that is not Python
   std::string path_;
   std::string nvml_note_;
   std::string kernel_timestamps_ = "software (CUPTI instrumentation)";  // or hardware events (--hw-trace)
@@ -555,6 +557,10 @@ bool Tracer::init() {
     }
     if (!nvml_note_.empty()) say(nvml_note_);
   }
+  // Native stacks from here on (the program's first CUDA call); Python programs are sampled by
+  // kernscope's Python hook instead.
+  native_.start(config_.sample_hz);
+  if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
   collector_ = std::thread([this] { collect(); });
   std::atexit(finish_if_started);
   finish_on_termination(finish_if_started, kTerminationBound);
@@ -568,6 +574,7 @@ bool Tracer::init() {
 void Tracer::finish() {
   if (finished_.exchange(true)) return;
   const std::int64_t finish_start = monotonic_ns();
+  native_.stop();  // first: the finish's own work is not the program's
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
   {
@@ -591,7 +598,8 @@ void Tracer::finish() {
     if (auto r = writer_->discard(); !r) say(r.error().message);
     writer_.reset();
     if (!config_.file_list.empty()) append_to_file_list(config_.file_list, empty_line(getpid(), path_, command));
-    say("no GPU activity and no CUDA calls recorded in process " + std::to_string(getpid()) + ": no file written");
+    say("no GPU activity and no CUDA calls recorded in process " + std::to_string(getpid()) + ": no file written" +
+        (native_.samples() > 0 ? " (its " + std::to_string(native_.samples()) + " native stack samples are not kept)" : ""));
     return;
   }
   if (writer_ && write_error_.empty() && !rest.empty()) {
@@ -656,6 +664,10 @@ void Tracer::finish() {
     if (auto r = writer_->finish(info, process, names, strings_); !r) write_error_ = r.error().message;
   }
   writer_.reset();
+  // The host tables go into the finished, self-contained file, as the Python hook's do.
+  if (write_error_.empty()) {
+    if (auto r = native_.write(path_, static_cast<std::uint32_t>(getpid()), process); !r) say(r.error().message);
+  }
   if (write_error_.empty() && !config_.file_list.empty()) {
     append_to_file_list(config_.file_list, finished_line(getpid(), path_, command));
   }

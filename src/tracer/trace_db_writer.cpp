@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 
+#include "tracer/sqlite_statement.hpp"
+
 namespace kernscope::tracer {
 namespace {
 
@@ -13,28 +15,6 @@ std::int64_t global_pid(std::uint32_t pid) { return static_cast<std::int64_t>(pi
 std::int64_t global_tid(std::uint32_t pid, std::uint32_t tid) {
   return global_pid(pid) | (static_cast<std::int64_t>(tid) & 0xFFFFFF);
 }
-
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) { sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr); }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  bool ok() const { return stmt_ != nullptr; }
-  Statement& i64(int col, std::int64_t v) { sqlite3_bind_int64(stmt_, col, v); return *this; }
-  Statement& null(int col) { sqlite3_bind_null(stmt_, col); return *this; }
-  Statement& text(int col, const std::string& v) {
-    sqlite3_bind_text(stmt_, col, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-    return *this;
-  }
-  bool step() {
-    const int rc = sqlite3_step(stmt_);
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-    return rc == SQLITE_DONE;
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 }  // namespace
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 
 namespace kernscope::tracer {
 namespace {
@@ -101,6 +102,11 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     c.flush_ms = static_cast<int>(*n);
   }
   if (const char* v = getenv(env::kFileList); v && *v) c.file_list = v;
+  if (const char* v = getenv(env::kSample); v && *v) {
+    auto hz = parse_sample_rate(v);
+    if (!hz) return make_error(ErrorCode::kInvalidArgument, std::string(env::kSample) + ": " + hz.error().message);
+    c.sample_hz = *hz;
+  }
   if (const char* v = getenv(env::kRecord); v && *v) {
     const std::string list = v;
     std::size_t begin = 0;
@@ -123,6 +129,19 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     }
   }
   return c;
+}
+
+Result<double> parse_sample_rate(std::string_view text) {
+  if (text.empty() || text == "none") return 0.0;
+  const std::string rate = text == "cpu" ? "100" : text.starts_with("cpu:") ? std::string(text.substr(4)) : "";
+  char* end = nullptr;
+  const double hz = rate.empty() ? 0 : std::strtod(rate.c_str(), &end);
+  if (rate.empty() || *end != '\0' || !(hz >= 1 && hz <= 1000)) {
+    std::string why = "'";  // built by appending: GCC 12 warns (-Wrestrict) on "'" + std::string(...)
+    why.append(text).append("' is not none, cpu or cpu:HZ with HZ in 1..1000");
+    return make_error(ErrorCode::kInvalidArgument, why);
+  }
+  return hz;
 }
 
 std::string expand_output_path(const std::string& pattern, std::int64_t pid, const std::string& host,

@@ -34,6 +34,7 @@ inline constexpr const char* kFileList = "KERNSCOPE_FILE_LIST";
 inline constexpr const char* kRecord = "KERNSCOPE_RECORD";
 inline constexpr const char* kTracerPath = "KERNSCOPE_TRACER_PATH";
 inline constexpr const char* kTracerLib = "KERNSCOPE_TRACER_LIB";
+inline constexpr const char* kSample = "KERNSCOPE_SAMPLE";  // also read by the Python hook (kernscope_host.py)
 }  // namespace env
 
 using kernscope::kRecordKinds;  // the kinds `record --record` can choose (injection.cpp enables them in this order)
@@ -55,6 +56,7 @@ struct TracerConfig {
   std::size_t buffers = 32;                    // preallocated; when all are full, records are dropped (counted)
   int flush_ms = 100;                          // CUPTI's periodic flush; 0: only when a buffer is full
   std::string file_list;                       // where to append the written file's path (for `record`)
+  double sample_hz = 0;                        // KERNSCOPE_SAMPLE cpu[:HZ]: native stacks of a non-Python program; 0 none
   // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds, or "all"); empty: the
   // default kinds (kDefaultRecordKinds: all but sync).
   std::set<std::string, std::less<>> record;
@@ -63,6 +65,9 @@ struct TracerConfig {
 
 // Reads KERNSCOPE_* variables through `getenv`; errors name the variable.
 Result<TracerConfig> config_from_env(const std::function<const char*(const char*)>& getenv);
+
+// KERNSCOPE_SAMPLE / `record --sample`: "none" or "" -> 0, "cpu" -> 100, "cpu:HZ" -> HZ (1..1000).
+Result<double> parse_sample_rate(std::string_view text);
 
 // "stop", "repeat", "repeat:N" -> (repeat, ranges).
 Result<std::pair<bool, int>> parse_capture_end(const std::string& text);

@@ -186,19 +186,6 @@ int record_with_nsys(const RecordOptions& o, const std::vector<std::pair<std::st
   return status;
 }
 
-// --sample none | cpu | cpu:HZ: Python stacks sampled inside the process (kernscope_host.py reads
-// KERNSCOPE_SAMPLE with the same rules; checked here so a bad value fails before the program runs).
-Result<double> sample_rate(const std::string& text) {
-  if (text == "none") return 0.0;
-  const std::string rate = text == "cpu" ? "100" : text.rfind("cpu:", 0) == 0 ? text.substr(4) : "";
-  char* end = nullptr;
-  const double hz = rate.empty() ? 0 : std::strtod(rate.c_str(), &end);
-  if (rate.empty() || *end != '\0' || !(hz >= 1 && hz <= 1000)) {
-    return make_error(ErrorCode::kInvalidArgument, "record: --sample must be none, cpu or cpu:HZ with HZ in 1..1000");
-  }
-  return hz;
-}
-
 // --backend ncu: profile (one report), then export the raw and details pages kernscope reads.
 int record_with_ncu(const RecordOptions& o, const std::vector<std::pair<std::string, std::string>>& env) {
   const std::string ncu = std::getenv("NCU") ? std::getenv("NCU") : find_program("ncu");
@@ -244,7 +231,10 @@ int run_record(const RecordOptions& o) {
   if (o.capture_range_end != "stop" && o.capture_range_end != "repeat" && o.capture_range_end.rfind("repeat:", 0) != 0) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --capture-range-end must be stop, repeat or repeat:N"});
   }
-  if (auto hz = sample_rate(o.sample); !hz) return fail(hz.error());
+  // --sample: Python programs' stacks (kernscope_host.py) or native ones (the tracer); the same rules.
+  if (!tracer::parse_sample_rate(o.sample)) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: --sample must be none, cpu or cpu:HZ with HZ in 1..1000"});
+  }
   if (o.backend != "kernscope" && o.backend != "nsys" && o.backend != "ncu") {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope, nsys or ncu"});
   }
@@ -295,7 +285,7 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kBufferMb, std::to_string(o.buffer_mb)},
       {tracer::env::kRecord, o.record},
       {tracer::env::kFileList, file_list},
-      {"KERNSCOPE_SAMPLE", o.sample}};
+      {tracer::env::kSample, o.sample}};
   env.insert(env.end(), shape_env.begin(), shape_env.end());
   // The injected library parses these variables; parsing them here first with the same code turns
   // a bad option into one line and exit code 2 before the program starts, not a silent no-trace.
@@ -385,8 +375,9 @@ Command add_record(CLI::App& app) {
                   "default every kind but sync: CUPTI's synchronization records slowed a PyTorch program's launches "
                   "(sync calls are still recorded as API calls)");
   cmd->add_option("--sample", o->sample,
-                  "none, cpu or cpu:HZ (default 100): Python programs' stacks sampled from inside the process "
-                  "(every thread, wall clock), for `kernscope host`")
+                  "none, cpu or cpu:HZ (default 100): stacks of every thread sampled from inside the process (wall "
+                  "clock), for `kernscope host`: Python frames in Python programs; native frames in other programs, "
+                  "from their first CUDA call")
       ->capture_default_str();
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);

@@ -37,7 +37,8 @@ _NATIVE_NOTE = ("Python frames only (sys._current_frames: function and file, no 
                 "extensions such as PyTorch's dispatcher and ATen, the CUDA runtime and driver) are not unwound, so time "
                 "in a C call is charged to the Python frame that made it; a tick waits for the GIL, which a thread running "
                 "Python yields within the switch interval (5 ms) and a C call holding it only when it returns; threads "
-                "that never ran Python are not sampled; nsys --sample=cpu records native frames")
+                "that never ran Python are not sampled; nsys --sample=cpu records native frames (kernscope samples native "
+                "frames only in programs that are not Python)")
 
 
 class GcRecorder:
