@@ -30,6 +30,9 @@ struct StepWindow {
   TimeNs start = 0, end = 0;
   std::int64_t global_tid = 0;  // the host thread of the window; 0: a window in GPU time only
   Phase phase = Phase::kUnknown;
+  // The process whose work the window holds (process_key packing); 0: the thread's process, or
+  // any process for a window in GPU time only.
+  std::int64_t global_pid = 0;
 };
 
 enum class StepSource { kStepRange, kAnnotations, kKernelPeriod, kGpuGaps, kNone };
@@ -44,6 +47,9 @@ struct StepWindows {
 // text is not a step annotation (see the list above). `text` is the range's text without domain.
 struct StepAnnotation {
   Phase phase = Phase::kUnknown;
+  // The process whose work the window holds (process_key packing); 0: the thread's process, or
+  // any process for a window in GPU time only.
+  std::int64_t global_pid = 0;
 };
 std::optional<StepAnnotation> step_annotation(std::string_view text);
 
