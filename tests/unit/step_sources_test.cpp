@@ -1,7 +1,7 @@
 // Where steps come from (analyses/step_windows.hpp). Annotation names: what engines and PyTorch
 // call their steps, against names that only contain such a word (from the public traces in the
 // issue: nvFuser's resolveForwardedInputs, FSDP's pre_forward/post_forward, flash-attn's forward
-// call). Without annotations: the llama fixture's NVTX ranges are the truth (2 prefill and 128
+// call). Without annotations: our Llama fixtures' NVTX ranges are the truth (e.g. 2 prefill and 128
 // decode steps as its workload issued them; nvtx_pushpop_sum gold counts them), and the same
 // trace read without its NVTX rows must give the same steps from the period of its kernels.
 #include <gtest/gtest.h>
@@ -70,8 +70,13 @@ std::vector<std::int64_t> kernels_per_step(const StepAnalysis& s, Phase phase) {
   return out;
 }
 
-TEST(StepSources, WithoutNvtxTheKernelPeriodGivesTheAnnotatedSteps) {
-  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string();
+// Our own Llama traces: the plain one (2 prefill + 128 decode ranges), the emit_nvtx one (2 + 32)
+// and the Python-sampled one (1 + 64), counted with sqlite3 over NVTX_EVENTS.
+class NvtxRemoved : public ::testing::TestWithParam<std::tuple<const char*, std::size_t, std::size_t>> {};
+
+TEST_P(NvtxRemoved, TheKernelPeriodGivesTheAnnotatedSteps) {
+  const auto [fixture, prefills, decodes] = GetParam();
+  const std::string path = (testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.gz").string();
   auto annotated_trace = open_trace(path);
   ASSERT_TRUE(annotated_trace);
   OpenOptions no_nvtx;
@@ -86,7 +91,7 @@ TEST(StepSources, WithoutNvtxTheKernelPeriodGivesTheAnnotatedSteps) {
     auto want = kernels_per_step(annotated, phase);
     auto got = kernels_per_step(bare, phase);
     ASSERT_EQ(got.size(), want.size()) << phase_name(phase);
-    ASSERT_EQ(want.size(), phase == Phase::kPrefill ? 2u : 128u);
+    ASSERT_EQ(want.size(), phase == Phase::kPrefill ? prefills : decodes);
     // A period step starts at the anchor's launch, which need not be the pass's first: the few
     // kernels a pass launches before its anchor count in the step before it. Counts per step are
     // then the same, but for the very last step, which has no next step to give it its own.
@@ -99,13 +104,18 @@ TEST(StepSources, WithoutNvtxTheKernelPeriodGivesTheAnnotatedSteps) {
   EXPECT_EQ(bare.workload.kind, WorkloadKind::kLlmInference);
 }
 
+INSTANTIATE_TEST_SUITE_P(OwnLlamaTraces, NvtxRemoved,
+                         ::testing::Values(std::make_tuple("llama_decode_h200", 2u, 128u),
+                                           std::make_tuple("llama_decode_emit_nvtx_h200", 2u, 32u),
+                                           std::make_tuple("llama_decode_pysample_h200", 1u, 64u)));
+
 StepAnalysis steps_of(const std::string& relative, const OpenOptions& options = {}) {
   auto trace = open_trace((testing::fixtures_dir() / relative).string(), options);
   EXPECT_TRUE(trace) << relative;
   return analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
 }
 
-// The TraceLens SGLang trace holds two annotations: TraceLens's execute_15360_context_15(..) range
+// The TraceLens SGLang trace holds two annotations: an execute_15360_context_15(..) range
 // (522.7 ms) and, inside it, SGLang's own forward span step[EXTEND bs=15 toks=15360] (28.9 ms),
 // the prefill whose GPU work the README says lasts ~493 ms. Python's json over the file: the 524 GPU
 // operations (521 kernels, 492,672.806 us summed) launched by calls inside step[EXTEND] span
