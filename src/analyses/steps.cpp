@@ -355,16 +355,21 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   if (trace.filter_window) {
     const auto [lo, hi] = *trace.filter_window;
     std::vector<std::int32_t> new_index(steps.size(), -1);
-    std::vector<Step> kept;
-    std::vector<report::StepPhaseFacts> kept_facts;
+    std::int32_t kept_count = 0;
     for (std::size_t w = 0; w < steps.size(); ++w) {
-      const Step& st = steps[w];
-      if (st.start_ns < lo || std::max(st.end_ns, st.gpu_end_ns) > hi) continue;
-      new_index[w] = static_cast<std::int32_t>(kept.size());
-      kept.push_back(std::move(steps[w]));
-      kept_facts.push_back(phase_facts[w]);
+      // The window decides (a range, or a period in GPU time): GPU work still running after a
+      // range that lies inside the filter is the step's, kept by the filter when it started in it.
+      if (steps[w].start_ns < lo || steps[w].end_ns > hi) continue;
+      new_index[w] = kept_count++;
     }
-    if (kept.size() != steps.size()) {
+    if (static_cast<std::size_t>(kept_count) != steps.size()) {
+      std::vector<Step> kept;
+      std::vector<report::StepPhaseFacts> kept_facts;
+      for (std::size_t w = 0; w < steps.size(); ++w) {
+        if (new_index[w] < 0) continue;
+        kept.push_back(std::move(steps[w]));
+        kept_facts.push_back(phase_facts[w]);
+      }
       result.notes.push_back(std::to_string(steps.size() - kept.size()) +
                              " step(s) cut by the filter's edges left out (only part of their work is inside it)");
       for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {

@@ -214,5 +214,24 @@ TEST(StepSources, StepsCutByAFilterAreLeftOut) {
                           [](const std::string& n) { return n.find("2 step(s) cut by the filter") != std::string::npos; }));
 }
 
+// An NVTX filter on one step's own range keeps that step whole, with its name: sqlite3 gives the
+// 4th measure:decode_step range [20,926,610,941, 20,938,773,110) ns and 695 kernels launched in it.
+TEST(StepSources, AFilterOnAStepsOwnRangeKeepsTheStep) {
+  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string();
+  auto trace = open_trace(path);
+  ASSERT_TRUE(trace);
+  FilterSpec spec;
+  spec.nvtx = "measure:decode_step/3";
+  auto filter = resolve_filter(*trace, spec);
+  ASSERT_TRUE(filter);
+  apply_filter(*trace, *filter);
+  const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(s.steps.size(), 1u);
+  EXPECT_EQ(s.steps[0].name, ":measure:decode_step");
+  EXPECT_EQ(s.steps[0].start_ns, 20'926'610'941);
+  EXPECT_EQ(s.steps[0].wall_ns, 20'938'773'110 - 20'926'610'941);
+  EXPECT_EQ(s.steps[0].kernels, 695);
+}
+
 }  // namespace
 }  // namespace kernscope
