@@ -208,7 +208,9 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
   std::size_t launched_before = 0;
   while (launched_before < starts.size() && starts[launched_before].second == 0) ++launched_before;
   const std::size_t launched_inside = starts.size() - launched_before;
+  TimeNs partial_gpu_start = 0;
   if (launched_before > 0 && launched_inside > launched_before && launched_inside >= 3) {
+    partial_gpu_start = k.start_ns[order[anchors.front()]];
     starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(launched_before));
     anchors.erase(anchors.begin(), anchors.begin() + static_cast<std::ptrdiff_t>(launched_before));
   } else {
@@ -255,6 +257,7 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
     out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown, process_key(pid)});
   }
   out.source = StepSource::kKernelPeriod;
+  out.partial_gpu_start = partial_gpu_start;
   std::string anchor(trace.strings.get(best->name));
   if (anchor.size() > 60) anchor = anchor.substr(0, 59) + "\xE2\x80\xA6";
   out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +

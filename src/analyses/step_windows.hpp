@@ -41,6 +41,9 @@ struct StepWindows {
   std::vector<StepWindow> windows;
   StepSource source = StepSource::kNone;
   std::string method;  // in words, for the report
+  // Where steps left out at the front began (their anchor kernel's GPU start; 0: none left out):
+  // their work is a partial step's, not setup before the first step (setup_split.hpp).
+  TimeNs partial_gpu_start = 0;
 };
 
 // The step name an annotation's text stands for and the phase it states, or nullopt when the

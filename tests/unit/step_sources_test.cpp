@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "analyses/step_windows.hpp"
+#include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/trace_filter.hpp"
@@ -189,6 +190,10 @@ TEST(StepSources, PeriodStepsAreOneProcesssPasses) {
     EXPECT_GT(st.launches, 0);
     EXPECT_EQ(st.launches, st.kernels);
   }
+  // The step left out began where the anchor (CUDAFunctor_add<float>, 17 launches in pid 145) first
+  // ran; only the 8 kernels that started before it (sqlite3) are setup, not the partial step's.
+  const auto ops = classify_operations(*trace, OpRuleSet::builtin()).value();
+  EXPECT_EQ(ops.setup_kernels, 8);
 }
 
 // A time filter that cuts into the decode loop: steps the window only partly holds are left out,
