@@ -295,8 +295,14 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       previous = w;
     }
     std::vector<std::size_t> hosted;
+    std::size_t unlaunched = 0;  // steps with GPU work whose launching calls the trace lacks
     for (std::size_t w = 0; w < steps.size(); ++w) {
       if (host[w].second > host[w].first) hosted.push_back(w);
+      unlaunched += host_first[w] == INT64_MAX && steps[w].gpu_end_ns != 0;
+    }
+    if (unlaunched > 0) {
+      result.notes.push_back(std::to_string(unlaunched) + " step(s) ran GPU work whose launching calls are not in the trace "
+                             "(launched before its CUDA API rows begin): their launches, syncs and allocations read 0");
     }
     if (!hosted.empty()) {
       for (RowIndex i = 0; i < a.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
 #include "analyses/step_windows.hpp"
 #include "kernscope/op_classes.hpp"
@@ -217,6 +218,36 @@ TEST(StepSources, StepsCutByAFilterAreLeftOut) {
   }
   EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(),
                           [](const std::string& n) { return n.find("2 step(s) cut by the filter") != std::string::npos; }));
+}
+
+// nsys-ai's 1 s window of the video model: its CUDA API rows start later than its kernels, whose
+// launches (sqlite3: the host runs ~370 ms ahead) fall before them. A step whose kernels have no
+// launching call in the trace reads 0 launches and says why; one whose kernels do counts them.
+TEST(StepSources, StepsWhoseLaunchesPredateTheTraceSaySo) {
+  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_h100_2gpu_1s/trace.sqlite.gz").string();
+  auto trace = open_trace(path);
+  ASSERT_TRUE(trace);
+  const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
+  std::set<std::pair<std::int64_t, std::uint32_t>> launched;  // (process, correlation id) of the API rows
+  for (RowIndex i = 0; i < trace->api_calls.size(); ++i) {
+    launched.insert({process_key(trace->api_calls.global_tid[i]), trace->api_calls.correlation_id[i]});
+  }
+  std::vector<bool> any_launch(s.steps.size(), false);
+  for (RowIndex i = 0; i < trace->kernels.size(); ++i) {
+    const auto w = s.kernel_step[i];
+    if (w >= 0 && launched.contains({process_key(trace->kernels.global_pid[i]), trace->kernels.correlation_id[i]})) {
+      any_launch[static_cast<std::size_t>(w)] = true;
+    }
+  }
+  std::size_t without = 0;
+  for (std::size_t w = 0; w < s.steps.size(); ++w) {
+    EXPECT_EQ(s.steps[w].launches > 0, any_launch[w]) << "step " << w;
+    without += !any_launch[w];
+  }
+  ASSERT_GT(without, 0u);
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [&](const std::string& n) {
+    return n.find(std::to_string(without) + " step(s) ran GPU work whose launching calls are not in the trace") != std::string::npos;
+  }));
 }
 
 // An NVTX filter on one step's own range keeps that step whole, with its name: sqlite3 gives the
