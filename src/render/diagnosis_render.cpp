@@ -70,8 +70,12 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
   o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
   for (const auto& g : d.steps.groups) {
+    // Host and GPU time both: a step whose GPU work outlives its range (a serving engine's prefill,
+    // CUDA graphs) lasts its GPU span for the user, not its wall.
     o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
-      << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
+      << " ms";
+    if (g.gpu_span.count) o << ", GPU span p50 " << fixed(g.gpu_span.p50 / 1e6, 3) << " ms";
+    o << ", kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
       << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
   }
   if (d.steps.tpot.count) {
