@@ -373,6 +373,10 @@ struct Trace {
   // What the source lacks, said plainly (shown by `kernscope info` and beside reports).
   std::vector<std::string> notes;
 
+  // The window [start, end) a time or NVTX filter kept (apply_filter, trace_filter.hpp): work
+  // that straddles its edges is only partly in the trace. Unset when unfiltered.
+  std::optional<std::pair<TimeNs, TimeNs>> filter_window;
+
   bool has(EventKind kind) const { return (present & bit(kind)) != 0; }
 };
 

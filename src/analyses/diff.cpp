@@ -228,6 +228,14 @@ DiffResult diff_sides(const SideFigures& a, const SideFigures& b, std::string id
   if (formats.size() > 1) {
     d.notes.push_back("the traces come from different sources (" + joined(formats) + "): kernels matched by " + d.identity);
   }
+  // Said as `ops` says it: the class table leaves out each run's setup before its first step.
+  for (const auto& [name, side] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
+    for (std::size_t r = 0; r < side->runs.size(); ++r) {
+      if (side->runs[r].setup_note.empty()) continue;
+      const std::string which = side->runs.size() > 1 ? std::string(name) + " run " + std::to_string(r + 1) : std::string(name);
+      d.notes.push_back(which + ": " + side->runs[r].setup_note);
+    }
+  }
   std::size_t shared = 0;
   for (const auto& r : d.kernels) shared += r.count_a > 0 && r.count_b > 0;
   if (shared == 0) {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <regex>
 
+#include "analyses/setup_split.hpp"
+#include "analyses/trace_context.hpp"
 #include "kernscope/nvtx_names.hpp"
 #include "kernscope/steps.hpp"
 
@@ -92,6 +94,11 @@ Result<RunFigures> measure_run(const Trace& trace, IdentityMode mode, const OpRu
   run.source_format = trace.source.format;
   for (const auto& d : trace.devices) run.gpus.push_back(d.name);
 
+  // GPU work launched before the first step (model load, warm-up) is left out of the classes, as
+  // `ops` and `report` leave it out (setup_split.hpp); the kernel table keeps every kernel.
+  const TraceContext context(trace, rules);
+  const auto setup = report::split_setup(context);
+  run.setup_note = setup.note;
   // Kernels by identity; their class from the same rules `ops` uses.
   KernelIdentity identity(trace, mode);
   const auto& k = trace.kernels;
@@ -109,19 +116,18 @@ Result<RunFigures> measure_run(const Trace& trace, IdentityMode mode, const OpRu
     }
     d.add(k.end_ns[i] - k.start_ns[i]);
     run.total_kernel_ns += k.end_ns[i] - k.start_ns[i];
-  }
-  for (auto& [key, d] : run.kernels) {
+    if (setup.kernel[i]) continue;
     auto& c = run.classes[d.op_class];
     c.display = d.op_class;
-    c.count += d.count;
-    c.total_ns += d.total_ns;
-    c.values.insert(c.values.end(), d.values.begin(), d.values.end());
+    c.add(k.end_ns[i] - k.start_ns[i]);
   }
   for (RowIndex i = 0; i < trace.memcpys.size(); ++i) {
+    if (setup.memcpy[i]) continue;
     run.classes["memcpy"].display = "memcpy";
     run.classes["memcpy"].add(trace.memcpys.end_ns[i] - trace.memcpys.start_ns[i]);
   }
   for (RowIndex i = 0; i < trace.memsets.size(); ++i) {
+    if (setup.memset[i]) continue;
     run.classes["memset"].display = "memset";
     run.classes["memset"].add(trace.memsets.end_ns[i] - trace.memsets.start_ns[i]);
   }

@@ -44,7 +44,9 @@ struct RunFigures {
   std::vector<std::map<std::string, std::int64_t>> step_class_ns;
   std::vector<std::unordered_map<std::string, std::int64_t>> step_kernel_ns;  // by kernel identity
   std::map<std::string, Durations> kernels;  // by kernel identity
-  std::map<std::string, Durations> classes;  // by operation class (memcpy and memset included)
+  // By operation class (memcpy and memset included), without the setup before the first step.
+  std::map<std::string, Durations> classes;
+  std::string setup_note;  // what was left out of `classes` as setup; empty: nothing
   std::map<std::string, Durations> nvtx;     // by "domain:text"
   std::int64_t total_kernel_ns = 0;
 };

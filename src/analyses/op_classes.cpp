@@ -12,6 +12,7 @@
 #include "analyses/api_lookup.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/nvtx_ranges.hpp"
+#include "analyses/step_windows.hpp"
 #include "analyses/report_helpers.hpp"
 #include "analyses/setup_split.hpp"
 #include "base/text_util.hpp"
@@ -23,7 +24,10 @@ extern const char* const kernscope_builtin_op_rules;  // data/op_rules.tsv, gene
 namespace kernscope {
 namespace {
 
-// Phase of each kernel from the names of the NVTX ranges around its launching API call.
+// Phase of each kernel from the step annotation around its launching API call: the ranges that
+// name a step and its phase as `steps` reads them (step_windows.hpp: decode_step, prefill, vLLM's
+// context/generation counts, SGLang's step[EXTEND ..]), never an operator whose name merely
+// contains "prefill" or "decode" (aiter::mha_batch_prefill, a video decoder's decode_frame).
 std::vector<Phase> kernel_phases(const TraceContext& context, bool& found_any) {
   const Trace& trace = context.trace();
   std::vector<Phase> phases(trace.kernels.size(), Phase::kUnknown);
@@ -33,7 +37,11 @@ std::vector<Phase> kernel_phases(const TraceContext& context, bool& found_any) {
   std::vector<Phase> range_phase(ranges.size(), Phase::kUnknown);
   bool any_named = false;
   for (std::size_t r = 0; r < ranges.size(); ++r) {
-    range_phase[r] = phase_from_name(ranges[r].name);
+    if (is_kineto_op_domain(trace.nvtx.domain_id[ranges[r].row])) continue;
+    const auto colon = ranges[r].name.find(':');
+    const auto annotation = report::step_annotation(
+        colon == std::string::npos ? std::string_view(ranges[r].name) : std::string_view(ranges[r].name).substr(colon + 1));
+    if (annotation) range_phase[r] = annotation->phase == Phase::kMixed ? Phase::kUnknown : annotation->phase;
     any_named |= range_phase[r] != Phase::kUnknown;
   }
   if (!any_named) return phases;
@@ -194,7 +202,8 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
   OpsResult result;
   bool phases_found = false;
   const auto phases = kernel_phases(context, phases_found);
-  result.phase_source = phases_found ? "NVTX ranges named *prefill* / *decode*" : "none (no NVTX prefill/decode ranges)";
+  result.phase_source = phases_found ? "step annotations that state the phase (prefill, decode_step, vLLM's and SGLang's step names)"
+                                     : "none (no step annotation states prefill or decode)";
   // GPU work launched before the first step (loading the model, warm-up) is not what the steps cost.
   const auto setup = report::split_setup(context);
   result.setup_note = setup.note;

@@ -48,7 +48,13 @@ SetupSplit split_setup(const TraceContext& context, const StepOptions& options) 
   s.found = true;
   const auto& w = found->windows;
   s.first_step_start = std::min_element(w.begin(), w.end(), [](auto& a, auto& b) { return a.start < b.start; })->start;
-  const bool host = std::all_of(w.begin(), w.end(), [](auto& x) { return x.global_tid != 0; });
+  bool host = std::all_of(w.begin(), w.end(), [](auto& x) { return x.global_tid != 0; });
+  if (found->partial_gpu_start != 0) {
+    // Steps that began before the trace were left out: their work is not setup. The cut is where
+    // the first of them began on the GPU, so GPU times are compared.
+    s.first_step_start = found->partial_gpu_start;
+    host = false;
+  }
   std::tie(s.kernels, s.kernel_ns) = mark(trace.kernels, trace, lookup, s.first_step_start, host, s.kernel);
   std::tie(s.copies, s.copy_ns) = mark(trace.memcpys, trace, lookup, s.first_step_start, host, s.memcpy);
   std::tie(s.memsets, s.memset_ns) = mark(trace.memsets, trace, lookup, s.first_step_start, host, s.memset);

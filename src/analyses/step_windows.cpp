@@ -1,6 +1,7 @@
 #include "analyses/step_windows.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <regex>
 #include <unordered_map>
@@ -47,13 +48,39 @@ Phase phase_from_counts(long context, long generation) {
   return Phase::kUnknown;
 }
 
+// "ProfilerStep#12" (any domain prefix): the range torch.profiler.profile.step() opens.
+bool is_profiler_step(std::string_view name) {
+  static const std::regex kProfilerStep(R"((^|:)ProfilerStep#\d+$)");
+  return std::regex_search(name.begin(), name.end(), kProfilerStep);
+}
+
 struct Occurrences {
   std::vector<std::size_t> positions;  // in launch order of the process's kernels
 };
 
 }  // namespace
 
+// SGLang's ModelRunner.forward names each forward pass after its ForwardMode
+// (model_runner.py, _build_step_span_name): "step[EXTEND bs=15 toks=15360]", "step[DECODE bs=32]",
+// "step[MIXED bs=8]". What the mode means (forward_batch_info.py): EXTEND and PREFILL compute the
+// prompt's KV cache ("also called prefill"), SPLIT_PREFILL is a prefill run layer by layer,
+// DECODE makes one token per request, MIXED is chunked prefill batched with decodes. The modes of
+// speculative decoding (TARGET_VERIFY, DRAFT_EXTEND...), IDLE and the others are steps whose phase
+// the name does not state.
+static std::optional<StepAnnotation> sglang_step(std::string_view text) {
+  static const std::regex kSglang(R"(^step\[([A-Z_0-9]+)(?:[ \]].*)?$)");
+  const std::string copy(text);
+  std::smatch m;
+  if (!std::regex_match(copy, m, kSglang)) return std::nullopt;
+  const std::string mode = m[1];
+  if (mode == "EXTEND" || mode == "PREFILL" || mode == "SPLIT_PREFILL") return StepAnnotation{Phase::kPrefill};
+  if (mode == "DECODE") return StepAnnotation{Phase::kDecode};
+  if (mode == "MIXED") return StepAnnotation{Phase::kMixed};
+  return StepAnnotation{Phase::kUnknown};
+}
+
 std::optional<StepAnnotation> step_annotation(std::string_view text) {
+  if (auto sglang = sglang_step(text)) return sglang;
   const std::string lower = text::lowercase(text);
   // vLLM (worker's execute_model, its NVTX ranges in profiling builds): scheduled tokens of
   // context (prefill) and generation (decode) requests in the name.
@@ -97,8 +124,11 @@ std::optional<StepWindows> from_annotations(const Trace& trace, const std::vecto
   std::vector<StepWindow> chosen;
   std::unordered_map<std::string, std::optional<StepAnnotation>> seen;  // by range name
   for (const auto& r : ranges) {
-    // PyTorch's operator ranges and their GPU-side copies are not steps.
-    if (is_kineto_op_domain(trace.nvtx.domain_id[r.row])) continue;
+    // PyTorch's operator ranges and their GPU-side copies are not steps, except the range
+    // torch.profiler's step() opens ("ProfilerStep#N"), which 2021 Kineto traces file as an
+    // operator ("Operator" category) rather than a user annotation.
+    const std::int64_t domain_id = trace.nvtx.domain_id[r.row];
+    if (is_kineto_op_domain(domain_id) && !(domain_id == kKinetoCpuOpDomain && is_profiler_step(r.name))) continue;
     const auto colon = r.name.find(':');
     const std::string domain = r.name.substr(0, colon);
     const std::string text = r.name.substr(colon + 1);
@@ -159,7 +189,7 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
     if (!best || c.spacing > best->spacing || (c.spacing == best->spacing && c.first < best->first)) best = c;
   }
   if (!best) return std::nullopt;
-  const auto& anchors = by_name[best->name].positions;
+  std::vector<std::size_t> anchors = by_name[best->name].positions;
   // Host windows on the launching thread when the launches are traced, else GPU-time windows.
   const ApiLookup& lookup = context.api_lookup();
   std::vector<std::pair<TimeNs, std::int64_t>> starts;  // (time, thread)
@@ -170,6 +200,21 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
     } else {
       starts.push_back({k.start_ns[i], 0});
     }
+  }
+  // An anchor whose launch is not in the trace while later ones are was launched before the
+  // capture began (or before a time filter's start): its step started outside the trace, so it
+  // is partial and left out rather than reported short.
+  // Only when most anchors were launched inside the trace (else GPU-time windows serve better).
+  std::size_t launched_before = 0;
+  while (launched_before < starts.size() && starts[launched_before].second == 0) ++launched_before;
+  const std::size_t launched_inside = starts.size() - launched_before;
+  TimeNs partial_gpu_start = 0;
+  if (launched_before > 0 && launched_inside > launched_before && launched_inside >= 3) {
+    partial_gpu_start = k.start_ns[order[anchors.front()]];
+    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(launched_before));
+    anchors.erase(anchors.begin(), anchors.begin() + static_cast<std::ptrdiff_t>(launched_before));
+  } else {
+    launched_before = 0;
   }
   const bool host = std::all_of(starts.begin(), starts.end(), [&](auto& s) { return s.second != 0 && s.second == starts[0].second; });
   if (!host) {
@@ -192,18 +237,44 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
     }
     if (t <= starts.back().first + 2 * median) last_end = std::max(last_end, t);
   }
+  // The last pass may be cut by the end of the trace (or of a filter). From its anchor on it
+  // lacks only the few kernels a pass launches before its anchor (the anchor is the earliest of
+  // the equally spaced names), so fewer than half the kernels of the shortest full pass in the
+  // trace is a pass that did not finish inside it: left out rather than reported as a short step.
+  std::size_t shortest_pass = order.size();
+  for (std::size_t j = 1; j < anchors.size(); ++j) shortest_pass = std::min(shortest_pass, anchors[j] - anchors[j - 1]);
+  const std::size_t last_pass = order.size() - anchors.back();
+  const bool last_cut = 2 * last_pass < shortest_pass && starts.size() > 3;
+  if (last_cut) {
+    last_end = starts.back().first;
+    starts.pop_back();
+    anchors.pop_back();
+  }
   StepWindows out;
   const std::string name = "period-step";  // not "forward": the name is kernscope's, not the trace's
   for (std::size_t j = 0; j < starts.size(); ++j) {
     const TimeNs end = j + 1 < starts.size() ? starts[j + 1].first : last_end;
-    out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown});
+    out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown, process_key(pid)});
   }
   out.source = StepSource::kKernelPeriod;
+  out.partial_gpu_start = partial_gpu_start;
   std::string anchor(trace.strings.get(best->name));
   if (anchor.size() > 60) anchor = anchor.substr(0, 59) + "\xE2\x80\xA6";
   out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +
                std::to_string(best->count) + " launches, most " + std::to_string(best->spacing) +
                " kernels apart)";
+  if (per_process.size() > 1) {
+    out.method += "; steps of the busiest process (" + std::to_string(pid_of(pid)) + ", " +
+                  std::to_string(per_process[pid]) + " of " + std::to_string(k.size()) + " kernels)";
+  }
+  if (last_cut) {
+    out.method += "; the last step left out: the trace ends before its pass does (" + std::to_string(last_pass) +
+                  " kernels from its anchor on, under half of the shortest full pass's " + std::to_string(shortest_pass) + ")";
+  }
+  if (launched_before > 0) {
+    out.method += "; " + std::to_string(launched_before) +
+                  " earlier step(s) left out: launched before the trace starts, so only partly in it";
+  }
   return out;
 }
 
@@ -234,8 +305,10 @@ StepWindows from_gpu_gaps(const Trace& trace) {
     if (i < spans.size()) reach = std::max(reach, spans[i].second);
   }
   out.source = StepSource::kGpuGaps;
-  out.method = "heuristic: GPU work split at idle gaps > " + std::to_string(threshold / 1000) +
-               " us (no step annotations, no regular kernel period)";
+  char gap[32];
+  std::snprintf(gap, sizeof gap, "%.3f ms", static_cast<double>(threshold) / 1e6);
+  out.method = std::string("heuristic: GPU work split at idle gaps > ") + gap +
+               " (no step annotations, no regular kernel period)";
   return out;
 }
 

@@ -30,6 +30,9 @@ struct StepWindow {
   TimeNs start = 0, end = 0;
   std::int64_t global_tid = 0;  // the host thread of the window; 0: a window in GPU time only
   Phase phase = Phase::kUnknown;
+  // The process whose work the window holds (process_key packing); 0: the thread's process, or
+  // any process for a window in GPU time only.
+  std::int64_t global_pid = 0;
 };
 
 enum class StepSource { kStepRange, kAnnotations, kKernelPeriod, kGpuGaps, kNone };
@@ -38,12 +41,18 @@ struct StepWindows {
   std::vector<StepWindow> windows;
   StepSource source = StepSource::kNone;
   std::string method;  // in words, for the report
+  // Where steps left out at the front began (their anchor kernel's GPU start; 0: none left out):
+  // their work is a partial step's, not setup before the first step (setup_split.hpp).
+  TimeNs partial_gpu_start = 0;
 };
 
 // The step name an annotation's text stands for and the phase it states, or nullopt when the
 // text is not a step annotation (see the list above). `text` is the range's text without domain.
 struct StepAnnotation {
   Phase phase = Phase::kUnknown;
+  // The process whose work the window holds (process_key packing); 0: the thread's process, or
+  // any process for a window in GPU time only.
+  std::int64_t global_pid = 0;
 };
 std::optional<StepAnnotation> step_annotation(std::string_view text);
 

@@ -114,44 +114,67 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   std::vector<report::StepPhaseFacts> phase_facts(windows.size());
   for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w].global_tid = windows[w].global_tid;
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
+  const report::ApiLookup& lookup = context.api_lookup();
+  // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
+  // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
+  ApiRoleCache role_of_name(trace.strings);
+  auto count_call = [&](Step& s, RowIndex i) {
+    if (lookup.is_repeat(i, trace.strings)) return;
+    const ApiRole role = role_of_name(a.name[i]);
+    const std::int64_t d = a.end_ns[i] - a.start_ns[i];
+    if (has_any(role, kAnyLaunch)) { ++s.launches; s.launch_api_ns += d; }
+    if (has_any(role, ApiRole::kSync)) { ++s.syncs; s.sync_ns += d; }
+    if (has_any(role, kAllocOrFree)) ++s.allocations;
+    if (has_any(role, ApiRole::kGraphLaunch)) ++s.graph_launches;
+  };
   if (thread_steps) {
     // API calls inside steps. The chosen windows are the innermost ranges, so on one thread they
     // do not nest: a call belongs to the last window of its thread starting at or before it, if
     // that window also ends after it. A binary search per call, no copies of the calls.
-    std::unordered_map<std::int64_t, std::vector<std::size_t>> windows_of_thread;
-    for (std::size_t w = 0; w < windows.size(); ++w) windows_of_thread[windows[w].global_tid].push_back(w);
-    for (auto& [tid, ws] : windows_of_thread) {
-      std::sort(ws.begin(), ws.end(), [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; });
+    // A thread with no step windows of its own works for its process's steps: PyTorch's autograd
+    // engine launches the backward pass from its own thread while the step's range is open on
+    // the main thread; a loader thread's copies are the step's too. Its calls belong to the
+    // process's window that encloses them (the latest-starting one where windows of several
+    // threads overlap).
+    std::unordered_map<std::int64_t, std::vector<std::size_t>> windows_of_thread, windows_of_process;
+    for (std::size_t w = 0; w < windows.size(); ++w) {
+      windows_of_thread[windows[w].global_tid].push_back(w);
+      windows_of_process[process_key(windows[w].global_tid)].push_back(w);
     }
+    auto by_start = [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; };
+    for (auto& [tid, ws] : windows_of_thread) std::sort(ws.begin(), ws.end(), by_start);
+    for (auto& [pid, ws] : windows_of_process) std::sort(ws.begin(), ws.end(), by_start);
     std::vector<int> step_of_call(a.size(), -1);
     std::int64_t cached_tid = -1;
     const std::vector<std::size_t>* ws = nullptr;
+    bool own_windows = false;
     for (RowIndex i = 0; i < a.size(); ++i) {
       if (a.global_tid[i] != cached_tid) {
         cached_tid = a.global_tid[i];
         auto it = windows_of_thread.find(cached_tid);
-        ws = it == windows_of_thread.end() ? nullptr : &it->second;
+        own_windows = it != windows_of_thread.end();
+        if (own_windows) {
+          ws = &it->second;
+        } else {
+          auto p = windows_of_process.find(process_key(cached_tid));
+          ws = p == windows_of_process.end() ? nullptr : &p->second;
+        }
       }
       if (!ws) continue;
       auto it = std::upper_bound(ws->begin(), ws->end(), a.start_ns[i],
                                  [&](TimeNs t, std::size_t w) { return t < windows[w].start; });
-      if (it == ws->begin()) continue;
-      const std::size_t w = *std::prev(it);
-      if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
+      // A thread's own windows do not nest (innermost ranges): only the last one can hold the
+      // call. The process's windows may overlap: look back a few for one that holds it.
+      for (int look = own_windows ? 1 : 8; look > 0 && it != ws->begin(); --look) {
+        const std::size_t w = *--it;
+        if (a.end_ns[i] <= windows[w].end) {
+          step_of_call[i] = static_cast<int>(w);
+          break;
+        }
+      }
     }
-    const report::ApiLookup& lookup = context.api_lookup();
-    // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
-    // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
-    ApiRoleCache role_of_name(trace.strings);
     for (RowIndex i = 0; i < a.size(); ++i) {
-      if (step_of_call[i] < 0 || lookup.is_repeat(i, trace.strings)) continue;
-      const ApiRole role = role_of_name(a.name[i]);
-      auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
-      const std::int64_t d = a.end_ns[i] - a.start_ns[i];
-      if (has_any(role, kAnyLaunch)) { ++s.launches; s.launch_api_ns += d; }
-      if (has_any(role, ApiRole::kSync)) { ++s.syncs; s.sync_ns += d; }
-      if (has_any(role, kAllocOrFree)) ++s.allocations;
-      if (has_any(role, ApiRole::kGraphLaunch)) ++s.graph_launches;
+      if (step_of_call[i] >= 0) count_call(steps[static_cast<std::size_t>(step_of_call[i])], i);
     }
     // GPU operations belong to the step of the call that launched them (by correlation id).
     auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
@@ -196,18 +219,100 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       }
     }
   } else {
-    // Heuristic windows are disjoint and in time order: find each kernel's by binary search.
+    // Windows in GPU time (found from the work, not from host ranges), disjoint and in time order:
+    // a GPU operation of the windows' process belongs to the window its start falls in.
+    const std::int64_t only_pid = windows.empty() ? 0 : windows[0].global_pid;
+    auto mine = [&](std::int64_t global_pid) { return only_pid == 0 || process_key(global_pid) == only_pid; };
+    auto window_of = [&](TimeNs t) -> Step* {
+      auto it = std::upper_bound(steps.begin(), steps.end(), t, [](TimeNs x, const Step& st) { return x < st.start_ns; });
+      if (it == steps.begin()) return nullptr;
+      Step& st = *std::prev(it);
+      return t < st.end_ns ? &st : nullptr;
+    };
+    // The host side of each step, so its calls are counted too: from the first call that launched
+    // its GPU work until the next step's first launch (the last step: until its last launch; the
+    // host may already be launching work that runs after the trace ends).
+    std::vector<TimeNs> host_first(steps.size(), INT64_MAX), host_last(steps.size(), INT64_MIN);
+    auto note_launch = [&](Step* st, std::int64_t global_pid, std::uint32_t correlation) {
+      auto r = lookup.find(global_pid, correlation);
+      if (!r) return;
+      const auto w = static_cast<std::size_t>(st - steps.data());
+      host_first[w] = std::min(host_first[w], a.start_ns[*r]);
+      host_last[w] = std::max(host_last[w], a.end_ns[*r]);
+    };
     for (RowIndex i = 0; i < k.size(); ++i) {
-      auto it = std::upper_bound(steps.begin(), steps.end(), k.start_ns[i],
-                                 [](TimeNs t, const Step& s) { return t < s.start_ns; });
-      if (it == steps.begin()) continue;
-      auto& s = *std::prev(it);
-      if (k.start_ns[i] >= s.end_ns) continue;
-      result.kernel_step[i] = static_cast<std::int32_t>(&s - steps.data());
-      ++s.kernels;
-      s.kernel_ns += k.end_ns[i] - k.start_ns[i];
-      s.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
-      project(s, k.start_ns[i], k.end_ns[i]);
+      if (!mine(k.global_pid[i])) continue;
+      Step* st = window_of(k.start_ns[i]);
+      if (!st) continue;
+      result.kernel_step[i] = static_cast<std::int32_t>(st - steps.data());
+      ++st->kernels;
+      st->kernel_ns += k.end_ns[i] - k.start_ns[i];
+      st->class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+      project(*st, k.start_ns[i], k.end_ns[i]);
+      note_launch(st, k.global_pid[i], k.correlation_id[i]);
+    }
+    const auto& gx = trace.graph_execs;
+    for (RowIndex i = 0; i < gx.size(); ++i) {
+      if (!mine(gx.global_pid[i])) continue;
+      Step* st = window_of(gx.start_ns[i]);
+      if (!st) continue;
+      st->kernel_ns += gx.end_ns[i] - gx.start_ns[i];
+      st->class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
+      project(*st, gx.start_ns[i], gx.end_ns[i]);
+      note_launch(st, gx.global_pid[i], gx.correlation_id[i]);
+    }
+    const auto& m = trace.memcpys;
+    for (RowIndex i = 0; i < m.size(); ++i) {
+      if (!mine(m.global_pid[i])) continue;
+      Step* st = window_of(m.start_ns[i]);
+      if (!st) continue;
+      result.memcpy_step[i] = static_cast<std::int32_t>(st - steps.data());
+      if (m.copy_kind[i] == 1) ++st->h2d_copies;
+      if (m.copy_kind[i] == 2) ++st->d2h_copies;
+      project(*st, m.start_ns[i], m.end_ns[i]);
+      note_launch(st, m.global_pid[i], m.correlation_id[i]);
+    }
+    const auto& ms = trace.memsets;
+    for (RowIndex i = 0; i < ms.size(); ++i) {
+      if (!mine(ms.global_pid[i])) continue;
+      Step* st = window_of(ms.start_ns[i]);
+      if (!st) continue;
+      result.memset_step[i] = static_cast<std::int32_t>(st - steps.data());
+      project(*st, ms.start_ns[i], ms.end_ns[i]);
+      note_launch(st, ms.global_pid[i], ms.correlation_id[i]);
+    }
+    // Host bounds in step order; launches may be reordered across streams, so each bound is at
+    // least the one before it.
+    std::vector<std::pair<TimeNs, TimeNs>> host(steps.size(), {0, 0});  // [from, to); empty: none
+    TimeNs floor = INT64_MIN;
+    std::size_t previous = steps.size();
+    for (std::size_t w = 0; w < steps.size(); ++w) {
+      if (host_first[w] == INT64_MAX) continue;
+      const TimeNs from = std::max(host_first[w], floor);
+      if (previous < steps.size()) host[previous].second = from;
+      host[w] = {from, std::max(host_last[w], from + 1)};
+      floor = from;
+      previous = w;
+    }
+    std::vector<std::size_t> hosted;
+    std::size_t unlaunched = 0;  // steps with GPU work whose launching calls the trace lacks
+    for (std::size_t w = 0; w < steps.size(); ++w) {
+      if (host[w].second > host[w].first) hosted.push_back(w);
+      unlaunched += host_first[w] == INT64_MAX && steps[w].gpu_end_ns != 0;
+    }
+    if (unlaunched > 0) {
+      result.notes.push_back(std::to_string(unlaunched) + " step(s) ran GPU work whose launching calls are not in the trace "
+                             "(launched before its CUDA API rows begin): their launches, syncs and allocations read 0");
+    }
+    if (!hosted.empty()) {
+      for (RowIndex i = 0; i < a.size(); ++i) {
+        if (only_pid != 0 && process_key(a.global_tid[i]) != only_pid) continue;
+        auto it = std::upper_bound(hosted.begin(), hosted.end(), a.start_ns[i],
+                                   [&](TimeNs t, std::size_t w) { return t < host[w].first; });
+        if (it == hosted.begin()) continue;
+        const std::size_t w = *std::prev(it);
+        if (a.start_ns[i] < host[w].second) count_call(steps[w], i);
+      }
     }
   }
   for (auto& s : steps) s.gpu_span_ns = s.gpu_end_ns - s.gpu_start_ns;
@@ -217,9 +322,19 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   // kernels broke the order) by merging 10 k; allocated once at its size.
   std::vector<std::pair<TimeNs, TimeNs>> ops;
   ops.reserve(k.size() + trace.memcpys.size() + trace.memsets.size() + trace.graph_execs.size());
+  // When every step is one process's, only that process's GPU work makes it busy (another
+  // process's GPU in a multi-GPU trace is not this step's).
+  std::int64_t busy_pid = -1;  // -1: not yet seen; 0: any process
+  for (const auto& w : windows) {
+    const std::int64_t p = w.global_pid != 0 ? w.global_pid : w.global_tid != 0 ? process_key(w.global_tid) : 0;
+    busy_pid = busy_pid == -1 || busy_pid == p ? p : 0;
+  }
   auto add_ops = [&](const auto& columns) {
     const auto middle = static_cast<std::ptrdiff_t>(ops.size());
-    for (RowIndex i = 0; i < columns.size(); ++i) ops.push_back({columns.start_ns[i], columns.end_ns[i]});
+    for (RowIndex i = 0; i < columns.size(); ++i) {
+      if (busy_pid > 0 && process_key(columns.global_pid[i]) != busy_pid) continue;
+      ops.push_back({columns.start_ns[i], columns.end_ns[i]});
+    }
     if (!std::is_sorted(ops.begin() + middle, ops.end())) std::sort(ops.begin() + middle, ops.end());
     std::inplace_merge(ops.begin(), ops.begin() + middle, ops.end());
   };
@@ -240,6 +355,35 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     }
     s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
     s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
+  }
+  // Steps cut by a time or NVTX filter's edges hold only part of their work: they are left out
+  // (and said) rather than reported as short steps that would distort TPOT.
+  if (trace.filter_window) {
+    const auto [lo, hi] = *trace.filter_window;
+    std::vector<std::int32_t> new_index(steps.size(), -1);
+    std::int32_t kept_count = 0;
+    for (std::size_t w = 0; w < steps.size(); ++w) {
+      // The window decides (a range, or a period in GPU time): GPU work still running after a
+      // range that lies inside the filter is the step's, kept by the filter when it started in it.
+      if (steps[w].start_ns < lo || steps[w].end_ns > hi) continue;
+      new_index[w] = kept_count++;
+    }
+    if (static_cast<std::size_t>(kept_count) != steps.size()) {
+      std::vector<Step> kept;
+      std::vector<report::StepPhaseFacts> kept_facts;
+      for (std::size_t w = 0; w < steps.size(); ++w) {
+        if (new_index[w] < 0) continue;
+        kept.push_back(std::move(steps[w]));
+        kept_facts.push_back(phase_facts[w]);
+      }
+      result.notes.push_back(std::to_string(steps.size() - kept.size()) +
+                             " step(s) cut by the filter's edges left out (only part of their work is inside it)");
+      for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {
+        for (auto& v : *column) v = v < 0 ? -1 : new_index[static_cast<std::size_t>(v)];
+      }
+      steps = std::move(kept);
+      phase_facts = std::move(kept_facts);
+    }
   }
   // 3. What the workload is (workload.hpp); prefill/decode phases only for LLM inference.
   WorkloadSignals signals;

@@ -136,6 +136,13 @@ void apply_filter(Trace& trace, const EventFilter& filter) {
   filter_columns(trace.nvtx, filter, by_thread(trace.nvtx.global_tid));
   filter_columns(trace.osrt, filter, by_thread(trace.osrt.global_tid));
   filter_columns(trace.overhead, filter, by_thread(trace.overhead.global_tid));
+  // Nested filters keep the intersection.
+  TimeNs lo = filter.start, hi = filter.end;
+  if (trace.filter_window) {
+    lo = std::max(lo, trace.filter_window->first);
+    hi = std::min(hi, trace.filter_window->second);
+  }
+  trace.filter_window = std::make_pair(lo, hi);
 }
 
 }  // namespace kernscope

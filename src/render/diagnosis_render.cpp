@@ -1,4 +1,5 @@
 // `kernscope report` as text and JSON.
+#include <algorithm>
 #include <sstream>
 
 #include "base/text_util.hpp"
@@ -69,8 +70,12 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
   o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
   for (const auto& g : d.steps.groups) {
+    // Host and GPU time both: a step whose GPU work outlives its range (a serving engine's prefill,
+    // CUDA graphs) lasts its GPU span for the user, not its wall.
     o << "    " << g.name << " [" << phase_name(g.phase) << "] x" << g.wall.count << ": wall p50 " << fixed(g.wall.p50 / 1e6, 3)
-      << " ms, kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
+      << " ms";
+    if (g.gpu_span.count) o << ", GPU span p50 " << fixed(g.gpu_span.p50 / 1e6, 3) << " ms";
+    o << ", kernels p50 " << fixed(g.kernel_ns.p50 / 1e6, 3) << " ms, GPU idle p50 " << fixed(g.idle_share_permille.p50 / 10, 1)
       << " %, launches p50 " << static_cast<std::int64_t>(g.launches.p50) << "\n";
   }
   if (d.steps.tpot.count) {
@@ -88,14 +93,18 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
   for (const auto& line : d.tracer_cost) o << "  tracer: " << line << "\n";
   speed_of_light_text(o, d);
-  o << "\nTop kernels (share of GPU kernel time)\n";
+  // A section with nothing to show is left out, not printed as a bare heading (a trace without
+  // kernels, a run where no rule fired).
+  if (!d.top_kernels.empty()) o << "\nTop kernels (share of GPU kernel time)\n";
   for (const auto& [name, share] : d.top_kernels) o << "  " << fixed(share * 100, 1) << " %  " << short_name(name) << "\n";
-  o << "\nOperation classes (all GPU time, incl. copies)\n ";
-  for (std::size_t i = 0; i < d.ops.classes.size() && i < 8; ++i) {
-    const auto& c = d.ops.classes[i];
-    o << " " << c.op_class << " " << fixed(d.ops.total_ns ? 100.0 * static_cast<double>(c.total_ns) / static_cast<double>(d.ops.total_ns) : 0, 1) << " %;";
+  if (!d.ops.classes.empty()) {
+    o << "\nOperation classes (all GPU time, incl. copies)\n ";
+    for (std::size_t i = 0; i < d.ops.classes.size() && i < 8; ++i) {
+      const auto& c = d.ops.classes[i];
+      o << " " << c.op_class << " " << fixed(d.ops.total_ns ? 100.0 * static_cast<double>(c.total_ns) / static_cast<double>(d.ops.total_ns) : 0, 1) << " %;";
+    }
+    o << "\n";
   }
-  o << "\n";
   auto phase_line = [&](const char* label, const std::vector<ClassShare>& classes) {
     if (classes.empty()) return;
     o << "  " << label << ":";
@@ -104,7 +113,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   };
   phase_line("decode kernels", d.decode_classes);
   phase_line("prefill kernels", d.prefill_classes);
-  o << "\nTail anomalies (highest tail scores)\n";
+  if (!d.kernel_tail.empty() || !d.api_tail.empty()) o << "\nTail anomalies (highest tail scores)\n";
   for (const auto& r : d.kernel_tail) {
     o << "  kernel  p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
       << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << short_name(r.name) << "\n";
@@ -113,14 +122,16 @@ std::string render_diagnosis_text(const Diagnosis& d) {
     o << "  api     p50 " << fixed(r.p50_ns / 1e3, 1) << " us, max " << fixed(static_cast<double>(r.max_ns) / 1e3, 1) << " us (x"
       << fixed(r.max_over_p50, 1) << "), " << r.count << " calls  " << r.name << "\n";
   }
-  o << "\nRule findings\n";
+  if (std::any_of(d.findings.begin(), d.findings.end(), [](const auto& f) { return !f.skipped && f.count != 0; })) {
+    o << "\nRule findings\n";
+  }
   for (const auto& f : d.findings) {
     if (f.skipped || f.count == 0) continue;
     o << "  [" << f.severity << "] " << f.rule << ": " << f.evidence << "\n";
   }
   o << "\nDiagnosis\n";
   for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
-  o << "\nNext actions\n";
+  if (!d.next_actions.empty()) o << "\nNext actions\n";
   for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i] << "\n";
   return o.str();
 }

@@ -232,6 +232,28 @@ TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {
   EXPECT_EQ(by_class["attention"], 1);  // launched outside any phase range
 }
 
+// A range whose name merely contains "decode" or "prefill" (a video decoder's op, aiter's
+// mha_batch_prefill operator) says nothing of the step's phase; SGLang's forward span does.
+TEST(OpsPhases, OnlyStepAnnotationsStateThePhase) {
+  testing::SyntheticTrace s;
+  // (The step comes first: work launched before the first step would be setup, left out.)
+  s.nvtx(kNvtxPushPopRange, "step[DECODE bs=8]", 0, 100);
+  s.nvtx(kNvtxPushPopRange, "decode_frame", 200, 300);
+  s.nvtx(kNvtxPushPopRange, "aiter::mha_batch_prefill", 400, 500);
+  s.api("cudaLaunchKernel", 10, 20, 1);
+  s.api("cudaLaunchKernel", 210, 220, 2);
+  s.api("cudaLaunchKernel", 410, 420, 3);
+  s.kernel("flash_fwd_kernel", 30, 40, 1);
+  s.kernel("flash_fwd_kernel", 230, 240, 2);
+  s.kernel("flash_fwd_kernel", 430, 440, 3);
+  auto ops = classify_operations(s.trace, OpRuleSet::builtin()).value();
+  std::map<std::string, std::int64_t> by_class;
+  for (const auto& c : ops.classes) by_class[c.op_class] = c.instances;
+  EXPECT_EQ(by_class["attention"], 2);
+  EXPECT_EQ(by_class["attention_decode"], 1);
+  EXPECT_EQ(by_class["attention_prefill"], 0);
+}
+
 }  // namespace
 }  // namespace kernscope
 

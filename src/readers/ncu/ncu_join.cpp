@@ -8,6 +8,9 @@ namespace kernscope::readers::ncu {
 namespace {
 
 bool same_dims(const NcuKernel& k, const KernelColumns& kc, RowIndex row) {
+  // A trace loaded without its kernels' launch columns (a plan that reads only what summaries
+  // need) has no grid/block to compare: the join then goes by name and order alone.
+  if (row >= kc.grid_x.size() || row >= kc.block_x.size()) return true;
   if (k.grid && ((*k.grid)[0] != kc.grid_x[row] || (*k.grid)[1] != kc.grid_y[row] || (*k.grid)[2] != kc.grid_z[row])) return false;
   if (k.block && ((*k.block)[0] != kc.block_x[row] || (*k.block)[1] != kc.block_y[row] || (*k.block)[2] != kc.block_z[row])) return false;
   return true;
