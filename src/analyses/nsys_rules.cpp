@@ -13,6 +13,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <span>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
@@ -293,6 +294,10 @@ class GpuOps {
   }
   const std::map<Key, std::vector<OpId>>& groups() const { return groups_; }
   bool empty() const { return groups_.empty(); }
+  // Which list an operation comes from: 0 kernels, 1 copies, 2 memsets, 3 overhead spans.
+  int table_of(OpId op) const {
+    return op < copies_from_ ? 0 : op < memsets_from_ ? 1 : op < overhead_from_ ? 2 : 3;
+  }
 
   // The Context ID nsys shows for a device's range. Its SQL groups the operations by device and
   // process and selects contextId as a bare column beside min(start) and max(end); SQLite then takes
@@ -365,6 +370,55 @@ class GpuOps {
   std::map<Key, std::vector<OpId>> groups_;
 };
 
+// The starts of a group's operations in ascending order. A group is runs of one table each
+// (kernels, copies, memsets, overhead spans, in that order); a run whose starts are in order, as
+// exports write their tables, is read where it is, and only a run out of order is copied and
+// sorted; the runs are then merged as they are read.
+class AscendingStarts {
+ public:
+  AscendingStarts(const GpuOps& ops, const std::vector<GpuOps::OpId>& group) : ops_(ops) {
+    std::size_t begin = 0;
+    while (begin < group.size()) {
+      std::size_t end = begin + 1;
+      while (end < group.size() && ops.table_of(group[end]) == ops.table_of(group[begin])) ++end;
+      Run run;
+      run.ops = std::span(group).subspan(begin, end - begin);
+      bool in_order = true;
+      for (std::size_t k = 1; k < run.ops.size() && in_order; ++k) in_order = ops.start(run.ops[k - 1]) <= ops.start(run.ops[k]);
+      if (!in_order) {
+        for (const auto op : run.ops) run.sorted.push_back(ops.start(op));
+        std::sort(run.sorted.begin(), run.sorted.end());
+      }
+      runs_.push_back(std::move(run));
+      begin = end;
+    }
+  }
+  // The next start; call at most as many times as the group has operations.
+  TimeNs next() {
+    Run* smallest = nullptr;
+    TimeNs value = 0;
+    for (Run& run : runs_) {
+      if (run.next == run.ops.size()) continue;
+      const TimeNs v = run.sorted.empty() ? ops_.start(run.ops[run.next]) : run.sorted[run.next];
+      if (!smallest || v < value) {
+        smallest = &run;
+        value = v;
+      }
+    }
+    ++smallest->next;
+    return value;
+  }
+
+ private:
+  struct Run {
+    std::span<const GpuOps::OpId> ops;
+    std::vector<TimeNs> sorted;  // the run's starts sorted, where they were not in order
+    std::size_t next = 0;
+  };
+  const GpuOps& ops_;
+  std::vector<Run> runs_;
+};
+
 Finding gaps_rule(const GpuOps& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_gaps";
@@ -384,14 +438,13 @@ Finding gaps_rule(const GpuOps& ops, const AnalyzeOptions& o) {
   std::vector<Gap> gaps;
   const std::int64_t threshold = o.gap_ms * 1'000'000;
   for (auto& [key, group] : ops.groups()) {
-    // Starts and ends sorted apart (nsys's pairing); each allocated once at the group's size.
-    std::vector<TimeNs> starts(group.size()), ends(group.size());
-    for (std::size_t k = 0; k < group.size(); ++k) {
-      starts[k] = ops.start(group[k]);
-      ends[k] = ops.end(group[k]);
-    }
-    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
+    // Starts and ends in ascending order apart (nsys's pairing): the ends as a sorted copy (an
+    // operation's end order is not its table's), the starts merged from the tables' runs.
+    std::vector<TimeNs> ends(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) ends[k] = ops.end(group[k]);
     if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    AscendingStarts starts(ops, group);
+    if (!group.empty()) starts.next();  // the first start follows no end
     // The j-th end paired with the (j+1)-th start: a gap when no operation covers the time between.
     // Its Context ID is that of the operation whose end sorts j-th when equal ends keep list order
     // (a stable sort): the (j - first index of that end value)-th operation of the group, in list
@@ -401,9 +454,10 @@ Finding gaps_rule(const GpuOps& ops, const AnalyzeOptions& o) {
       std::size_t rank_among_equal_ends;
     };
     std::unordered_map<TimeNs, std::vector<Pending>> pending;  // by end
-    for (std::size_t j = 0; j + 1 < starts.size(); ++j) {
-      const std::int64_t d = starts[j + 1] - ends[j];
-      if (d > threshold && ends[j] < starts[j + 1]) {
+    for (std::size_t j = 0; j + 1 < ends.size(); ++j) {
+      const TimeNs next_start = starts.next();
+      const std::int64_t d = next_start - ends[j];
+      if (d > threshold && ends[j] < next_start) {
         const auto first_equal = std::lower_bound(ends.begin(), ends.end(), ends[j]) - ends.begin();
         pending[ends[j]].push_back({gaps.size(), j - static_cast<std::size_t>(first_equal)});
         gaps.push_back({d, ends[j], key.first, key.second, 0});

@@ -2,10 +2,13 @@
 // the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
 // window (work launched earlier but still running counts as busy: the GPU is not idle).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <span>
 #include <unordered_map>
 
 #include "analyses/api_lookup.hpp"
@@ -48,6 +51,61 @@ std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, T
   if (open) total += cur_end - cur_start;
   return total;
 }
+
+// Intervals of several tables (start and end columns) found by time: each table is searched by
+// binary search on its start column where that column is sorted, else through its rows sorted by
+// start (built here); an interval overlapping a window starts no earlier than the window's start
+// minus the table's longest interval.
+class TablesInStartOrder {
+ public:
+  struct Table {
+    const std::vector<TimeNs>* start;
+    const std::vector<TimeNs>* end;
+  };
+  explicit TablesInStartOrder(std::span<const Table> tables) {
+    for (const Table& t : tables) {
+      Searched s{t, {}, 0};
+      for (std::size_t i = 0; i < t.start->size(); ++i) s.longest = std::max(s.longest, (*t.end)[i] - (*t.start)[i]);
+      if (!std::is_sorted(t.start->begin(), t.start->end())) {
+        s.order.resize(t.start->size());
+        std::iota(s.order.begin(), s.order.end(), RowIndex{0});
+        std::stable_sort(s.order.begin(), s.order.end(), [&](RowIndex x, RowIndex y) { return (*t.start)[x] < (*t.start)[y]; });
+      }
+      searched_.push_back(std::move(s));
+    }
+  }
+  // Appends (start, end) of every interval with start < hi and end > lo.
+  void overlapping(TimeNs lo, TimeNs hi, std::vector<std::pair<TimeNs, TimeNs>>& out) const {
+    for (const Searched& s : searched_) {
+      const auto& start = *s.table.start;
+      const auto& end = *s.table.end;
+      auto row = [&](std::size_t position) { return s.order.empty() ? position : s.order[position]; };
+      // The first position whose start is at least `t`.
+      auto first_at = [&](TimeNs t) {
+        std::size_t lo_pos = 0, hi_pos = start.size();
+        while (lo_pos < hi_pos) {
+          const std::size_t mid = lo_pos + (hi_pos - lo_pos) / 2;
+          if (start[row(mid)] < t) lo_pos = mid + 1;
+          else hi_pos = mid;
+        }
+        return lo_pos;
+      };
+      const std::size_t last = first_at(hi);
+      for (std::size_t p = first_at(lo - s.longest); p < last; ++p) {
+        const std::size_t r = row(p);
+        if (end[r] > lo) out.push_back({start[r], end[r]});
+      }
+    }
+  }
+
+ private:
+  struct Searched {
+    Table table;
+    std::vector<RowIndex> order;  // empty: the start column is sorted
+    TimeNs longest;
+  };
+  std::vector<Searched> searched_;
+};
 
 // Widens a step's GPU projection to hold one of its operations.
 void project(Step& s, TimeNs start, TimeNs end) {
@@ -123,30 +181,33 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     for (auto& [tid, ws] : windows_of_thread) {
       std::sort(ws.begin(), ws.end(), [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; });
     }
-    std::vector<int> step_of_call(a.size(), -1);
+    // The step of API call `i`, or -1; found when asked (a table of all 13 M calls of the 1 GB
+    // export held 50 MiB of its report). Calls come thread by thread, so the thread's windows are
+    // looked up once per run of one thread.
     std::int64_t cached_tid = -1;
     const std::vector<std::size_t>* ws = nullptr;
-    for (RowIndex i = 0; i < a.size(); ++i) {
+    auto step_of_call = [&](RowIndex i) -> int {
       if (a.global_tid[i] != cached_tid) {
         cached_tid = a.global_tid[i];
         auto it = windows_of_thread.find(cached_tid);
         ws = it == windows_of_thread.end() ? nullptr : &it->second;
       }
-      if (!ws) continue;
+      if (!ws) return -1;
       auto it = std::upper_bound(ws->begin(), ws->end(), a.start_ns[i],
                                  [&](TimeNs t, std::size_t w) { return t < windows[w].start; });
-      if (it == ws->begin()) continue;
+      if (it == ws->begin()) return -1;
       const std::size_t w = *std::prev(it);
-      if (a.end_ns[i] <= windows[w].end) step_of_call[i] = static_cast<int>(w);
-    }
+      return a.end_ns[i] <= windows[w].end ? static_cast<int>(w) : -1;
+    };
     const report::ApiLookup& lookup = context.api_lookup();
     // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
     // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
     ApiRoleCache role_of_name(trace.strings);
     for (RowIndex i = 0; i < a.size(); ++i) {
-      if (step_of_call[i] < 0 || lookup.is_repeat(i, trace.strings)) continue;
+      const int step = step_of_call(i);
+      if (step < 0 || lookup.is_repeat(i, trace.strings)) continue;
       const ApiRole role = role_of_name(a.name[i]);
-      auto& s = steps[static_cast<std::size_t>(step_of_call[i])];
+      auto& s = steps[static_cast<std::size_t>(step)];
       const std::int64_t d = a.end_ns[i] - a.start_ns[i];
       if (has_any(role, kAnyLaunch)) { ++s.launches; s.launch_api_ns += d; }
       if (has_any(role, ApiRole::kSync)) { ++s.syncs; s.sync_ns += d; }
@@ -156,7 +217,9 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     // GPU operations belong to the step of the call that launched them (by correlation id).
     auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
       auto r = lookup.find(global_pid, correlation);
-      return r && step_of_call[*r] >= 0 ? &steps[static_cast<std::size_t>(step_of_call[*r])] : nullptr;
+      if (!r) return nullptr;
+      const int step = step_of_call(*r);
+      return step >= 0 ? &steps[static_cast<std::size_t>(step)] : nullptr;
     };
     for (RowIndex i = 0; i < k.size(); ++i) {
       Step* s = launching_step(k.global_pid[i], k.correlation_id[i]);
@@ -211,33 +274,18 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     }
   }
   for (auto& s : steps) s.gpu_span_ns = s.gpu_end_ns - s.gpu_start_ns;
-  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions).
-  // Each table is in start order already (as exports write them): each is sorted only where it is
-  // not, then merged in, which on the 1 GB export replaces sorting 6 M pairs (the copies after the
-  // kernels broke the order) by merging 10 k; allocated once at its size.
-  std::vector<std::pair<TimeNs, TimeNs>> ops;
-  ops.reserve(k.size() + trace.memcpys.size() + trace.memsets.size() + trace.graph_execs.size());
-  auto add_ops = [&](const auto& columns) {
-    const auto middle = static_cast<std::ptrdiff_t>(ops.size());
-    for (RowIndex i = 0; i < columns.size(); ++i) ops.push_back({columns.start_ns[i], columns.end_ns[i]});
-    if (!std::is_sorted(ops.begin() + middle, ops.end())) std::sort(ops.begin() + middle, ops.end());
-    std::inplace_merge(ops.begin(), ops.begin() + middle, ops.end());
-  };
-  add_ops(k);
-  add_ops(trace.memcpys);
-  add_ops(trace.memsets);
-  add_ops(trace.graph_execs);
-  std::int64_t longest = 0;
-  for (const auto& [b, e] : ops) longest = std::max(longest, e - b);
+  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions)
+  // that overlap it. Each table is searched in start order where it is in start order already (as
+  // exports write them), through a sorted row order where it is not; no copy of the operations
+  // (a merged copy held 91 MiB of the 1 GB export's report, bench/RESULTS.md).
+  const std::array<TablesInStartOrder::Table, 4> tables = {{{&k.start_ns, &k.end_ns},
+                                                             {&trace.memcpys.start_ns, &trace.memcpys.end_ns},
+                                                             {&trace.memsets.start_ns, &trace.memsets.end_ns},
+                                                             {&trace.graph_execs.start_ns, &trace.graph_execs.end_ns}}};
+  const TablesInStartOrder in_order(tables);
   for (auto& s : steps) {
     std::vector<std::pair<TimeNs, TimeNs>> inside;
-    // Operations sorted by start; one that overlaps the window starts no earlier than
-    // window start - longest operation, and before the window's end.
-    auto first = std::lower_bound(ops.begin(), ops.end(), std::make_pair(s.start_ns - longest, INT64_MIN));
-    auto last = std::lower_bound(first, ops.end(), std::make_pair(s.end_ns, INT64_MIN));
-    for (auto it = first; it != last; ++it) {
-      if (it->second > s.start_ns) inside.push_back(*it);
-    }
+    in_order.overlapping(s.start_ns, s.end_ns, inside);
     s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
     s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
   }

@@ -326,15 +326,19 @@ Result<void> Reader::read_processes_and_threads() {
 }
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
-  // Summaries need only the first ten columns; launch geometry, green contexts and streams are
-  // read only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
+  // Summaries need only the first columns; launch geometry, green contexts and streams are read
+  // only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
   // always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a device's last
   // operation, which may be a kernel, and analyze/report load kernels without their details.
+  // Short and mangled names are left out where the plan says no one reads them
+  // (OpenOptions::kernel_name_variants).
   const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
+  const bool variants = options_.kernel_name_variants;
   std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
                                    {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
-                                   {"shortName", nullptr}, {"mangledName", nullptr}, {"graphNodeId", "0"},
-                                   {"contextId", "0"}};
+                                   {"graphNodeId", "0"},   {"contextId", "0"}};
+  if (variants) specs.insert(specs.end(), {{"shortName", nullptr}, {"mangledName", nullptr}});
+  const int first_detail = static_cast<int>(specs.size());
   if (details) {
     specs.insert(specs.end(), {{"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
                                {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
@@ -344,7 +348,12 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
   } else {
     for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid, &k.graph_node_id}) column->reserve(range.expected_rows);
     for (auto* column : {&k.device_id, &k.correlation_id, &k.context_id}) column->reserve(range.expected_rows);
-    for (auto* column : {&k.demangled_name, &k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
+    k.demangled_name.reserve(range.expected_rows);
+  }
+  if (variants) {
+    for (auto* column : {&k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
+  } else {
+    for (auto* column : {&k.short_name, &k.mangled_name}) std::vector<StringId>().swap(*column);
   }
   auto i32 = [](const Statement& s, int col) { return static_cast<std::int32_t>(s.int64(col)); };
   auto u32 = [](const Statement& s, int col) { return static_cast<std::uint32_t>(s.int64(col)); };
@@ -355,23 +364,26 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
     k.device_id.push_back(u32(s, 3));
     k.correlation_id.push_back(u32(s, 4));
     k.demangled_name.push_back(str(s, 5));
-    k.short_name.push_back(str(s, 6));
-    k.mangled_name.push_back(str(s, 7));
-    k.graph_node_id.push_back(s.int64(8));
-    k.context_id.push_back(u32(s, 9));
+    k.graph_node_id.push_back(s.int64(6));
+    k.context_id.push_back(u32(s, 7));
+    if (variants) {
+      k.short_name.push_back(str(s, 8));
+      k.mangled_name.push_back(str(s, 9));
+    }
     if (!details) return;
-    k.green_context_id.push_back(u32(s, 10));
-    k.stream_id.push_back(u32(s, 11));
-    k.grid_x.push_back(i32(s, 12));
-    k.grid_y.push_back(i32(s, 13));
-    k.grid_z.push_back(i32(s, 14));
-    k.block_x.push_back(i32(s, 15));
-    k.block_y.push_back(i32(s, 16));
-    k.block_z.push_back(i32(s, 17));
-    k.registers_per_thread.push_back(i32(s, 18));
-    k.static_smem_bytes.push_back(i32(s, 19));
-    k.dynamic_smem_bytes.push_back(i32(s, 20));
-    k.launch_type.push_back(i32(s, 21));
+    const int d = first_detail;
+    k.green_context_id.push_back(u32(s, d));
+    k.stream_id.push_back(u32(s, d + 1));
+    k.grid_x.push_back(i32(s, d + 2));
+    k.grid_y.push_back(i32(s, d + 3));
+    k.grid_z.push_back(i32(s, d + 4));
+    k.block_x.push_back(i32(s, d + 5));
+    k.block_y.push_back(i32(s, d + 6));
+    k.block_z.push_back(i32(s, d + 7));
+    k.registers_per_thread.push_back(i32(s, d + 8));
+    k.static_smem_bytes.push_back(i32(s, d + 9));
+    k.dynamic_smem_bytes.push_back(i32(s, d + 10));
+    k.launch_type.push_back(i32(s, d + 11));
     k.graph_id.push_back(0);  // the KERNEL table has no graph id; nor framework op ids
     k.external_id.push_back(0);
   });
