@@ -711,12 +711,12 @@ void Reader::schedule(const std::string& table, Columns& target, bool parallel,
     std::size_t total = 0;
     for (const auto& part : *parts) total += part.size();
     target = std::move((*parts)[0]);
-    Columns::visit(target, [total](auto& column) { column.reserve(total); });
-    // Free each slice once copied, so the peak stays near one copy of the rows.
-    for (std::size_t i = 1; i < parts->size(); ++i) {
-      append_rows(target, (*parts)[i]);
-      (*parts)[i] = Columns{};
-    }
+    // Only the columns the plan filled (the others stay empty, and unreserved).
+    Columns::visit(target, [total](auto& column) {
+      if (!column.empty()) column.reserve(total);
+    });
+    // Free each slice's columns once copied, so the peak stays near one copy of the rows.
+    for (std::size_t i = 1; i < parts->size(); ++i) move_append_rows(target, (*parts)[i]);
   });
 }
 
