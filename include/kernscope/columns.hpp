@@ -41,4 +41,19 @@ void append_rows(Columns& head, const Columns& tail) {
   });
 }
 
+// Appends the rows of `tail` to `head`, freeing each column of `tail` once it is copied, so that
+// no more than one column is held twice (the reader's merge of parallel slices).
+template <class Columns>
+void move_append_rows(Columns& head, Columns& tail) {
+  std::vector<void*> tails;
+  Columns::visit(tail, [&](auto& column) { tails.push_back(&column); });
+  std::size_t member = 0;
+  Columns::visit(head, [&](auto& column) {
+    using Vec = std::remove_reference_t<decltype(column)>;
+    auto& source = *static_cast<Vec*>(tails[member++]);
+    column.insert(column.end(), source.begin(), source.end());
+    Vec().swap(source);
+  });
+}
+
 }  // namespace kernscope

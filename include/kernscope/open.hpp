@@ -14,6 +14,10 @@ struct OpenOptions {
   // (kernels: times, process, device, context, correlation, names, graph node; API calls: times,
   // thread, correlation, name) and the rest are empty: reading fewer columns is most of the reader's speed.
   EventKinds detail_kinds = kAllEventKinds;
+  // Kernels' short and mangled names (nsys's --base/--mangled kernel names, diff's kernel identity).
+  // Plans that read neither leave them out (empty columns; the demangled name is always read): on
+  // the 1 GB export they are 46 MiB that `report` does not need.
+  bool kernel_name_variants = true;
   // Large tables of a file export are scanned in parallel slices of about this many rows, one
   // connection per worker thread, at most one slice per core per table; 0 scans each table whole.
   // 10k measured best on a 16-core H200 host (bench/RESULTS.md).

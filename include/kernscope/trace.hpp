@@ -49,6 +49,10 @@ struct KernelColumns {
     f(s.demangled_name); f(s.short_name); f(s.mangled_name); f(s.graph_id); f(s.external_id);
   }
   std::size_t size() const { return start_ns.size(); }
+  // The name a kernel is shown by: demangled, else its short name (where short names were read).
+  StringId shown_name(RowIndex i) const {
+    return demangled_name[i] != kNoString || i >= short_name.size() ? demangled_name[i] : short_name[i];
+  }
 };
 
 struct MemcpyColumns {

@@ -18,6 +18,7 @@
 #include <stdexcept>
 
 #include "fleet_digest_binding.hpp"
+#include "kernscope/column_defs.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
@@ -67,120 +68,14 @@ nb::object view(const std::shared_ptr<const Trace>& owner, const std::vector<Pay
       reinterpret_cast<const std::uint8_t*>(column.data()), 1, shape, capsule));
 }
 
-nb::dict kernel_columns(const PyTrace& t) {
-  const auto& k = t.trace->kernels;
+// An event kind's columns as a dict of zero-copy arrays, named and ordered as
+// kernscope/column_defs.hpp says (columns without a Python name are not handed out).
+template <class Columns>
+nb::dict columns_dict(const PyTrace& t, const Columns& columns) {
   nb::dict d;
-  d["start_ns"] = view(t.trace, k.start_ns);
-  d["end_ns"] = view(t.trace, k.end_ns);
-  d["global_pid"] = view(t.trace, k.global_pid);
-  d["device"] = view(t.trace, k.device_id);
-  d["context"] = view(t.trace, k.context_id);
-  d["stream"] = view(t.trace, k.stream_id);
-  d["correlation"] = view(t.trace, k.correlation_id);
-  d["grid_x"] = view(t.trace, k.grid_x);
-  d["grid_y"] = view(t.trace, k.grid_y);
-  d["grid_z"] = view(t.trace, k.grid_z);
-  d["block_x"] = view(t.trace, k.block_x);
-  d["block_y"] = view(t.trace, k.block_y);
-  d["block_z"] = view(t.trace, k.block_z);
-  d["registers_per_thread"] = view(t.trace, k.registers_per_thread);
-  d["static_smem_bytes"] = view(t.trace, k.static_smem_bytes);
-  d["dynamic_smem_bytes"] = view(t.trace, k.dynamic_smem_bytes);
-  d["graph_id"] = view(t.trace, k.graph_id);
-  d["graph_node_id"] = view(t.trace, k.graph_node_id);
-  d["external_id"] = view(t.trace, k.external_id);
-  d["name"] = view(t.trace, k.demangled_name);
-  d["short_name"] = view(t.trace, k.short_name);
-  return d;
-}
-
-nb::dict memcpy_columns(const PyTrace& t) {
-  const auto& m = t.trace->memcpys;
-  nb::dict d;
-  d["start_ns"] = view(t.trace, m.start_ns);
-  d["end_ns"] = view(t.trace, m.end_ns);
-  d["global_pid"] = view(t.trace, m.global_pid);
-  d["device"] = view(t.trace, m.device_id);
-  d["stream"] = view(t.trace, m.stream_id);
-  d["correlation"] = view(t.trace, m.correlation_id);
-  d["bytes"] = view(t.trace, m.bytes);
-  d["copy_kind"] = view(t.trace, m.copy_kind);
-  d["src_kind"] = view(t.trace, m.src_kind);
-  d["dst_kind"] = view(t.trace, m.dst_kind);
-  return d;
-}
-
-nb::dict memset_columns(const PyTrace& t) {
-  const auto& m = t.trace->memsets;
-  nb::dict d;
-  d["start_ns"] = view(t.trace, m.start_ns);
-  d["end_ns"] = view(t.trace, m.end_ns);
-  d["global_pid"] = view(t.trace, m.global_pid);
-  d["device"] = view(t.trace, m.device_id);
-  d["stream"] = view(t.trace, m.stream_id);
-  d["correlation"] = view(t.trace, m.correlation_id);
-  d["bytes"] = view(t.trace, m.bytes);
-  d["mem_kind"] = view(t.trace, m.mem_kind);
-  return d;
-}
-
-nb::dict api_columns(const PyTrace& t) {
-  const auto& a = t.trace->api_calls;
-  nb::dict d;
-  d["start_ns"] = view(t.trace, a.start_ns);
-  d["end_ns"] = view(t.trace, a.end_ns);
-  d["global_tid"] = view(t.trace, a.global_tid);
-  d["correlation"] = view(t.trace, a.correlation_id);
-  d["return_value"] = view(t.trace, a.return_value);
-  d["name"] = view(t.trace, a.name);
-  return d;
-}
-
-nb::dict nvtx_columns(const PyTrace& t) {
-  const auto& n = t.trace->nvtx;
-  nb::dict d;
-  d["start_ns"] = view(t.trace, n.start_ns);
-  d["end_ns"] = view(t.trace, n.end_ns);
-  d["global_tid"] = view(t.trace, n.global_tid);
-  d["event_type"] = view(t.trace, n.event_type);
-  d["domain_id"] = view(t.trace, n.domain_id);
-  d["text"] = view(t.trace, n.text);
-  d["color"] = view(t.trace, n.color);
-  d["payload_kind"] = view(t.trace, n.payload_kind);
-  d["payload_int"] = view(t.trace, n.payload_int);
-  d["payload_double"] = view(t.trace, n.payload_double);
-  return d;
-}
-
-nb::dict sample_columns(const PyTrace& t) {
-  const auto& g = t.trace->gpu_samples;
-  nb::dict d;
-  d["time_ns"] = view(t.trace, g.time_ns);
-  d["device"] = view(t.trace, g.device_id);
-  d["sm_clock_mhz"] = view(t.trace, g.sm_clock_mhz);
-  d["memory_clock_mhz"] = view(t.trace, g.memory_clock_mhz);
-  d["temperature_c"] = view(t.trace, g.temperature_c);
-  d["gpu_util_percent"] = view(t.trace, g.gpu_util_percent);
-  d["memory_util_percent"] = view(t.trace, g.memory_util_percent);
-  d["power_mw"] = view(t.trace, g.power_mw);
-  d["memory_used_bytes"] = view(t.trace, g.memory_used_bytes);
-  d["pcie_tx_kbps"] = view(t.trace, g.pcie_tx_kbps);
-  d["pcie_rx_kbps"] = view(t.trace, g.pcie_rx_kbps);
-  d["clock_event_reasons"] = view(t.trace, g.clock_event_reasons);
-  return d;
-}
-
-nb::dict graph_exec_columns(const PyTrace& t) {
-  const auto& g = t.trace->graph_execs;
-  nb::dict d;
-  d["start_ns"] = view(t.trace, g.start_ns);
-  d["end_ns"] = view(t.trace, g.end_ns);
-  d["global_pid"] = view(t.trace, g.global_pid);
-  d["device"] = view(t.trace, g.device_id);
-  d["stream"] = view(t.trace, g.stream_id);
-  d["correlation"] = view(t.trace, g.correlation_id);
-  d["graph_id"] = view(t.trace, g.graph_id);
-  d["graph_exec_id"] = view(t.trace, g.graph_exec_id);
+  for_each_column_def<Columns>([&](const auto& def) {
+    if (def.python) d[def.python] = view(t.trace, columns.*def.member);
+  });
   return d;
 }
 
@@ -472,13 +367,13 @@ NB_MODULE(_core, m) {
   kernscope::python::bind_fleet_digest(m, error);
 
   nb::class_<PyTrace>(m, "Trace")
-      .def("kernel_columns", &kernel_columns)
-      .def("memcpy_columns", &memcpy_columns)
-      .def("memset_columns", &memset_columns)
-      .def("api_columns", &api_columns)
-      .def("nvtx_columns", &nvtx_columns)
-      .def("sample_columns", &sample_columns)
-      .def("graph_exec_columns", &graph_exec_columns)
+      .def("kernel_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->kernels); })
+      .def("memcpy_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->memcpys); })
+      .def("memset_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->memsets); })
+      .def("api_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->api_calls); })
+      .def("nvtx_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->nvtx); })
+      .def("sample_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->gpu_samples); })
+      .def("graph_exec_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->graph_execs); })
       .def("info", &info)
       .def("strings", &strings)
       .def("operation_context", &operation_context)

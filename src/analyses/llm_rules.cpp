@@ -196,21 +196,29 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
     std::sort(windows.begin(), windows.end());
     // Decode steps of one thread do not overlap: the window a kernel may start in is the last one
     // starting at or before it.
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      bool inside = windows.empty();
+    auto inside = [&](RowIndex i) {
+      if (windows.empty()) return true;
       auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(k.start_ns[i], INT64_MAX));
-      if (it != windows.begin() && k.start_ns[i] < std::prev(it)->second) inside = true;
-      if (inside) durations.push_back(k.end_ns[i] - k.start_ns[i]);
+      return it != windows.begin() && k.start_ns[i] < std::prev(it)->second;
+    };
+    // Counted first, so the durations are allocated once at their size; only the median is read,
+    // so it is selected in place (no sorted copy: 6 M kernels on the 1 GB export).
+    std::size_t count = 0;
+    for (RowIndex i = 0; i < k.size(); ++i) count += inside(i) ? 1 : 0;
+    durations.reserve(count);
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      if (inside(i)) durations.push_back(k.end_ns[i] - k.start_ns[i]);
     }
     if (!durations.empty()) {
-      const auto d = distribution(durations);
       const auto tiny = std::count_if(durations.begin(), durations.end(), [](std::int64_t x) { return x < 3000; });
-      if (d.p50 < 3000) {
+      select_percentile_ranks(durations, {50});
+      const double p50 = percentile_linear(durations, 50);
+      if (p50 < 3000) {
         f.count = tiny;
         f.severity = "warning";
-        f.rows.rows.push_back({static_cast<std::int64_t>(d.p50), static_cast<std::int64_t>(tiny), static_cast<std::int64_t>(durations.size())});
+        f.rows.rows.push_back({static_cast<std::int64_t>(p50), static_cast<std::int64_t>(tiny), static_cast<std::int64_t>(durations.size())});
       }
-      f.evidence = "median " + std::string(windows.empty() ? "" : "decode ") + "kernel " + fixed(d.p50 / 1000, 2) + " us; " +
+      f.evidence = "median " + std::string(windows.empty() ? "" : "decode ") + "kernel " + fixed(p50 / 1000, 2) + " us; " +
                    fixed(100.0 * static_cast<double>(tiny) / static_cast<double>(durations.size()), 1) + " % of " +
                    std::to_string(durations.size()) + " kernels under 3 us";
     }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <span>
 #include <sstream>
 #include <tuple>
 #include <unordered_map>
@@ -249,77 +250,176 @@ Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
 }
 
 // GPU operations as nsys's gpustats.GPUOperation sees them: kernels, memcpy and memset with a
-// positive start, plus CUDA profiling overhead spans inside each device's busy range.
-struct GpuOp {
-  TimeNs start, end;
-  std::int64_t pid, device, context;
-};
+// positive start, plus CUDA profiling overhead spans inside each device's busy range; grouped by
+// (process, device), in the order kernels, copies, memsets (each in table order), overhead spans.
+// The operations are referenced by number, not copied: one number is a row of the kernels, then
+// of the copies, then of the memsets, then one of the few overhead spans kept here. A copy (40 B
+// an operation and a pointer per group entry) held 275 MiB of the 1 GB export's report
+// (bench/RESULTS.md); the numbers hold 4 B an operation.
+class GpuOps {
+ public:
+  using Key = std::pair<std::int64_t, std::int64_t>;  // (pid, device)
+  using OpId = std::uint32_t;
 
-// The Context ID nsys shows for a device's range. Its SQL groups the operations by device and
-// process and selects contextId as a bare column beside min(start) and max(end); SQLite then takes
-// the bare column from the last row on which the last min/max aggregate, max(end), changed: the
-// first operation, in the order kernels, copies, memsets (each in table order), that ends last.
-// Checked with sqlite3 3.40 on that SQL (its bytecode: the bare column is loaded only when max()
-// took the row) and on 40 random tables of up to 50,000 rows with many equal ends (ties went to
-// the first row every time); gaps_memset_sync: a copy in context 0 ends last -> 0, as nsys printed.
-// Profiling-overhead rows never end last (nsys keeps only those strictly inside the range).
-std::int64_t context_of_range(const std::vector<const GpuOp*>& group) {
-  const GpuOp* last = nullptr;
-  for (const GpuOp* op : group) {
-    if (!last || op->end > last->end) last = op;
+  explicit GpuOps(const Trace& trace)
+      : trace_(trace),
+        copies_from_(static_cast<OpId>(trace.kernels.size())),
+        memsets_from_(copies_from_ + static_cast<OpId>(trace.memcpys.size())),
+        overhead_from_(memsets_from_ + static_cast<OpId>(trace.memsets.size())) {
+    // Counted first so each group is allocated once at its size.
+    std::map<Key, std::size_t> count;
+    for_each_table_op([&](OpId, const Key& key) { ++count[key]; });
+    for (const auto& [key, n] : count) groups_[key].reserve(n);
+    for_each_table_op([&](OpId op, const Key& key) { groups_[key].push_back(op); });
+    add_overhead();
   }
-  return last ? last->context : 0;
-}
 
-std::vector<GpuOp> gpu_ops(const Trace& trace) {
-  std::vector<GpuOp> ops;
-  // Allocated once (40 B an operation: 227 MiB on the 1 GB export, twice that while doubling).
-  ops.reserve(trace.kernels.size() + trace.memcpys.size() + trace.memsets.size() + trace.overhead.size());
-  auto add = [&](const auto& c) {
-    for (RowIndex i = 0; i < c.size(); ++i) {
-      if (c.start_ns[i] > 0) ops.push_back({c.start_ns[i], c.end_ns[i], pid_of(c.global_pid[i]), c.device_id[i], c.context_id[i]});
+  TimeNs start(OpId op) const {
+    if (op < copies_from_) return trace_.kernels.start_ns[op];
+    if (op < memsets_from_) return trace_.memcpys.start_ns[op - copies_from_];
+    if (op < overhead_from_) return trace_.memsets.start_ns[op - memsets_from_];
+    return overhead_[op - overhead_from_].start;
+  }
+  TimeNs end(OpId op) const {
+    if (op < copies_from_) return trace_.kernels.end_ns[op];
+    if (op < memsets_from_) return trace_.memcpys.end_ns[op - copies_from_];
+    if (op < overhead_from_) return trace_.memsets.end_ns[op - memsets_from_];
+    return overhead_[op - overhead_from_].end;
+  }
+  std::int64_t context(OpId op) const {
+    if (op < copies_from_) return trace_.kernels.context_id[op];
+    if (op < memsets_from_) return trace_.memcpys.context_id[op - copies_from_];
+    if (op < overhead_from_) return trace_.memsets.context_id[op - memsets_from_];
+    return overhead_[op - overhead_from_].context;
+  }
+  const std::map<Key, std::vector<OpId>>& groups() const { return groups_; }
+  bool empty() const { return groups_.empty(); }
+  // Which list an operation comes from: 0 kernels, 1 copies, 2 memsets, 3 overhead spans.
+  int table_of(OpId op) const {
+    return op < copies_from_ ? 0 : op < memsets_from_ ? 1 : op < overhead_from_ ? 2 : 3;
+  }
+
+  // The Context ID nsys shows for a device's range. Its SQL groups the operations by device and
+  // process and selects contextId as a bare column beside min(start) and max(end); SQLite then takes
+  // the bare column from the last row on which the last min/max aggregate, max(end), changed: the
+  // first operation, in the order kernels, copies, memsets (each in table order), that ends last.
+  // Checked with sqlite3 3.40 on that SQL (its bytecode: the bare column is loaded only when max()
+  // took the row) and on 40 random tables of up to 50,000 rows with many equal ends (ties went to
+  // the first row every time); gaps_memset_sync: a copy in context 0 ends last -> 0, as nsys printed.
+  // Profiling-overhead rows never end last (nsys keeps only those strictly inside the range).
+  std::int64_t context_of_range(const std::vector<OpId>& group) const {
+    bool any = false;
+    OpId last = 0;
+    for (OpId op : group) {
+      if (!any || end(op) > end(last)) last = op;
+      any = true;
     }
-  };
-  add(trace.kernels);
-  add(trace.memcpys);
-  add(trace.memsets);
-  const auto& po = trace.overhead;
-  if (po.size() == 0) return ops;
-  struct Range {
-    TimeNs start = INT64_MAX, end = INT64_MIN;
-    std::int64_t context = 0;
-  };
-  std::map<std::pair<std::int64_t, std::int64_t>, Range> ranges;  // (pid, device)
-  for (const auto& op : ops) {
-    auto& r = ranges[{op.pid, op.device}];
-    r.start = std::min(r.start, op.start);
-    if (op.end > r.end) r.context = op.context;  // as context_of_range: the first op that ends last
-    r.end = std::max(r.end, op.end);
+    return any ? context(last) : 0;
   }
-  for (RowIndex i = 0; i < po.size(); ++i) {
-    const auto name = trace.strings.get(po.name[i]);
-    if (name != "CUDA profiling data flush overhead" && name != "CUDA profiling stop overhead" && name != "CUDA profiling overhead") continue;
-    for (const auto& [key, r] : ranges) {
-      if (key.first == pid_of(po.global_tid[i]) && po.start_ns[i] > r.start && po.end_ns[i] < r.end) {
-        ops.push_back({po.start_ns[i], po.end_ns[i], key.first, key.second, r.context});
+
+ private:
+  struct OverheadSpan {
+    TimeNs start, end;
+    std::int64_t context;
+  };
+
+  // Calls f(op, key) for every kernel, copy and memset with a positive start, in that order.
+  template <class F>
+  void for_each_table_op(F&& f) const {
+    auto table = [&](const auto& c, OpId first) {
+      for (RowIndex i = 0; i < c.size(); ++i) {
+        if (c.start_ns[i] > 0) f(first + i, Key{pid_of(c.global_pid[i]), c.device_id[i]});
+      }
+    };
+    table(trace_.kernels, 0);
+    table(trace_.memcpys, copies_from_);
+    table(trace_.memsets, memsets_from_);
+  }
+
+  // nsys counts these profiler spans as GPU busy time when they lie strictly inside a device's
+  // range of the process; each gets the range's Context ID.
+  void add_overhead() {
+    const auto& po = trace_.overhead;
+    if (po.size() == 0) return;
+    struct Range {
+      TimeNs start = INT64_MAX, end = INT64_MIN;
+      std::int64_t context = 0;
+    };
+    std::map<Key, Range> ranges;
+    for (const auto& [key, group] : groups_) {
+      auto& r = ranges[key];
+      for (OpId op : group) r.start = std::min(r.start, start(op));
+      for (OpId op : group) r.end = std::max(r.end, end(op));
+      r.context = context_of_range(group);
+    }
+    for (RowIndex i = 0; i < po.size(); ++i) {
+      const auto name = trace_.strings.get(po.name[i]);
+      if (name != "CUDA profiling data flush overhead" && name != "CUDA profiling stop overhead" && name != "CUDA profiling overhead") continue;
+      for (const auto& [key, r] : ranges) {
+        if (key.first == pid_of(po.global_tid[i]) && po.start_ns[i] > r.start && po.end_ns[i] < r.end) {
+          groups_[key].push_back(overhead_from_ + static_cast<OpId>(overhead_.size()));
+          overhead_.push_back({po.start_ns[i], po.end_ns[i], r.context});
+        }
       }
     }
   }
-  return ops;
-}
 
-// The operations of each (process, device), in list order; built once for both timeline rules.
-using GpuOpGroups = std::map<std::pair<std::int64_t, std::int64_t>, std::vector<const GpuOp*>>;
-GpuOpGroups by_process_device(const std::vector<GpuOp>& ops) {
-  GpuOpGroups groups;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> count;
-  for (const auto& op : ops) ++count[{op.pid, op.device}];
-  for (const auto& [key, n] : count) groups[key].reserve(n);
-  for (const auto& op : ops) groups[{op.pid, op.device}].push_back(&op);
-  return groups;
-}
+  const Trace& trace_;
+  OpId copies_from_, memsets_from_, overhead_from_;
+  std::vector<OverheadSpan> overhead_;
+  std::map<Key, std::vector<OpId>> groups_;
+};
 
-Finding gaps_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
+// The starts of a group's operations in ascending order. A group is runs of one table each
+// (kernels, copies, memsets, overhead spans, in that order); a run whose starts are in order, as
+// exports write their tables, is read where it is, and only a run out of order is copied and
+// sorted; the runs are then merged as they are read.
+class AscendingStarts {
+ public:
+  AscendingStarts(const GpuOps& ops, const std::vector<GpuOps::OpId>& group) : ops_(ops) {
+    std::size_t begin = 0;
+    while (begin < group.size()) {
+      std::size_t end = begin + 1;
+      while (end < group.size() && ops.table_of(group[end]) == ops.table_of(group[begin])) ++end;
+      Run run;
+      run.ops = std::span(group).subspan(begin, end - begin);
+      bool in_order = true;
+      for (std::size_t k = 1; k < run.ops.size() && in_order; ++k) in_order = ops.start(run.ops[k - 1]) <= ops.start(run.ops[k]);
+      if (!in_order) {
+        for (const auto op : run.ops) run.sorted.push_back(ops.start(op));
+        std::sort(run.sorted.begin(), run.sorted.end());
+      }
+      runs_.push_back(std::move(run));
+      begin = end;
+    }
+  }
+  // The next start; call at most as many times as the group has operations.
+  TimeNs next() {
+    Run* smallest = nullptr;
+    TimeNs value = 0;
+    for (Run& run : runs_) {
+      if (run.next == run.ops.size()) continue;
+      const TimeNs v = run.sorted.empty() ? ops_.start(run.ops[run.next]) : run.sorted[run.next];
+      if (!smallest || v < value) {
+        smallest = &run;
+        value = v;
+      }
+    }
+    ++smallest->next;
+    return value;
+  }
+
+ private:
+  struct Run {
+    std::span<const GpuOps::OpId> ops;
+    std::vector<TimeNs> sorted;  // the run's starts sorted, where they were not in order
+    std::size_t next = 0;
+  };
+  const GpuOps& ops_;
+  std::vector<Run> runs_;
+};
+
+Finding gaps_rule(const GpuOps& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_gaps";
   f.title = "GPU Gaps";
@@ -337,20 +437,41 @@ Finding gaps_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
   };
   std::vector<Gap> gaps;
   const std::int64_t threshold = o.gap_ms * 1'000'000;
-  for (auto& [key, group] : groups) {
-    std::vector<TimeNs> starts;
-    std::vector<std::pair<TimeNs, std::int64_t>> ends;  // (end, context)
-    for (const GpuOp* op : group) {
-      starts.push_back(op->start);
-      ends.push_back({op->end, op->context});
-    }
-    if (!std::is_sorted(starts.begin(), starts.end())) std::sort(starts.begin(), starts.end());
-    auto by_end = [](const auto& a, const auto& b) { return a.first < b.first; };
-    if (!std::is_sorted(ends.begin(), ends.end(), by_end)) std::stable_sort(ends.begin(), ends.end(), by_end);
+  for (auto& [key, group] : ops.groups()) {
+    // Starts and ends in ascending order apart (nsys's pairing): the ends as a sorted copy (an
+    // operation's end order is not its table's), the starts merged from the tables' runs.
+    std::vector<TimeNs> ends(group.size());
+    for (std::size_t k = 0; k < group.size(); ++k) ends[k] = ops.end(group[k]);
+    if (!std::is_sorted(ends.begin(), ends.end())) std::sort(ends.begin(), ends.end());
+    AscendingStarts starts(ops, group);
+    if (!group.empty()) starts.next();  // the first start follows no end
     // The j-th end paired with the (j+1)-th start: a gap when no operation covers the time between.
-    for (std::size_t j = 0; j + 1 < starts.size(); ++j) {
-      const std::int64_t d = starts[j + 1] - ends[j].first;
-      if (d > threshold && ends[j].first < starts[j + 1]) gaps.push_back({d, ends[j].first, key.first, key.second, ends[j].second});
+    // Its Context ID is that of the operation whose end sorts j-th when equal ends keep list order
+    // (a stable sort): the (j - first index of that end value)-th operation of the group, in list
+    // order, that ends then. Gaps are few, so those operations are found afterwards in one pass.
+    struct Pending {
+      std::size_t gap;
+      std::size_t rank_among_equal_ends;
+    };
+    std::unordered_map<TimeNs, std::vector<Pending>> pending;  // by end
+    for (std::size_t j = 0; j + 1 < ends.size(); ++j) {
+      const TimeNs next_start = starts.next();
+      const std::int64_t d = next_start - ends[j];
+      if (d > threshold && ends[j] < next_start) {
+        const auto first_equal = std::lower_bound(ends.begin(), ends.end(), ends[j]) - ends.begin();
+        pending[ends[j]].push_back({gaps.size(), j - static_cast<std::size_t>(first_equal)});
+        gaps.push_back({d, ends[j], key.first, key.second, 0});
+      }
+    }
+    if (pending.empty()) continue;
+    std::unordered_map<TimeNs, std::size_t> seen;  // operations so far ending at each pending end
+    for (const auto op : group) {
+      const auto it = pending.find(ops.end(op));
+      if (it == pending.end()) continue;
+      const std::size_t rank = seen[it->first]++;
+      for (const Pending& p : it->second) {
+        if (p.rank_among_equal_ends == rank) gaps[p.gap].context = ops.context(op);
+      }
     }
   }
   std::stable_sort(gaps.begin(), gaps.end(), [](const Gap& a, const Gap& b) {
@@ -367,7 +488,7 @@ Finding gaps_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
   return f;
 }
 
-Finding utilization_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
+Finding utilization_rule(const GpuOps& ops, const AnalyzeOptions& o) {
   Finding f;
   f.rule = "gpu_time_util";
   f.title = "GPU Time Utilization";
@@ -388,25 +509,26 @@ Finding utilization_rule(const GpuOpGroups& groups, const AnalyzeOptions& o) {
   };
   std::vector<Region> regions;
   const int n = o.utilization_chunks;
-  for (auto& [key, group] : groups) {
+  for (auto& [key, group] : ops.groups()) {
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
-    for (const GpuOp* op : group) {
-      lo = std::min(lo, op->start);
-      hi = std::max(hi, op->end);
+    for (const auto op : group) {
+      lo = std::min(lo, ops.start(op));
+      hi = std::max(hi, ops.end(op));
     }
-    const std::int64_t context = context_of_range(group);
+    const std::int64_t context = ops.context_of_range(group);
     const double size = std::ceil(static_cast<double>(hi - lo) / n);
     std::vector<double> busy(static_cast<std::size_t>(n), 0.0);
     auto cstart = [&](int i) { return i * size + static_cast<double>(lo); };
     auto cend = [&](int i) { return std::min(cstart(i) + size, static_cast<double>(hi)); };
-    for (const GpuOp* op : group) {
+    for (const auto op : group) {
       if (size <= 0) break;
-      const int first = std::max(0, static_cast<int>(std::floor((op->start - lo) / size)) - 1);
-      const int last = std::min(n - 1, static_cast<int>(std::floor((op->end - lo) / size)) + 1);
+      const TimeNs op_start = ops.start(op), op_end = ops.end(op);
+      const int first = std::max(0, static_cast<int>(std::floor((op_start - lo) / size)) - 1);
+      const int last = std::min(n - 1, static_cast<int>(std::floor((op_end - lo) / size)) + 1);
       for (int i = first; i <= last; ++i) {
         const double cs = cstart(i), ce = cend(i);
-        if (!(cs < ce) || !(op->start < ce && op->end > cs)) continue;
-        busy[static_cast<std::size_t>(i)] += std::min(static_cast<double>(op->end), ce) - std::max(static_cast<double>(op->start), cs);
+        if (!(cs < ce) || !(op_start < ce && op_end > cs)) continue;
+        busy[static_cast<std::size_t>(i)] += std::min(static_cast<double>(op_end), ce) - std::max(static_cast<double>(op_start), cs);
       }
     }
     // Runs of consecutive chunks below the threshold become one region (size-weighted average).
@@ -461,10 +583,9 @@ Result<AnalyzeOptions> validate(const AnalyzeOptions& options) {
 std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& options) {
   // The rules only read the trace; the two timeline rules share one list of GPU operations.
   auto timeline = std::async(std::launch::async, [&] {
-    const auto ops = gpu_ops(trace);
-    const auto groups = by_process_device(ops);
-    auto util = std::async(std::launch::async, [&] { return utilization_rule(groups, options); });
-    auto gaps = gaps_rule(groups, options);
+    const GpuOps ops(trace);
+    auto util = std::async(std::launch::async, [&] { return utilization_rule(ops, options); });
+    auto gaps = gaps_rule(ops, options);
     return std::make_tuple(std::move(gaps), util.get(), ops.empty());
   });
   auto api_sync = std::async(std::launch::async, [&] { return api_sync_rule(trace, options); });

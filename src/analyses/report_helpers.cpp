@@ -12,8 +12,10 @@ std::string_view api_display_name(std::string_view name) {
 StringId kernel_name(const Trace& trace, RowIndex row, KernelNameVariant variant) {
   const auto& k = trace.kernels;
   StringId id = k.demangled_name[row];
-  if (variant == KernelNameVariant::kBase && k.short_name[row] != kNoString) id = k.short_name[row];
-  if (variant == KernelNameVariant::kMangled && trace.has_mangled_names && k.mangled_name[row] != kNoString) {
+  // A plan without name variants (OpenOptions::kernel_name_variants) leaves those columns empty.
+  if (variant == KernelNameVariant::kBase && row < k.short_name.size() && k.short_name[row] != kNoString) id = k.short_name[row];
+  if (variant == KernelNameVariant::kMangled && trace.has_mangled_names && row < k.mangled_name.size() &&
+      k.mangled_name[row] != kNoString) {
     id = k.mangled_name[row];
   }
   return id;

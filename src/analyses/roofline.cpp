@@ -45,8 +45,7 @@ struct Accumulator {
 };
 
 std::string kernel_name(const Trace& t, RowIndex i) {
-  const StringId id = t.kernels.demangled_name[i] != kNoString ? t.kernels.demangled_name[i] : t.kernels.short_name[i];
-  return std::string(t.strings.get(id));
+  return std::string(t.strings.get(t.kernels.shown_name(i)));
 }
 
 std::string percent(double share) { return fmt::format("{:.1f} %", 100 * share); }
@@ -93,7 +92,7 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
   // The rules are regular expressions: each distinct kernel name is classified once.
   std::unordered_map<StringId, bool> gemv_of_name;
   auto is_gemv = [&](RowIndex i) {
-    const StringId id = k.demangled_name[i] != kNoString ? k.demangled_name[i] : k.short_name[i];
+    const StringId id = k.shown_name(i);
     auto it = gemv_of_name.find(id);
     if (it == gemv_of_name.end()) it = gemv_of_name.emplace(id, options.rules->classify(trace.strings.get(id)).first == "gemv").first;
     return it->second;
@@ -254,9 +253,17 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
   }
   const GpuPeaks* peaks = result.peaks.peaks ? &*result.peaks.peaks : nullptr;
 
-  // Group keys.
+  // Group keys: each kernel's key is a number into `keys`, each distinct key spelled once (a
+  // string per kernel held 183 MiB of the 1 GB export's report, bench/RESULTS.md).
   const auto& k = trace.kernels;
-  std::vector<std::string> key_of(k.size());
+  std::vector<std::string> keys;
+  std::unordered_map<std::string, std::uint32_t> key_number;
+  auto number_of = [&](std::string key) {
+    auto [it, added] = key_number.emplace(std::move(key), static_cast<std::uint32_t>(keys.size()));
+    if (added) keys.push_back(it->first);
+    return it->second;
+  };
+  std::vector<std::uint32_t> key_of(k.size());
   std::optional<StepAnalysis> found_steps;
   const StepAnalysis* steps = options.step_analysis;
   if (options.grouping == RooflineGrouping::kStep && !steps) {
@@ -266,7 +273,8 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
     found_steps = std::move(*analysed);
     steps = &*found_steps;
   }
-  std::unordered_map<StringId, std::string> class_of_name;
+  std::unordered_map<StringId, std::uint32_t> key_of_name;  // --by kernel and class: by name id
+  std::unordered_map<std::int32_t, std::uint32_t> key_of_step;  // --by step: by step number
   struct StepKey {
     Phase phase = Phase::kUnknown;
     std::set<std::int32_t> steps;  // the steps of that name and phase with kernels
@@ -274,23 +282,31 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
   std::map<std::string, StepKey> step_keys;  // --by step: each row's phase and steps
   for (RowIndex i = 0; i < k.size(); ++i) {
     switch (options.grouping) {
-      case RooflineGrouping::kKernel: key_of[i] = kernel_name(trace, i); break;
+      case RooflineGrouping::kKernel:
       case RooflineGrouping::kClass: {
-        const StringId id = k.demangled_name[i] != kNoString ? k.demangled_name[i] : k.short_name[i];
-        auto it = class_of_name.find(id);
-        if (it == class_of_name.end()) {
-          it = class_of_name.emplace(id, options.rules ? options.rules->classify(trace.strings.get(id)).first : "other").first;
+        const StringId id = k.shown_name(i);
+        auto it = key_of_name.find(id);
+        if (it == key_of_name.end()) {
+          std::string key = options.grouping == RooflineGrouping::kKernel ? kernel_name(trace, i)
+                            : options.rules ? options.rules->classify(trace.strings.get(id)).first
+                                            : "other";
+          it = key_of_name.emplace(id, number_of(std::move(key))).first;
         }
         key_of[i] = it->second;
         break;
       }
       case RooflineGrouping::kStep: {
         const std::int32_t s = i < steps->kernel_step.size() ? steps->kernel_step[i] : -1;
-        key_of[i] = s < 0 ? "(outside steps)"
-                          : fmt::format("{} ({})", steps->steps[static_cast<std::size_t>(s)].name,
-                                        phase_name(steps->steps[static_cast<std::size_t>(s)].phase));
+        auto it = key_of_step.find(s);
+        if (it == key_of_step.end()) {
+          it = key_of_step.emplace(s, number_of(s < 0 ? "(outside steps)"
+                                                      : fmt::format("{} ({})", steps->steps[static_cast<std::size_t>(s)].name,
+                                                                    phase_name(steps->steps[static_cast<std::size_t>(s)].phase))))
+                   .first;
+        }
+        key_of[i] = it->second;
         if (s >= 0) {
-          auto& key = step_keys[key_of[i]];
+          auto& key = step_keys[keys[key_of[i]]];
           key.phase = steps->steps[static_cast<std::size_t>(s)].phase;
           key.steps.insert(s);
         }
@@ -299,14 +315,17 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
     }
   }
 
-  std::map<std::pair<std::string, bool>, Accumulator> rows;
+  // Accumulated by key number and whether the kernel has work, in kernel order; then keyed by
+  // name as the rows are ordered.
+  std::vector<std::array<std::optional<Accumulator>, 2>> by_key(keys.size());
   double unpeaked = 0;
   for (RowIndex i = 0; i < k.size(); ++i) {
     const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
     result.kernel_ns += ns;
     const KernelWork* w = work->find(i);
-    auto& acc = rows[{key_of[i], w != nullptr}];
-    acc.row.name = key_of[i];
+    auto& slot = by_key[key_of[i]][w != nullptr ? 1 : 0];
+    if (!slot) slot.emplace().row.name = keys[key_of[i]];
+    auto& acc = *slot;
     acc.row.count += 1;
     acc.row.time_ns += ns;
     if (!w) continue;
@@ -321,6 +340,13 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
     acc.row.compute_ns += in.compute_ns;
     acc.row.ideal_ns += in.ideal_ns;
     acc.ideal_by_roof[static_cast<std::size_t>(in.roof)] += in.ideal_ns;
+  }
+  std::vector<std::uint32_t>().swap(key_of);
+  std::map<std::pair<std::string, bool>, Accumulator> rows;
+  for (std::size_t key = 0; key < by_key.size(); ++key) {
+    for (bool with_work : {false, true}) {
+      if (auto& slot = by_key[key][with_work ? 1 : 0]) rows.emplace(std::make_pair(keys[key], with_work), std::move(*slot));
+    }
   }
   // --by step with analytic work of a whole step (a model config): a step row's work is that work
   // times its steps, in place of its kernels' (the analytic figure already counts the whole step),

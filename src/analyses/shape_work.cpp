@@ -102,8 +102,7 @@ Join join_kernels(const Trace& trace, const std::vector<Candidate>& ops) {
 }
 
 std::string_view kernel_name(const Trace& trace, RowIndex i) {
-  const StringId id = trace.kernels.demangled_name[i] != kNoString ? trace.kernels.demangled_name[i] : trace.kernels.short_name[i];
-  return trace.strings.get(id);
+  return trace.strings.get(trace.kernels.shown_name(i));
 }
 
 // Offers each operator's cost to its longest kernel and no work to its other kernels.

@@ -2,10 +2,13 @@
 // the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
 // window (work launched earlier but still running counts as busy: the GPU is not idle).
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <numeric>
+#include <span>
 #include <unordered_map>
 
 #include "analyses/api_lookup.hpp"
@@ -48,6 +51,65 @@ std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, T
   if (open) total += cur_end - cur_start;
   return total;
 }
+
+// Intervals of several tables (start and end columns) found by time: each table is searched by
+// binary search on its start column where that column is sorted, else through its rows sorted by
+// start (built here); an interval overlapping a window starts no earlier than the window's start
+// minus the table's longest interval.
+class TablesInStartOrder {
+ public:
+  struct Table {
+    const std::vector<TimeNs>* start;
+    const std::vector<TimeNs>* end;
+    const std::vector<std::int64_t>* global_pid;
+  };
+  // only_pid > 0: only that process's rows (process_key packing) are found.
+  TablesInStartOrder(std::span<const Table> tables, std::int64_t only_pid) : only_pid_(only_pid) {
+    for (const Table& t : tables) {
+      Searched s{t, {}, 0};
+      for (std::size_t i = 0; i < t.start->size(); ++i) s.longest = std::max(s.longest, (*t.end)[i] - (*t.start)[i]);
+      if (!std::is_sorted(t.start->begin(), t.start->end())) {
+        s.order.resize(t.start->size());
+        std::iota(s.order.begin(), s.order.end(), RowIndex{0});
+        std::stable_sort(s.order.begin(), s.order.end(), [&](RowIndex x, RowIndex y) { return (*t.start)[x] < (*t.start)[y]; });
+      }
+      searched_.push_back(std::move(s));
+    }
+  }
+  // Appends (start, end) of every interval with start < hi and end > lo.
+  void overlapping(TimeNs lo, TimeNs hi, std::vector<std::pair<TimeNs, TimeNs>>& out) const {
+    for (const Searched& s : searched_) {
+      const auto& start = *s.table.start;
+      const auto& end = *s.table.end;
+      auto row = [&](std::size_t position) { return s.order.empty() ? position : s.order[position]; };
+      // The first position whose start is at least `t`.
+      auto first_at = [&](TimeNs t) {
+        std::size_t lo_pos = 0, hi_pos = start.size();
+        while (lo_pos < hi_pos) {
+          const std::size_t mid = lo_pos + (hi_pos - lo_pos) / 2;
+          if (start[row(mid)] < t) lo_pos = mid + 1;
+          else hi_pos = mid;
+        }
+        return lo_pos;
+      };
+      const std::size_t last = first_at(hi);
+      for (std::size_t p = first_at(lo - s.longest); p < last; ++p) {
+        const std::size_t r = row(p);
+        if (only_pid_ > 0 && process_key((*s.table.global_pid)[r]) != only_pid_) continue;
+        if (end[r] > lo) out.push_back({start[r], end[r]});
+      }
+    }
+  }
+
+ private:
+  struct Searched {
+    Table table;
+    std::vector<RowIndex> order;  // empty: the start column is sorted
+    TimeNs longest;
+  };
+  std::vector<Searched> searched_;
+  std::int64_t only_pid_ = 0;
+};
 
 // Widens a step's GPU projection to hold one of its operations.
 void project(Step& s, TimeNs start, TimeNs end) {
@@ -144,11 +206,13 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     auto by_start = [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; };
     for (auto& [tid, ws] : windows_of_thread) std::sort(ws.begin(), ws.end(), by_start);
     for (auto& [pid, ws] : windows_of_process) std::sort(ws.begin(), ws.end(), by_start);
-    std::vector<int> step_of_call(a.size(), -1);
+    // The step of API call `i`, or -1; found when asked (a table of all 13 M calls of the 1 GB
+    // export held 50 MiB of its report). Calls come thread by thread, so the thread's windows are
+    // looked up once per run of one thread.
     std::int64_t cached_tid = -1;
     const std::vector<std::size_t>* ws = nullptr;
     bool own_windows = false;
-    for (RowIndex i = 0; i < a.size(); ++i) {
+    auto step_of_call = [&](RowIndex i) -> int {
       if (a.global_tid[i] != cached_tid) {
         cached_tid = a.global_tid[i];
         auto it = windows_of_thread.find(cached_tid);
@@ -160,26 +224,26 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
           ws = p == windows_of_process.end() ? nullptr : &p->second;
         }
       }
-      if (!ws) continue;
+      if (!ws) return -1;
       auto it = std::upper_bound(ws->begin(), ws->end(), a.start_ns[i],
                                  [&](TimeNs t, std::size_t w) { return t < windows[w].start; });
       // A thread's own windows do not nest (innermost ranges): only the last one can hold the
       // call. The process's windows may overlap: look back a few for one that holds it.
       for (int look = own_windows ? 1 : 8; look > 0 && it != ws->begin(); --look) {
         const std::size_t w = *--it;
-        if (a.end_ns[i] <= windows[w].end) {
-          step_of_call[i] = static_cast<int>(w);
-          break;
-        }
+        if (a.end_ns[i] <= windows[w].end) return static_cast<int>(w);
       }
-    }
+      return -1;
+    };
     for (RowIndex i = 0; i < a.size(); ++i) {
-      if (step_of_call[i] >= 0) count_call(steps[static_cast<std::size_t>(step_of_call[i])], i);
+      if (const int step = step_of_call(i); step >= 0) count_call(steps[static_cast<std::size_t>(step)], i);
     }
     // GPU operations belong to the step of the call that launched them (by correlation id).
     auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
       auto r = lookup.find(global_pid, correlation);
-      return r && step_of_call[*r] >= 0 ? &steps[static_cast<std::size_t>(step_of_call[*r])] : nullptr;
+      if (!r) return nullptr;
+      const int step = step_of_call(*r);
+      return step >= 0 ? &steps[static_cast<std::size_t>(step)] : nullptr;
     };
     for (RowIndex i = 0; i < k.size(); ++i) {
       Step* s = launching_step(k.global_pid[i], k.correlation_id[i]);
@@ -316,12 +380,10 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     }
   }
   for (auto& s : steps) s.gpu_span_ns = s.gpu_end_ns - s.gpu_start_ns;
-  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions).
-  // Each table is in start order already (as exports write them): each is sorted only where it is
-  // not, then merged in, which on the 1 GB export replaces sorting 6 M pairs (the copies after the
-  // kernels broke the order) by merging 10 k; allocated once at its size.
-  std::vector<std::pair<TimeNs, TimeNs>> ops;
-  ops.reserve(k.size() + trace.memcpys.size() + trace.memsets.size() + trace.graph_execs.size());
+  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions)
+  // that overlap it. Each table is searched in start order where it is in start order already (as
+  // exports write them), through a sorted row order where it is not; no copy of the operations
+  // (a merged copy held 91 MiB of the 1 GB export's report, bench/RESULTS.md).
   // When every step is one process's, only that process's GPU work makes it busy (another
   // process's GPU in a multi-GPU trace is not this step's).
   std::int64_t busy_pid = -1;  // -1: not yet seen; 0: any process
@@ -329,30 +391,14 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     const std::int64_t p = w.global_pid != 0 ? w.global_pid : w.global_tid != 0 ? process_key(w.global_tid) : 0;
     busy_pid = busy_pid == -1 || busy_pid == p ? p : 0;
   }
-  auto add_ops = [&](const auto& columns) {
-    const auto middle = static_cast<std::ptrdiff_t>(ops.size());
-    for (RowIndex i = 0; i < columns.size(); ++i) {
-      if (busy_pid > 0 && process_key(columns.global_pid[i]) != busy_pid) continue;
-      ops.push_back({columns.start_ns[i], columns.end_ns[i]});
-    }
-    if (!std::is_sorted(ops.begin() + middle, ops.end())) std::sort(ops.begin() + middle, ops.end());
-    std::inplace_merge(ops.begin(), ops.begin() + middle, ops.end());
-  };
-  add_ops(k);
-  add_ops(trace.memcpys);
-  add_ops(trace.memsets);
-  add_ops(trace.graph_execs);
-  std::int64_t longest = 0;
-  for (const auto& [b, e] : ops) longest = std::max(longest, e - b);
+  const std::array<TablesInStartOrder::Table, 4> tables = {{{&k.start_ns, &k.end_ns, &k.global_pid},
+                                                             {&trace.memcpys.start_ns, &trace.memcpys.end_ns, &trace.memcpys.global_pid},
+                                                             {&trace.memsets.start_ns, &trace.memsets.end_ns, &trace.memsets.global_pid},
+                                                             {&trace.graph_execs.start_ns, &trace.graph_execs.end_ns, &trace.graph_execs.global_pid}}};
+  const TablesInStartOrder in_order(tables, busy_pid > 0 ? busy_pid : 0);
   for (auto& s : steps) {
     std::vector<std::pair<TimeNs, TimeNs>> inside;
-    // Operations sorted by start; one that overlaps the window starts no earlier than
-    // window start - longest operation, and before the window's end.
-    auto first = std::lower_bound(ops.begin(), ops.end(), std::make_pair(s.start_ns - longest, INT64_MIN));
-    auto last = std::lower_bound(first, ops.end(), std::make_pair(s.end_ns, INT64_MIN));
-    for (auto it = first; it != last; ++it) {
-      if (it->second > s.start_ns) inside.push_back(*it);
-    }
+    in_order.overlapping(s.start_ns, s.end_ns, inside);
     s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
     s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
   }

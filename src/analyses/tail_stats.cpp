@@ -22,16 +22,9 @@ namespace {
 
 constexpr std::size_t kRareBlockerRank = 10;
 
-}  // namespace
-
-Result<TailSubject> parse_tail_subject(const std::string& text) {
-  if (text == "kernel") return TailSubject::kKernel;
-  if (text == "api") return TailSubject::kApi;
-  if (text == "nvtx") return TailSubject::kNvtx;
-  return make_error(ErrorCode::kInvalidArgument, "invalid --by '" + text + "' (expected kernel, api or nvtx)");
-}
-
-void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer_list<double> qs) {
+// select_percentile_ranks and percentile_linear (below) for any integer duration type.
+template <class Duration>
+void select_ranks(std::vector<Duration>& values, std::initializer_list<double> qs) {
   if (values.empty()) return;
   // Place the elements of every rank the percentiles read (floor and ceil of each) where a sort
   // would put them, working from the highest rank down so each selection narrows the range.
@@ -51,13 +44,121 @@ void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer
   }
 }
 
-double percentile_linear(const std::vector<std::int64_t>& sorted, double q) {
+template <class Duration>
+double linear_percentile(const std::vector<Duration>& sorted, double q) {
   const double rank = q / 100.0 * static_cast<double>(sorted.size() - 1);
   const auto lo = static_cast<std::size_t>(std::floor(rank));
   const auto hi = static_cast<std::size_t>(std::ceil(rank));
   const double a = static_cast<double>(sorted[lo]), b = static_cast<double>(sorted[hi]);
   return a + (b - a) * (rank - static_cast<double>(lo));
 }
+
+// One row of statistics over a name's durations (reordered: the percentiles select in place).
+template <class Duration>
+TailRow tail_row(const std::string& name, std::vector<Duration>& v, TailSubject subject) {
+  // Order statistics by selection, not a full sort: O(n) per percentile on the largest groups.
+  select_ranks(v, {50, 95, 99});
+  TailRow row;
+  row.name = name;
+  row.count = static_cast<std::int64_t>(v.size());
+  for (auto x : v) row.total_ns += static_cast<std::int64_t>(x);
+  row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
+  long double ss = 0;
+  for (auto x : v) {
+    const long double d = static_cast<long double>(static_cast<std::int64_t>(x)) - row.mean_ns;
+    ss += d * d;
+  }
+  row.stdev_ns = static_cast<double>(std::sqrt(ss / row.count));
+  row.p50_ns = linear_percentile(v, 50);
+  row.p95_ns = linear_percentile(v, 95);
+  row.p99_ns = linear_percentile(v, 99);
+  row.max_ns = static_cast<std::int64_t>(*std::max_element(v.begin(), v.end()));
+  if (row.p50_ns > 0) {
+    row.p99_over_p50 = row.p99_ns / row.p50_ns;
+    row.max_over_p50 = static_cast<double>(row.max_ns) / row.p50_ns;
+  }
+  row.tail_score = static_cast<double>(row.max_ns) * std::log2(static_cast<double>(row.count) + 1.0) *
+                   std::max(1.0, row.max_over_p50);
+  if (row.max_over_p50 > 2) row.flags.emplace_back("outliers");
+  if (row.p99_over_p50 > 1.5) row.flags.emplace_back("systematic-tail");
+  if (subject == TailSubject::kApi) {
+    const ApiRole role = role_of(row.name);
+    if (has_any(role, kAllocOrFree)) row.flags.emplace_back("allocation");
+    if (has_any(role, kAnyWait)) row.flags.emplace_back("synchronization");
+  }
+  return row;
+}
+
+// Durations grouped by display name, in row order within each group.
+template <class Duration>
+using DurationGroups = std::map<std::string, std::vector<Duration>>;
+
+// Kernel or API durations by name, with Duration wide enough for every kept row.
+template <class Duration>
+DurationGroups<Duration> duration_groups(const TraceContext& context, TailSubject subject) {
+  const Trace& trace = context.trace();
+  DurationGroups<Duration> groups;
+  // Durations by name id of the rows `keep` accepts, each vector allocated once at its size
+  // (counted first): grown by doubling, the 13 M API calls of the 1 GB export took up to twice
+  // their 106 MB. Filled in row order, so every group's values keep their order.
+  auto durations_by_id = [&](const std::vector<StringId>& names, const auto& columns, auto&& keep) {
+    std::vector<std::uint32_t> count(trace.strings.size() + 1, 0);
+    auto slot = [&](StringId id) { return id == kNoString ? trace.strings.size() : id; };
+    for (RowIndex i = 0; i < names.size(); ++i) count[slot(names[i])] += keep(i) ? 1 : 0;
+    std::unordered_map<StringId, std::vector<Duration>> by_id;
+    for (RowIndex i = 0; i < names.size(); ++i) {
+      if (!keep(i)) continue;
+      auto& v = by_id[names[i]];
+      if (v.empty()) v.reserve(count[slot(names[i])]);
+      v.push_back(static_cast<Duration>(columns.end_ns[i] - columns.start_ns[i]));
+    }
+    return by_id;
+  };
+  if (subject == TailSubject::kKernel) {
+    auto by_id = durations_by_id(trace.kernels.demangled_name, trace.kernels, [](RowIndex) { return true; });
+    for (auto& [id, v] : by_id) groups[std::string(trace.strings.get(id))] = std::move(v);
+    return groups;
+  }
+  // A backtraced call is two rows (nsys --cudabacktrace): the nested repeat is left out, so each
+  // call counts once, with the time of the row that encloses it (as steps counts calls).
+  const report::ApiLookup& lookup = context.api_lookup();
+  auto by_id = durations_by_id(trace.api_calls.name, trace.api_calls,
+                               [&](RowIndex i) { return !lookup.is_repeat(i, trace.strings); });
+  for (auto& [id, v] : by_id) {
+    auto& g = groups[std::string(report::api_display_name(trace.strings.get(id)))];
+    if (g.empty()) {
+      g = std::move(v);  // most names display alone: their values move, not copied
+    } else {
+      g.insert(g.end(), v.begin(), v.end());
+      std::vector<Duration>().swap(v);
+    }
+  }
+  return groups;
+}
+
+// Whether every duration of these columns is in [0, 2^32): then 4 bytes hold each (half the
+// memory of the 1 GB export's 19 M kernel and API durations); otherwise 8.
+template <class Columns>
+bool durations_fit_32_bits(const Columns& c) {
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    const std::int64_t d = c.end_ns[i] - c.start_ns[i];
+    if (d < 0 || d > static_cast<std::int64_t>(UINT32_MAX)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<TailSubject> parse_tail_subject(const std::string& text) {
+  if (text == "kernel") return TailSubject::kKernel;
+  if (text == "api") return TailSubject::kApi;
+  if (text == "nvtx") return TailSubject::kNvtx;
+  return make_error(ErrorCode::kInvalidArgument, "invalid --by '" + text + "' (expected kernel, api or nvtx)");
+}
+
+void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer_list<double> qs) { select_ranks(values, qs); }
+
+double percentile_linear(const std::vector<std::int64_t>& sorted, double q) { return linear_percentile(sorted, q); }
 
 Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject) {
   // Only the launching-call lookup of the context is used: the built-in rules fill the rules' place.
@@ -67,86 +168,34 @@ Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject) {
 
 Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject) {
   const Trace& trace = context.trace();
-  std::map<std::string, std::vector<std::int64_t>> groups;
-  // Durations by name id of the rows `keep` accepts, each vector allocated once at its size
-  // (counted first): grown by doubling, the 13 M API calls of the 1 GB export took up to twice
-  // their 106 MB. Filled in row order, as before, so every group's values keep their order.
-  auto durations_by_id = [&](const std::vector<StringId>& names, const auto& columns, auto&& keep) {
-    std::vector<std::uint32_t> count(trace.strings.size() + 1, 0);
-    auto slot = [&](StringId id) { return id == kNoString ? trace.strings.size() : id; };
-    for (RowIndex i = 0; i < names.size(); ++i) count[slot(names[i])] += keep(i) ? 1 : 0;
-    std::unordered_map<StringId, std::vector<std::int64_t>> by_id;
-    for (RowIndex i = 0; i < names.size(); ++i) {
-      if (!keep(i)) continue;
-      auto& v = by_id[names[i]];
-      if (v.empty()) v.reserve(count[slot(names[i])]);
-      v.push_back(columns.end_ns[i] - columns.start_ns[i]);
+  TailResult result;
+  result.subject = subject;
+  std::int64_t grand_total = 0;
+  auto add_rows = [&](auto&& groups) {
+    for (auto& [name, v] : groups) {
+      TailRow row = tail_row(name, v, subject);
+      grand_total += row.total_ns;
+      result.by_total.push_back(std::move(row));
     }
-    return by_id;
   };
   if (subject == TailSubject::kKernel) {
     if (!trace.has(EventKind::kKernels)) return std::unexpected(report::no_data(trace, "CUDA kernel data"));
-    auto by_id = durations_by_id(trace.kernels.demangled_name, trace.kernels, [](RowIndex) { return true; });
-    for (auto& [id, v] : by_id) groups[std::string(trace.strings.get(id))] = std::move(v);
+    if (durations_fit_32_bits(trace.kernels)) add_rows(duration_groups<std::uint32_t>(context, subject));
+    else add_rows(duration_groups<std::int64_t>(context, subject));
   } else if (subject == TailSubject::kApi) {
     if (!trace.has(EventKind::kApiCalls)) return std::unexpected(report::no_data(trace, "CUDA API data"));
-    // A backtraced call is two rows (nsys --cudabacktrace): the nested repeat is left out, so each
-    // call counts once, with the time of the row that encloses it (as steps counts calls).
-    const report::ApiLookup& lookup = context.api_lookup();
-    auto by_id = durations_by_id(trace.api_calls.name, trace.api_calls,
-                                 [&](RowIndex i) { return !lookup.is_repeat(i, trace.strings); });
-    for (auto& [id, v] : by_id) {
-      auto& g = groups[std::string(report::api_display_name(trace.strings.get(id)))];
-      if (g.empty()) {
-        g = std::move(v);  // most names display alone: their values move, not copied
-      } else {
-        g.insert(g.end(), v.begin(), v.end());
-        std::vector<std::int64_t>().swap(v);
-      }
-    }
+    if (durations_fit_32_bits(trace.api_calls)) add_rows(duration_groups<std::uint32_t>(context, subject));
+    else add_rows(duration_groups<std::int64_t>(context, subject));
   } else {
     if (!trace.has(EventKind::kNvtx)) return std::unexpected(report::no_data(trace, "NV Tools Extension (NVTX) data"));
     const NvtxDomainNames domains(trace);
     const auto& n = trace.nvtx;
+    DurationGroups<std::int64_t> groups;
     for (RowIndex i = 0; i < n.size(); ++i) {
       if (!is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime) continue;  // unclosed ranges have no duration
       groups[domains.range_label(trace, i)].push_back(n.end_ns[i] - n.start_ns[i]);
     }
-  }
-
-  TailResult result;
-  result.subject = subject;
-  std::int64_t grand_total = 0;
-  for (auto& [name, v] : groups) {
-    // Order statistics by selection, not a full sort: O(n) per percentile on the largest groups.
-    select_percentile_ranks(v, {50, 95, 99});
-    TailRow row;
-    row.name = name;
-    row.count = static_cast<std::int64_t>(v.size());
-    for (auto x : v) row.total_ns += x;
-    row.mean_ns = static_cast<double>(row.total_ns) / static_cast<double>(row.count);
-    long double ss = 0;
-    for (auto x : v) ss += (static_cast<long double>(x) - row.mean_ns) * (static_cast<long double>(x) - row.mean_ns);
-    row.stdev_ns = static_cast<double>(std::sqrt(ss / row.count));
-    row.p50_ns = percentile_linear(v, 50);
-    row.p95_ns = percentile_linear(v, 95);
-    row.p99_ns = percentile_linear(v, 99);
-    row.max_ns = *std::max_element(v.begin(), v.end());
-    if (row.p50_ns > 0) {
-      row.p99_over_p50 = row.p99_ns / row.p50_ns;
-      row.max_over_p50 = static_cast<double>(row.max_ns) / row.p50_ns;
-    }
-    row.tail_score = static_cast<double>(row.max_ns) * std::log2(static_cast<double>(row.count) + 1.0) *
-                     std::max(1.0, row.max_over_p50);
-    if (row.max_over_p50 > 2) row.flags.emplace_back("outliers");
-    if (row.p99_over_p50 > 1.5) row.flags.emplace_back("systematic-tail");
-    if (subject == TailSubject::kApi) {
-      const ApiRole role = role_of(row.name);
-      if (has_any(role, kAllocOrFree)) row.flags.emplace_back("allocation");
-      if (has_any(role, kAnyWait)) row.flags.emplace_back("synchronization");
-    }
-    grand_total += row.total_ns;
-    result.by_total.push_back(std::move(row));
+    add_rows(groups);
   }
   for (auto& row : result.by_total) {
     row.share_of_total = grand_total ? static_cast<double>(row.total_ns) / static_cast<double>(grand_total) : 0;

@@ -93,6 +93,7 @@ Format Output::table_format() const {
 Result<OpenOptions> summary_columns_plan(const Options&) {
   OpenOptions open;
   open.detail_kinds = kAllEventKinds & ~(bit(EventKind::kKernels) | bit(EventKind::kApiCalls));
+  open.kernel_name_variants = false;  // analyze, host and report show demangled names only
   return open;
 }
 

@@ -4,6 +4,9 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "base/version.hpp"
 #include "commands.hpp"
@@ -15,10 +18,21 @@ int fail(const Error& error) {
   return kExitBadInput;
 }
 
+// Column buffers of a megabyte or more are mapped on their own and given back when freed. glibc's
+// default raises this threshold after each such free (up to 32 MiB), so the analyses' temporary
+// tables then came from the heap and stayed resident after they were freed: on the 1 GB export
+// `report` peaked 48 MiB higher (1010 vs 962 MiB, CPU time unchanged; bench/RESULTS.md).
+void return_large_buffers_when_freed() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 1 << 20);
+#endif
+}
+
 }  // namespace kernscope::cli
 
 int main(int argc, char** argv) {
   using namespace kernscope::cli;
+  return_large_buffers_when_freed();
   CLI::App app{"kernscope: profile LLM inference on NVIDIA GPUs (reads Nsight Systems exports)", "kernscope"};
   app.require_subcommand(1);
   app.set_version_flag("--version", kernscope::kVersionLine);

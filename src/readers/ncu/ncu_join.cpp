@@ -28,7 +28,7 @@ NcuJoin join_ncu_kernels(const NcuReport& report, const Trace& trace) {
   // Launches of each function name in time order, and how far each name has been matched.
   std::map<std::string, std::vector<RowIndex>, std::less<>> launches;
   for (const RowIndex row : order) {
-    std::string_view name = trace.strings.get(kc.short_name[row]);
+    std::string_view name = row < kc.short_name.size() ? trace.strings.get(kc.short_name[row]) : std::string_view{};
     if (name.empty()) name = trace.strings.get(kc.demangled_name[row]);
     launches[std::string(name)].push_back(row);
   }

@@ -4,6 +4,7 @@
 
 #include "model/kineto_names.hpp"
 
+#include "kernscope/column_defs.hpp"
 #include "kernscope/columns.hpp"
 
 #include <algorithm>
@@ -104,6 +105,25 @@ class Reader {
   }
   Result<void> scan(const Database& db, const std::string& table, const RowRange& range,
                     const std::vector<ColumnSpec>& specs, const std::function<void(const Statement&)>& row);
+  // Reads the columns that kernscope/column_defs.hpp names in nsys's table (with their fallbacks)
+  // into their members, a row at a time.
+  template <class Columns>
+  Result<void> read_named_columns(const Database& db, const std::string& table, Columns& columns, const RowRange& range) {
+    std::vector<ColumnSpec> specs;
+    for_each_column_def<Columns>([&](const auto& def) {
+      if (def.nsys) specs.push_back({def.nsys, def.fallback});
+    });
+    return scan(db, table, range, specs, [&](const Statement& s) {
+      int position = 0;
+      for_each_column_def<Columns>([&](const auto& def) {
+        if (!def.nsys) return;
+        auto& column = columns.*def.member;
+        using Value = typename std::remove_reference_t<decltype(column)>::value_type;
+        column.push_back(def.interned ? static_cast<Value>(str(s, position)) : static_cast<Value>(s.int64(position)));
+        ++position;
+      });
+    });
+  }
   // Splits a large table into rowid ranges that separate connections scan in parallel.
   std::vector<RowRange> plan_ranges(const std::string& table, bool parallel);
   template <class Columns>
@@ -326,15 +346,19 @@ Result<void> Reader::read_processes_and_threads() {
 }
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
-  // Summaries need only the first ten columns; launch geometry, green contexts and streams are
-  // read only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
+  // Summaries need only the first columns; launch geometry, green contexts and streams are read
+  // only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
   // always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a device's last
   // operation, which may be a kernel, and analyze/report load kernels without their details.
+  // Short and mangled names are left out where the plan says no one reads them
+  // (OpenOptions::kernel_name_variants).
   const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
+  const bool variants = options_.kernel_name_variants;
   std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
                                    {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
-                                   {"shortName", nullptr}, {"mangledName", nullptr}, {"graphNodeId", "0"},
-                                   {"contextId", "0"}};
+                                   {"graphNodeId", "0"},   {"contextId", "0"}};
+  if (variants) specs.insert(specs.end(), {{"shortName", nullptr}, {"mangledName", nullptr}});
+  const int first_detail = static_cast<int>(specs.size());
   if (details) {
     specs.insert(specs.end(), {{"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
                                {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
@@ -344,7 +368,12 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
   } else {
     for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid, &k.graph_node_id}) column->reserve(range.expected_rows);
     for (auto* column : {&k.device_id, &k.correlation_id, &k.context_id}) column->reserve(range.expected_rows);
-    for (auto* column : {&k.demangled_name, &k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
+    k.demangled_name.reserve(range.expected_rows);
+  }
+  if (variants) {
+    for (auto* column : {&k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
+  } else {
+    for (auto* column : {&k.short_name, &k.mangled_name}) std::vector<StringId>().swap(*column);
   }
   auto i32 = [](const Statement& s, int col) { return static_cast<std::int32_t>(s.int64(col)); };
   auto u32 = [](const Statement& s, int col) { return static_cast<std::uint32_t>(s.int64(col)); };
@@ -355,74 +384,37 @@ Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const Ro
     k.device_id.push_back(u32(s, 3));
     k.correlation_id.push_back(u32(s, 4));
     k.demangled_name.push_back(str(s, 5));
-    k.short_name.push_back(str(s, 6));
-    k.mangled_name.push_back(str(s, 7));
-    k.graph_node_id.push_back(s.int64(8));
-    k.context_id.push_back(u32(s, 9));
+    k.graph_node_id.push_back(s.int64(6));
+    k.context_id.push_back(u32(s, 7));
+    if (variants) {
+      k.short_name.push_back(str(s, 8));
+      k.mangled_name.push_back(str(s, 9));
+    }
     if (!details) return;
-    k.green_context_id.push_back(u32(s, 10));
-    k.stream_id.push_back(u32(s, 11));
-    k.grid_x.push_back(i32(s, 12));
-    k.grid_y.push_back(i32(s, 13));
-    k.grid_z.push_back(i32(s, 14));
-    k.block_x.push_back(i32(s, 15));
-    k.block_y.push_back(i32(s, 16));
-    k.block_z.push_back(i32(s, 17));
-    k.registers_per_thread.push_back(i32(s, 18));
-    k.static_smem_bytes.push_back(i32(s, 19));
-    k.dynamic_smem_bytes.push_back(i32(s, 20));
-    k.launch_type.push_back(i32(s, 21));
+    const int d = first_detail;
+    k.green_context_id.push_back(u32(s, d));
+    k.stream_id.push_back(u32(s, d + 1));
+    k.grid_x.push_back(i32(s, d + 2));
+    k.grid_y.push_back(i32(s, d + 3));
+    k.grid_z.push_back(i32(s, d + 4));
+    k.block_x.push_back(i32(s, d + 5));
+    k.block_y.push_back(i32(s, d + 6));
+    k.block_z.push_back(i32(s, d + 7));
+    k.registers_per_thread.push_back(i32(s, d + 8));
+    k.static_smem_bytes.push_back(i32(s, d + 9));
+    k.dynamic_smem_bytes.push_back(i32(s, d + 10));
+    k.launch_type.push_back(i32(s, d + 11));
     k.graph_id.push_back(0);  // the KERNEL table has no graph id; nor framework op ids
     k.external_id.push_back(0);
   });
 }
 
 Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const RowRange& range) {
-  return scan(db, kMemcpyTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
-               {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
-               {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
-               {"copyKind", "0"}, {"srcKind", "-1"}, {"dstKind", "-1"}, {"srcDeviceId", "-1"},
-               {"dstDeviceId", "-1"}},
-              [&](const Statement& s) {
-                m.start_ns.push_back(s.int64(0));
-                m.end_ns.push_back(s.int64(1));
-                m.global_pid.push_back(s.int64(2));
-                m.bytes.push_back(s.int64(3));
-                m.graph_node_id.push_back(s.int64(4));
-                m.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
-                m.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
-                m.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
-                m.stream_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
-                m.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(9)));
-                m.copy_kind.push_back(static_cast<std::int32_t>(s.int64(10)));
-                m.src_kind.push_back(static_cast<std::int32_t>(s.int64(11)));
-                m.dst_kind.push_back(static_cast<std::int32_t>(s.int64(12)));
-                m.src_device_id.push_back(s.int64(13));
-                m.dst_device_id.push_back(s.int64(14));
-              });
+  return read_named_columns(db, kMemcpyTable, m, range);
 }
 
 Result<void> Reader::read_memsets(const Database& db, MemsetColumns& m, const RowRange& range) {
-  return scan(db, kMemsetTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"bytes", "0"},
-               {"graphNodeId", "0"}, {"deviceId", "0"}, {"contextId", "0"},
-               {"greenContextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
-               {"value", "0"}, {"memKind", "-1"}},
-              [&](const Statement& s) {
-                m.start_ns.push_back(s.int64(0));
-                m.end_ns.push_back(s.int64(1));
-                m.global_pid.push_back(s.int64(2));
-                m.bytes.push_back(s.int64(3));
-                m.graph_node_id.push_back(s.int64(4));
-                m.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
-                m.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
-                m.green_context_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
-                m.stream_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
-                m.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(9)));
-                m.value.push_back(static_cast<std::int32_t>(s.int64(10)));
-                m.mem_kind.push_back(static_cast<std::int32_t>(s.int64(11)));
-              });
+  return read_named_columns(db, kMemsetTable, m, range);
 }
 
 Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const RowRange& range) {
@@ -448,21 +440,7 @@ Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const
 }
 
 Result<void> Reader::read_syncs(const Database& db, SyncColumns& y, const RowRange& range) {
-  return scan(db, kSyncTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"eventId", "0"},
-               {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"},
-               {"syncType", "0"}},
-              [&](const Statement& s) {
-                y.start_ns.push_back(s.int64(0));
-                y.end_ns.push_back(s.int64(1));
-                y.global_pid.push_back(s.int64(2));
-                y.event_id.push_back(s.int64(3));
-                y.device_id.push_back(static_cast<std::uint32_t>(s.int64(4)));
-                y.context_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
-                y.stream_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
-                y.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
-                y.sync_type.push_back(static_cast<std::int32_t>(s.int64(8)));
-              });
+  return read_named_columns(db, kSyncTable, y, range);
 }
 
 Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRange& range) {
@@ -508,41 +486,11 @@ Result<void> Reader::read_nvtx(const Database& db, NvtxColumns& n, const RowRang
 }
 
 Result<void> Reader::read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range) {
-  return scan(db, kGraphTraceTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalPid", "0"}, {"graphId", "0"}, {"graphExecId", "0"},
-               {"deviceId", "0"}, {"contextId", "0"}, {"streamId", "0"}, {"correlationId", "0"}},
-              [&](const Statement& s) {
-                g.start_ns.push_back(s.int64(0));
-                g.end_ns.push_back(s.int64(1));
-                g.global_pid.push_back(s.int64(2));
-                g.graph_id.push_back(s.int64(3));
-                g.graph_exec_id.push_back(s.int64(4));
-                g.device_id.push_back(static_cast<std::uint32_t>(s.int64(5)));
-                g.context_id.push_back(static_cast<std::uint32_t>(s.int64(6)));
-                g.stream_id.push_back(static_cast<std::uint32_t>(s.int64(7)));
-                g.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(8)));
-              });
+  return read_named_columns(db, kGraphTraceTable, g, range);
 }
 
 Result<void> Reader::read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range) {
-  return scan(db, kSamplesTable, range,
-              {{"timestamp", "0"}, {"deviceId", "0"}, {"smClockMHz", "-1"}, {"memClockMHz", "-1"},
-               {"temperatureC", "-1"}, {"gpuUtilPercent", "-1"}, {"memUtilPercent", "-1"}, {"powerMilliwatts", "-1"},
-               {"memUsedBytes", "-1"}, {"pcieTxKBps", "-1"}, {"pcieRxKBps", "-1"}, {"clockEventReasons", "0"}},
-              [&](const Statement& s) {
-                g.time_ns.push_back(s.int64(0));
-                g.device_id.push_back(static_cast<std::uint32_t>(s.int64(1)));
-                g.sm_clock_mhz.push_back(static_cast<std::int32_t>(s.int64(2)));
-                g.memory_clock_mhz.push_back(static_cast<std::int32_t>(s.int64(3)));
-                g.temperature_c.push_back(static_cast<std::int32_t>(s.int64(4)));
-                g.gpu_util_percent.push_back(static_cast<std::int32_t>(s.int64(5)));
-                g.memory_util_percent.push_back(static_cast<std::int32_t>(s.int64(6)));
-                g.power_mw.push_back(s.int64(7));
-                g.memory_used_bytes.push_back(s.int64(8));
-                g.pcie_tx_kbps.push_back(s.int64(9));
-                g.pcie_rx_kbps.push_back(s.int64(10));
-                g.clock_event_reasons.push_back(static_cast<std::uint64_t>(s.int64(11)));
-              });
+  return read_named_columns(db, kSamplesTable, g, range);
 }
 
 // The tracer samples by NVML index, which need not be CUDA's device number (CUDA_VISIBLE_DEVICES,
@@ -620,26 +568,11 @@ Result<void> Reader::read_tracer_info() {
 }
 
 Result<void> Reader::read_overhead(const Database& db, OverheadColumns& o, const RowRange& range) {
-  return scan(db, kOverheadTable, range, {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr}},
-              [&](const Statement& s) {
-                o.start_ns.push_back(s.int64(0));
-                o.end_ns.push_back(s.int64(1));
-                o.global_tid.push_back(s.int64(2));
-                o.name.push_back(str(s, 3));
-              });
+  return read_named_columns(db, kOverheadTable, o, range);
 }
 
 Result<void> Reader::read_osrt(const Database& db, OsrtColumns& o, const RowRange& range) {
-  return scan(db, kOsrtTable, range,
-              {{"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"nameId", nullptr},
-               {"eventClass", "0"}},
-              [&](const Statement& s) {
-                o.start_ns.push_back(s.int64(0));
-                o.end_ns.push_back(s.int64(1));
-                o.global_tid.push_back(s.int64(2));
-                o.name.push_back(str(s, 3));
-                o.event_class.push_back(static_cast<std::int32_t>(s.int64(4)));
-              });
+  return read_named_columns(db, kOsrtTable, o, range);
 }
 
 std::vector<RowRange> Reader::plan_ranges(const std::string& table, bool parallel) {
@@ -699,12 +632,12 @@ void Reader::schedule(const std::string& table, Columns& target, bool parallel,
     std::size_t total = 0;
     for (const auto& part : *parts) total += part.size();
     target = std::move((*parts)[0]);
-    Columns::visit(target, [total](auto& column) { column.reserve(total); });
-    // Free each slice once copied, so the peak stays near one copy of the rows.
-    for (std::size_t i = 1; i < parts->size(); ++i) {
-      append_rows(target, (*parts)[i]);
-      (*parts)[i] = Columns{};
-    }
+    // Only the columns the plan filled (the others stay empty, and unreserved).
+    Columns::visit(target, [total](auto& column) {
+      if (!column.empty()) column.reserve(total);
+    });
+    // Free each slice's columns once copied, so the peak stays near one copy of the rows.
+    for (std::size_t i = 1; i < parts->size(); ++i) move_append_rows(target, (*parts)[i]);
   });
 }
 

@@ -1,0 +1,167 @@
+// Each event kind's columns named once: the model's member, its name in Python's frames, and its
+// column in Nsight Systems' SQLite export with the SQL literal read where that column is absent or
+// NULL. Python's column dictionaries (python/src/kernscope_ext.cpp) and the nsys reader's SELECT
+// and row reading for the kinds it reads generically (copies, memsets, synchronizations, graph
+// executions, GPU samples, OS runtime calls, profiler overhead) follow
+// these lists; a list's order is the order of its kind's columns in Python's frames.
+// tests/unit/column_defs_test.cpp checks that every list names each member of its struct (as
+// visit() lists them) exactly once.
+#pragma once
+
+#include <tuple>
+#include <vector>
+
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+template <class Columns, class T>
+struct ColumnDef {
+  std::vector<T> Columns::*member;
+  const char* python;    // the column's name in Python's frames; nullptr: not handed to Python
+  const char* nsys;      // its nsys SQLite column; nullptr: not read from there by these lists
+  const char* fallback;  // SQL literal where the nsys column is absent or NULL; nullptr keeps NULL
+  bool interned = false;  // the nsys column holds a StringIds id (the model keeps a StringId)
+};
+
+template <class Columns, class T>
+constexpr ColumnDef<Columns, T> column(std::vector<T> Columns::*member, const char* python, const char* nsys = nullptr,
+                                       const char* fallback = "0") {
+  return {member, python, nsys, fallback, false};
+}
+// A column of interned strings (names, texts): NULL stays NULL (kNoString).
+template <class Columns>
+constexpr ColumnDef<Columns, StringId> string_column(std::vector<StringId> Columns::*member, const char* python,
+                                                     const char* nsys = nullptr) {
+  return {member, python, nsys, nullptr, true};
+}
+
+template <class Columns>
+struct ColumnDefs;  // `static constexpr std::tuple all`: the kind's columns
+
+template <>
+struct ColumnDefs<KernelColumns> {
+  using C = KernelColumns;
+  // The nsys reader reads kernels itself (which columns depends on the load plan).
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_pid, "global_pid"),
+      column(&C::device_id, "device"), column(&C::context_id, "context"), column(&C::stream_id, "stream"),
+      column(&C::correlation_id, "correlation"), column(&C::grid_x, "grid_x"), column(&C::grid_y, "grid_y"),
+      column(&C::grid_z, "grid_z"), column(&C::block_x, "block_x"), column(&C::block_y, "block_y"),
+      column(&C::block_z, "block_z"), column(&C::registers_per_thread, "registers_per_thread"),
+      column(&C::static_smem_bytes, "static_smem_bytes"), column(&C::dynamic_smem_bytes, "dynamic_smem_bytes"),
+      column(&C::graph_id, "graph_id"), column(&C::graph_node_id, "graph_node_id"),
+      column(&C::external_id, "external_id"), string_column(&C::demangled_name, "name"),
+      string_column(&C::short_name, "short_name"), column(&C::green_context_id, nullptr),
+      column(&C::launch_type, nullptr), string_column(&C::mangled_name, nullptr));
+};
+
+template <>
+struct ColumnDefs<MemcpyColumns> {
+  using C = MemcpyColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
+      column(&C::global_pid, "global_pid", "globalPid"), column(&C::device_id, "device", "deviceId"),
+      column(&C::stream_id, "stream", "streamId"), column(&C::correlation_id, "correlation", "correlationId"),
+      column(&C::bytes, "bytes", "bytes"), column(&C::copy_kind, "copy_kind", "copyKind"),
+      column(&C::src_kind, "src_kind", "srcKind", "-1"), column(&C::dst_kind, "dst_kind", "dstKind", "-1"),
+      column(&C::graph_node_id, nullptr, "graphNodeId"), column(&C::context_id, nullptr, "contextId"),
+      column(&C::green_context_id, nullptr, "greenContextId"),
+      column(&C::src_device_id, nullptr, "srcDeviceId", "-1"), column(&C::dst_device_id, nullptr, "dstDeviceId", "-1"));
+};
+
+template <>
+struct ColumnDefs<MemsetColumns> {
+  using C = MemsetColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
+      column(&C::global_pid, "global_pid", "globalPid"), column(&C::device_id, "device", "deviceId"),
+      column(&C::stream_id, "stream", "streamId"), column(&C::correlation_id, "correlation", "correlationId"),
+      column(&C::bytes, "bytes", "bytes"), column(&C::mem_kind, "mem_kind", "memKind", "-1"),
+      column(&C::graph_node_id, nullptr, "graphNodeId"), column(&C::context_id, nullptr, "contextId"),
+      column(&C::green_context_id, nullptr, "greenContextId"), column(&C::value, nullptr, "value"));
+};
+
+template <>
+struct ColumnDefs<GraphExecColumns> {
+  using C = GraphExecColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
+      column(&C::global_pid, "global_pid", "globalPid"), column(&C::device_id, "device", "deviceId"),
+      column(&C::stream_id, "stream", "streamId"), column(&C::correlation_id, "correlation", "correlationId"),
+      column(&C::graph_id, "graph_id", "graphId"), column(&C::graph_exec_id, "graph_exec_id", "graphExecId"),
+      column(&C::context_id, nullptr, "contextId"));
+};
+
+template <>
+struct ColumnDefs<ApiCallColumns> {
+  using C = ApiCallColumns;
+  // The nsys reader reads API calls itself (which columns depends on the load plan).
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_tid, "global_tid"),
+      column(&C::correlation_id, "correlation"), column(&C::return_value, "return_value"),
+      string_column(&C::name, "name"), column(&C::event_class, nullptr));
+};
+
+template <>
+struct ColumnDefs<SyncColumns> {
+  using C = SyncColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, nullptr, "start"), column(&C::end_ns, nullptr, "end"),
+      column(&C::global_pid, nullptr, "globalPid"), column(&C::event_id, nullptr, "eventId"),
+      column(&C::device_id, nullptr, "deviceId"), column(&C::context_id, nullptr, "contextId"),
+      column(&C::stream_id, nullptr, "streamId"), column(&C::correlation_id, nullptr, "correlationId"),
+      column(&C::sync_type, nullptr, "syncType"));
+};
+
+template <>
+struct ColumnDefs<NvtxColumns> {
+  using C = NvtxColumns;
+  // The nsys reader reads NVTX rows itself (texts resolve through registered strings).
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_tid, "global_tid"),
+      column(&C::event_type, "event_type"), column(&C::domain_id, "domain_id"), string_column(&C::text, "text"),
+      column(&C::color, "color"), column(&C::payload_kind, "payload_kind"), column(&C::payload_int, "payload_int"),
+      column(&C::payload_double, "payload_double"), column(&C::end_global_tid, nullptr), column(&C::category, nullptr));
+};
+
+template <>
+struct ColumnDefs<GpuSampleColumns> {
+  using C = GpuSampleColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::time_ns, "time_ns", "timestamp"), column(&C::device_id, "device", "deviceId"),
+      column(&C::sm_clock_mhz, "sm_clock_mhz", "smClockMHz", "-1"),
+      column(&C::memory_clock_mhz, "memory_clock_mhz", "memClockMHz", "-1"),
+      column(&C::temperature_c, "temperature_c", "temperatureC", "-1"),
+      column(&C::gpu_util_percent, "gpu_util_percent", "gpuUtilPercent", "-1"),
+      column(&C::memory_util_percent, "memory_util_percent", "memUtilPercent", "-1"),
+      column(&C::power_mw, "power_mw", "powerMilliwatts", "-1"),
+      column(&C::memory_used_bytes, "memory_used_bytes", "memUsedBytes", "-1"),
+      column(&C::pcie_tx_kbps, "pcie_tx_kbps", "pcieTxKBps", "-1"), column(&C::pcie_rx_kbps, "pcie_rx_kbps", "pcieRxKBps", "-1"),
+      column(&C::clock_event_reasons, "clock_event_reasons", "clockEventReasons"));
+};
+
+template <>
+struct ColumnDefs<OsrtColumns> {
+  using C = OsrtColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, nullptr, "start"), column(&C::end_ns, nullptr, "end"),
+      column(&C::global_tid, nullptr, "globalTid"), string_column(&C::name, nullptr, "nameId"),
+      column(&C::event_class, nullptr, "eventClass"));
+};
+
+template <>
+struct ColumnDefs<OverheadColumns> {
+  using C = OverheadColumns;
+  static constexpr auto all = std::make_tuple(
+      column(&C::start_ns, nullptr, "start"), column(&C::end_ns, nullptr, "end"),
+      column(&C::global_tid, nullptr, "globalTid"), string_column(&C::name, nullptr, "nameId"));
+};
+
+// Calls f(def) for each column definition of Columns, in list order.
+template <class Columns, class F>
+void for_each_column_def(F&& f) {
+  std::apply([&](const auto&... def) { (f(def), ...); }, ColumnDefs<Columns>::all);
+}
+
+}  // namespace kernscope
