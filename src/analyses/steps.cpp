@@ -304,47 +304,38 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       host_first[w] = std::min(host_first[w], a.start_ns[*r]);
       host_last[w] = std::max(host_last[w], a.end_ns[*r]);
     };
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      if (!mine(k.global_pid[i])) continue;
-      Step* st = window_of(k.start_ns[i]);
-      if (!st) continue;
-      result.kernel_step[i] = static_cast<std::int32_t>(st - steps.data());
-      ++st->kernels;
-      st->kernel_ns += k.end_ns[i] - k.start_ns[i];
-      st->class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
-      project(*st, k.start_ns[i], k.end_ns[i]);
-      note_launch(st, k.global_pid[i], k.correlation_id[i]);
-    }
+    // Each GPU operation of the process goes to the window it starts in: `count` adds what is
+    // particular to its kind, then its span and its launching call are noted.
+    auto attribute = [&](const auto& ops, auto&& count) {
+      for (RowIndex i = 0; i < ops.size(); ++i) {
+        if (!mine(ops.global_pid[i])) continue;
+        Step* st = window_of(ops.start_ns[i]);
+        if (!st) continue;
+        count(*st, i);
+        project(*st, ops.start_ns[i], ops.end_ns[i]);
+        note_launch(st, ops.global_pid[i], ops.correlation_id[i]);
+      }
+    };
+    attribute(k, [&](Step& st, RowIndex i) {
+      result.kernel_step[i] = static_cast<std::int32_t>(&st - steps.data());
+      ++st.kernels;
+      st.kernel_ns += k.end_ns[i] - k.start_ns[i];
+      st.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+    });
     const auto& gx = trace.graph_execs;
-    for (RowIndex i = 0; i < gx.size(); ++i) {
-      if (!mine(gx.global_pid[i])) continue;
-      Step* st = window_of(gx.start_ns[i]);
-      if (!st) continue;
-      st->kernel_ns += gx.end_ns[i] - gx.start_ns[i];
-      st->class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
-      project(*st, gx.start_ns[i], gx.end_ns[i]);
-      note_launch(st, gx.global_pid[i], gx.correlation_id[i]);
-    }
+    attribute(gx, [&](Step& st, RowIndex i) {
+      st.kernel_ns += gx.end_ns[i] - gx.start_ns[i];
+      st.class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
+    });
     const auto& m = trace.memcpys;
-    for (RowIndex i = 0; i < m.size(); ++i) {
-      if (!mine(m.global_pid[i])) continue;
-      Step* st = window_of(m.start_ns[i]);
-      if (!st) continue;
-      result.memcpy_step[i] = static_cast<std::int32_t>(st - steps.data());
-      if (m.copy_kind[i] == 1) ++st->h2d_copies;
-      if (m.copy_kind[i] == 2) ++st->d2h_copies;
-      project(*st, m.start_ns[i], m.end_ns[i]);
-      note_launch(st, m.global_pid[i], m.correlation_id[i]);
-    }
-    const auto& ms = trace.memsets;
-    for (RowIndex i = 0; i < ms.size(); ++i) {
-      if (!mine(ms.global_pid[i])) continue;
-      Step* st = window_of(ms.start_ns[i]);
-      if (!st) continue;
-      result.memset_step[i] = static_cast<std::int32_t>(st - steps.data());
-      project(*st, ms.start_ns[i], ms.end_ns[i]);
-      note_launch(st, ms.global_pid[i], ms.correlation_id[i]);
-    }
+    attribute(m, [&](Step& st, RowIndex i) {
+      result.memcpy_step[i] = static_cast<std::int32_t>(&st - steps.data());
+      if (m.copy_kind[i] == 1) ++st.h2d_copies;
+      if (m.copy_kind[i] == 2) ++st.d2h_copies;
+    });
+    attribute(trace.memsets, [&](Step& st, RowIndex i) {
+      result.memset_step[i] = static_cast<std::int32_t>(&st - steps.data());
+    });
     // Host bounds in step order; launches may be reordered across streams, so each bound is at
     // least the one before it.
     std::vector<std::pair<TimeNs, TimeNs>> host(steps.size(), {0, 0});  // [from, to); empty: none

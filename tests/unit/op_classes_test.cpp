@@ -214,19 +214,28 @@ TEST(OpsOnLlamaFixture, EveryKernelRightAndOtherUnderFivePercent) {
   EXPECT_EQ(instances + ops.setup_kernels, 90287);  // every kernel counted once
 }
 
-TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {
+// Instances per class of three flash-attention kernels, the k-th launched at 200k + 10 inside the
+// k-th of `ranges` (a push/pop range over [200k, 200k + 100]), or outside any range where there are
+// fewer than three.
+std::map<std::string, std::int64_t> attention_classes(const std::vector<std::string>& ranges) {
   testing::SyntheticTrace s;
-  s.nvtx(kNvtxPushPopRange, "model:prefill", 0, 100);
-  s.nvtx(kNvtxPushPopRange, "decode_step", 200, 300);
-  s.api("cudaLaunchKernel", 10, 20, 1);
-  s.api("cudaLaunchKernel", 210, 220, 2);
-  s.api("cudaLaunchKernel", 400, 410, 3);
-  s.kernel("flash_fwd_kernel", 30, 40, 1);
-  s.kernel("flash_fwd_kernel", 230, 240, 2);
-  s.kernel("flash_fwd_kernel", 430, 440, 3);
+  for (std::size_t r = 0; r < ranges.size(); ++r) {
+    const TimeNs at = 200 * static_cast<TimeNs>(r);
+    s.nvtx(kNvtxPushPopRange, ranges[r], at, at + 100);
+  }
+  for (std::uint32_t c = 1; c <= 3; ++c) {
+    const TimeNs at = 200 * static_cast<TimeNs>(c - 1);
+    s.api("cudaLaunchKernel", at + 10, at + 20, c);
+    s.kernel("flash_fwd_kernel", at + 30, at + 40, c);
+  }
   auto ops = classify_operations(s.trace, OpRuleSet::builtin()).value();
   std::map<std::string, std::int64_t> by_class;
   for (const auto& c : ops.classes) by_class[c.op_class] = c.instances;
+  return by_class;
+}
+
+TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {
+  auto by_class = attention_classes({"model:prefill", "decode_step"});
   EXPECT_EQ(by_class["attention_prefill"], 1);
   EXPECT_EQ(by_class["attention_decode"], 1);
   EXPECT_EQ(by_class["attention"], 1);  // launched outside any phase range
@@ -235,20 +244,8 @@ TEST(OpsPhases, AttentionResolvedByNvtxOrLeftGeneric) {
 // A range whose name merely contains "decode" or "prefill" (a video decoder's op, aiter's
 // mha_batch_prefill operator) says nothing of the step's phase; SGLang's forward span does.
 TEST(OpsPhases, OnlyStepAnnotationsStateThePhase) {
-  testing::SyntheticTrace s;
   // (The step comes first: work launched before the first step would be setup, left out.)
-  s.nvtx(kNvtxPushPopRange, "step[DECODE bs=8]", 0, 100);
-  s.nvtx(kNvtxPushPopRange, "decode_frame", 200, 300);
-  s.nvtx(kNvtxPushPopRange, "aiter::mha_batch_prefill", 400, 500);
-  s.api("cudaLaunchKernel", 10, 20, 1);
-  s.api("cudaLaunchKernel", 210, 220, 2);
-  s.api("cudaLaunchKernel", 410, 420, 3);
-  s.kernel("flash_fwd_kernel", 30, 40, 1);
-  s.kernel("flash_fwd_kernel", 230, 240, 2);
-  s.kernel("flash_fwd_kernel", 430, 440, 3);
-  auto ops = classify_operations(s.trace, OpRuleSet::builtin()).value();
-  std::map<std::string, std::int64_t> by_class;
-  for (const auto& c : ops.classes) by_class[c.op_class] = c.instances;
+  auto by_class = attention_classes({"step[DECODE bs=8]", "decode_frame", "aiter::mha_batch_prefill"});
   EXPECT_EQ(by_class["attention"], 2);
   EXPECT_EQ(by_class["attention_decode"], 1);
   EXPECT_EQ(by_class["attention_prefill"], 0);
