@@ -4,15 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "analyses/api_lookup.hpp"
+#include "analyses/trace_context.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope::report {
 
-inline std::int64_t count_api_calls(const Trace& trace, ApiRole role) {
+using kernscope::TraceContext;
+
+// `shared`: the run's context, whose lookup is used (built there when first needed) instead of a private one.
+inline std::int64_t count_api_calls(const Trace& trace, ApiRole role, const TraceContext* shared = nullptr) {
   const auto& a = trace.api_calls;
   ApiRoleCache role_of(trace.strings);
   std::vector<RowIndex> rows;
@@ -20,7 +25,8 @@ inline std::int64_t count_api_calls(const Trace& trace, ApiRole role) {
     if (has_any(role_of(a.name[i]), role)) rows.push_back(i);
   }
   if (rows.empty()) return 0;
-  const ApiLookup lookup(a);
+  std::optional<ApiLookup> own;
+  const ApiLookup& lookup = shared ? shared->api_lookup() : own.emplace(a);
   std::int64_t calls = 0;
   for (RowIndex i : rows) calls += !lookup.is_repeat(i, trace.strings);
   return calls;

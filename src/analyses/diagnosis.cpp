@@ -140,7 +140,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
   const bool llm = d.steps.workload.kind == WorkloadKind::kLlmInference;
   if (llm) {
-    for (auto& f : run_llm_rules(trace, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
+    for (auto& f : run_llm_rules(context, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
       d.findings.push_back(std::move(f));
     }
   }

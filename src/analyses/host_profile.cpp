@@ -12,6 +12,7 @@
 
 #include "analyses/api_lookup.hpp"
 #include "analyses/step_windows.hpp"
+#include "analyses/trace_context.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/nvtx_names.hpp"
 
@@ -62,7 +63,8 @@ std::string percent(double share) {
 
 // The thread to analyse: the one that launches most GPU work; without CUDA calls, the one with
 // most samples.
-void choose_thread(const Trace& trace, const HostProfileOptions& options, HostProfile& out) {
+void choose_thread(const TraceContext& context, const HostProfileOptions& options, HostProfile& out) {
+  const Trace& trace = context.trace();
   if (options.thread != 0) {
     out.global_tid = options.thread;
     for (std::int64_t g : trace.host.samples.global_tid) {
@@ -76,11 +78,18 @@ void choose_thread(const Trace& trace, const HostProfileOptions& options, HostPr
   }
   std::map<std::int64_t, std::int64_t> launches;
   ApiRoleCache roles(trace.strings);
-  const report::ApiLookup lookup(trace.api_calls);  // a backtraced launch is two rows: counted once
-  for (RowIndex i = 0; i < trace.api_calls.size(); ++i) {
-    if (has_any(roles(trace.api_calls.name[i]), kAnyLaunch) && !lookup.is_repeat(i, trace.strings)) {
-      ++launches[trace.api_calls.global_tid[i]];
+  const report::ApiLookup& lookup = context.api_lookup();  // a backtraced launch is two rows: counted once
+  // Calls come thread by thread: the count of the current run's thread is found once per run.
+  std::int64_t run_tid = 0;
+  std::int64_t* run_count = nullptr;
+  const auto& api = trace.api_calls;
+  for (RowIndex i = 0; i < api.size(); ++i) {
+    if (!has_any(roles(api.name[i]), kAnyLaunch) || lookup.is_repeat(i, trace.strings)) continue;
+    if (!run_count || api.global_tid[i] != run_tid) {
+      run_tid = api.global_tid[i];
+      run_count = &launches[run_tid];
     }
+    ++*run_count;
   }
   if (!launches.empty()) {
     auto best = std::max_element(launches.begin(), launches.end(), [](auto& a, auto& b) { return a.second < b.second; });
@@ -342,10 +351,18 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
 
 HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const std::string& step_method,
                             const HostProfileOptions& options) {
+  // Only the launching-call lookup of the context is used: the built-in rules fill the rules' place.
+  const TraceContext context(trace, OpRuleSet::builtin());
+  return host_profile_of(context, std::move(steps), step_method, options);
+}
+
+HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
+                            const HostProfileOptions& options) {
+  const Trace& trace = context.trace();
   HostProfile out;
   out.collections = gc_collections(trace);
   const HostSampleColumns& samples = trace.host.samples;
-  choose_thread(trace, options, out);
+  choose_thread(context, options, out);
   const GilRanges gil = gil_ranges(trace, out.global_tid);
   out.gil_traced = !gil.holds.empty() || !gil.waits.empty();
   for (const Thread& t : trace.threads) {

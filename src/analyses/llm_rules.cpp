@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analyses/api_counts.hpp"
+#include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/analyze.hpp"
 #include "kernscope/api_roles.hpp"
@@ -60,11 +61,12 @@ void add_step_row(Finding& f, const Step& s, std::size_t limit) {
 // Where the launching thread's time goes in these steps, by function, when the trace has sampled
 // host stacks (kernscope record --sample cpu, nsys --sample=cpu): "; on the host per step: 3.1 ms
 // in F, ...". Empty without samples.
-std::string host_functions_said(const Trace& trace, const std::vector<const Step*>& steps, const std::string& method) {
+std::string host_functions_said(const TraceContext& context, const std::vector<const Step*>& steps, const std::string& method) {
+  const Trace& trace = context.trace();
   if (trace.host.samples.size() == 0 || steps.empty()) return "";
   std::vector<Step> list;
   for (const Step* s : steps) list.push_back(*s);
-  const HostProfile host = host_profile_of(trace, std::move(list), method, {});
+  const HostProfile host = host_profile_of(context, std::move(list), method, {});
   const HostGroup* largest = nullptr;
   for (const HostGroup& g : host.groups) {
     if (!largest || g.steps > largest->steps) largest = &g;
@@ -84,6 +86,13 @@ std::string host_functions_said(const Trace& trace, const std::vector<const Step
 
 std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail) {
+  const TraceContext context(trace, OpRuleSet::builtin());
+  return run_llm_rules(context, steps, options, kernel_tail);
+}
+
+std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
+                                   const TailResult* kernel_tail) {
+  const Trace& trace = context.trace();
   std::vector<Finding> out;
   const auto decode = decode_steps(steps);
   const std::string no_steps = decode.empty() ? " (no decode steps were identified: " + steps.method + ")" : "";
@@ -117,7 +126,7 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                    " steps, TPOT p50 " + fixed(steps.decode_wall.p50 / 1e6, 3) + " ms, GPU busy " +
                    fixed((steps.decode_wall.p50 * (1 - idle_d.p50 / 1000)) / 1e6, 3) + " ms); " +
                    std::to_string(static_cast<std::int64_t>(launch_d.p50)) + " launches per step taking " +
-                   fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches" + host_functions_said(trace, decode, steps.method);
+                   fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches" + host_functions_said(context, decode, steps.method);
     } else {
       f.evidence = decode.empty() ? "no decode steps" : "median GPU idle " + fixed(idle_d.p50 / 10, 1) + " %, " +
                                                               std::to_string(static_cast<std::int64_t>(launch_d.p50)) +
@@ -169,7 +178,7 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                      "Graph launches, if any, were traced node by node.",
                      "re-trace with --cuda-graph-trace=node to see the kernels inside the graphs");
     f.rows.columns = {{"Graph Launches"}, {"Kernels From Graph Nodes"}};
-    const std::int64_t launches = report::count_api_calls(trace, ApiRole::kGraphLaunch);  // backtraced calls once
+    const std::int64_t launches = report::count_api_calls(trace, ApiRole::kGraphLaunch, &context);  // backtraced calls once
     std::int64_t node_kernels = 0;
     for (auto id : trace.kernels.graph_node_id) node_kernels += id != 0;
     if (launches > 0 && node_kernels == 0 && !trace.kernels.graph_node_id.empty()) {
@@ -195,11 +204,17 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
     for (const Step* s : decode) windows.push_back({s->start_ns, s->end_ns});
     std::sort(windows.begin(), windows.end());
     // Decode steps of one thread do not overlap: the window a kernel may start in is the last one
-    // starting at or before it.
+    // starting at or before it. Kernels mostly come in start order, so the window found for one
+    // kernel is tried first for the next (a binary search only when the start leaves it).
+    std::size_t cursor = 0;  // windows[cursor - 1] is the last window starting at or before the last kernel's start
     auto inside = [&](RowIndex i) {
       if (windows.empty()) return true;
-      auto it = std::upper_bound(windows.begin(), windows.end(), std::make_pair(k.start_ns[i], INT64_MAX));
-      return it != windows.begin() && k.start_ns[i] < std::prev(it)->second;
+      const TimeNs t = k.start_ns[i];
+      const bool same = cursor > 0 && windows[cursor - 1].first <= t && (cursor == windows.size() || t < windows[cursor].first);
+      if (!same) {
+        cursor = static_cast<std::size_t>(std::upper_bound(windows.begin(), windows.end(), std::make_pair(t, INT64_MAX)) - windows.begin());
+      }
+      return cursor > 0 && t < windows[cursor - 1].second;
     };
     // Counted first, so the durations are allocated once at their size; only the median is read,
     // so it is selected in place (no sorted copy: 6 M kernels on the 1 GB export).
@@ -248,7 +263,7 @@ std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps
                      "No kernel has invocations far slower than its median.",
                      "inspect the slow invocations' time ranges (kernscope tail, timeline) for contention or clock drops");
     f.rows.columns = {{"Count"}, {"P50", Unit::kDuration}, {"Max", Unit::kDuration}, {"Max/P50"}, {"Tail Score"}, {"Name"}};
-    Result<TailResult> computed = kernel_tail ? Result<TailResult>(TailResult{}) : tail_statistics(trace, TailSubject::kKernel);
+    Result<TailResult> computed = kernel_tail ? Result<TailResult>(TailResult{}) : tail_statistics(context, TailSubject::kKernel);
     const TailResult* tail = kernel_tail ? kernel_tail : (computed ? &*computed : nullptr);
     if (tail) {
       for (const auto& r : tail->by_tail_score) {

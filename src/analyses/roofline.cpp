@@ -100,15 +100,20 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
   for (Phase phase : {Phase::kDecode, Phase::kPrefill}) {
     const StepGroup* group = last_group(phase);
     if (!group) continue;
-    std::set<std::int32_t> members;
+    // The group's steps, and a flag by step index (a kernel's step is read for each of the
+    // millions of kernels).
+    std::vector<std::int32_t> members;
+    std::vector<char> member(steps->steps.size(), 0);
     double step_ns = 0;
     for (std::size_t s = 0; s < steps->steps.size(); ++s) {
       const auto& st = steps->steps[s];
       if (st.name == group->name && st.phase == phase) {
-        members.insert(static_cast<std::int32_t>(s));
+        member[s] = 1;
+        members.push_back(static_cast<std::int32_t>(s));
         step_ns += static_cast<double>(std::max(st.wall_ns, st.gpu_span_ns));
       }
     }
+    auto in_group = [&](std::int32_t step) { return step >= 0 && member[static_cast<std::size_t>(step)]; };
     if (members.empty() || step_ns <= 0) continue;
     // Analytic per-step work (a model config) where a provider gave it, else the kernels' work.
     const StepWork* analytic = nullptr;
@@ -122,7 +127,7 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
     std::int64_t gemv_launches = 0, gemv_under_floor = 0;
     std::array<double, kPrecisionCount> by_precision{};
     for (RowIndex i = 0; i < k.size(); ++i) {
-      if (i >= steps->kernel_step.size() || !members.contains(steps->kernel_step[i])) continue;
+      if (i >= steps->kernel_step.size() || !in_group(steps->kernel_step[i])) continue;
       const double ns = static_cast<double>(k.end_ns[i] - k.start_ns[i]);
       kernel_ns += ns;
       const KernelWork* w = work.find(i);

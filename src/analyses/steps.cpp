@@ -29,6 +29,66 @@ namespace {
 // The class under which whole CUDA-graph executions count in a step (their kernels are not known).
 constexpr const char* kWholeGraphClass = "cuda graph (not itemized)";
 
+// Kernel time per step and class, kept by class number (TraceContext::kernel_class_id; one
+// number past the kernel classes for whole-graph executions) in a short list per step, and
+// written into the steps' class_ns maps once attributed: a string-keyed map per kernel was ~1 %
+// of report's CPU on the 1 GB export. A class any operation reached keeps its key even at 0 ns, as
+// the map's operator[] did.
+class ClassTimes {
+ public:
+  ClassTimes(std::size_t steps, const TraceContext& context) : context_(context), by_step_(steps) {}
+  std::uint32_t whole_graph() const { return static_cast<std::uint32_t>(context_.class_names().size()); }
+  void add(std::size_t step, std::uint32_t id, std::int64_t ns) {
+    auto& list = by_step_[step];
+    for (auto& [c, total] : list) {
+      if (c == id) {
+        total += ns;
+        return;
+      }
+    }
+    list.emplace_back(id, ns);
+  }
+  void write(std::vector<Step>& steps) const {
+    for (std::size_t w = 0; w < steps.size(); ++w) {
+      for (const auto& [id, ns] : by_step_[w]) {
+        steps[w].class_ns[id == whole_graph() ? std::string(kWholeGraphClass) : context_.class_names()[id]] += ns;
+      }
+    }
+  }
+
+ private:
+  const TraceContext& context_;
+  std::vector<std::vector<std::pair<std::uint32_t, std::int64_t>>> by_step_;
+};
+
+// The window, among time-ordered windows, that was the last to start at or before a time: a
+// cursor that remembers the last answer, since the times asked mostly ascend (calls of one thread,
+// kernels in start order), so most answers cost a comparison or two instead of a binary search.
+template <class StartOf>
+class LastStartedCursor {
+ public:
+  LastStartedCursor(std::size_t count, StartOf start_of) : count_(count), start_of_(start_of) {}
+  // The number of windows starting at or before t (the window is that number - 1; 0: none).
+  std::size_t started_by(TimeNs t) {
+    const bool here = (next_ == 0 || start_of_(next_ - 1) <= t) && (next_ == count_ || t < start_of_(next_));
+    if (here) return next_;
+    // A step or two ahead is common; farther or backwards, search.
+    if (next_ < count_ && start_of_(next_) <= t && (next_ + 1 == count_ || t < start_of_(next_ + 1))) return ++next_;
+    std::size_t lo = 0, hi = count_;
+    while (lo < hi) {
+      const std::size_t mid = lo + (hi - lo) / 2;
+      if (start_of_(mid) <= t) lo = mid + 1;
+      else hi = mid;
+    }
+    return next_ = lo;
+  }
+
+ private:
+  std::size_t count_;
+  StartOf start_of_;
+  std::size_t next_ = 0;
+};
+
 // Union length of intervals clipped to [lo, hi].
 std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, TimeNs hi) {
   std::sort(spans.begin(), spans.end());
@@ -171,7 +231,8 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     steps[w].end_ns = windows[w].end;
     steps[w].wall_ns = windows[w].end - windows[w].start;
   }
-  auto kernel_class = [&](RowIndex i) -> const std::string& { return context.kernel_class(k.demangled_name[i]).op_class; };
+  auto class_id = [&](RowIndex i) { return context.kernel_class_id(k.demangled_name[i]); };
+  ClassTimes class_times(windows.size(), context);
   // What the phase decision reads besides the steps' class times (step_phases.hpp).
   std::vector<report::StepPhaseFacts> phase_facts(windows.size());
   for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w].global_tid = windows[w].global_tid;
@@ -212,6 +273,12 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     std::int64_t cached_tid = -1;
     const std::vector<std::size_t>* ws = nullptr;
     bool own_windows = false;
+    struct StartOfWindow {
+      const std::vector<std::size_t>* const* ws;
+      const std::vector<report::StepWindow>* windows;
+      TimeNs operator()(std::size_t p) const { return (*windows)[(**ws)[p]].start; }
+    };
+    LastStartedCursor<StartOfWindow> cursor(0, StartOfWindow{&ws, &windows});
     auto step_of_call = [&](RowIndex i) -> int {
       if (a.global_tid[i] != cached_tid) {
         cached_tid = a.global_tid[i];
@@ -223,14 +290,14 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
           auto p = windows_of_process.find(process_key(cached_tid));
           ws = p == windows_of_process.end() ? nullptr : &p->second;
         }
+        cursor = LastStartedCursor<StartOfWindow>(ws ? ws->size() : 0, StartOfWindow{&ws, &windows});
       }
       if (!ws) return -1;
-      auto it = std::upper_bound(ws->begin(), ws->end(), a.start_ns[i],
-                                 [&](TimeNs t, std::size_t w) { return t < windows[w].start; });
       // A thread's own windows do not nest (innermost ranges): only the last one can hold the
       // call. The process's windows may overlap: look back a few for one that holds it.
-      for (int look = own_windows ? 1 : 8; look > 0 && it != ws->begin(); --look) {
-        const std::size_t w = *--it;
+      std::size_t started = cursor.started_by(a.start_ns[i]);
+      for (int look = own_windows ? 1 : 8; look > 0 && started > 0; --look) {
+        const std::size_t w = (*ws)[--started];
         if (a.end_ns[i] <= windows[w].end) return static_cast<int>(w);
       }
       return -1;
@@ -252,7 +319,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       const std::int64_t d = k.end_ns[i] - k.start_ns[i];
       ++s->kernels;
       s->kernel_ns += d;
-      s->class_ns[kernel_class(i)] += d;
+      class_times.add(static_cast<std::size_t>(s - steps.data()), class_id(i), d);
       project(*s, k.start_ns[i], k.end_ns[i]);
     }
     // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
@@ -263,7 +330,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       if (!s) continue;
       const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
       s->kernel_ns += d;
-      s->class_ns[kWholeGraphClass] += d;
+      class_times.add(static_cast<std::size_t>(s - steps.data()), class_times.whole_graph(), d);
       project(*s, gx.start_ns[i], gx.end_ns[i]);
     }
     const auto& m = trace.memcpys;
@@ -320,12 +387,12 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       result.kernel_step[i] = static_cast<std::int32_t>(&st - steps.data());
       ++st.kernels;
       st.kernel_ns += k.end_ns[i] - k.start_ns[i];
-      st.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+      class_times.add(static_cast<std::size_t>(&st - steps.data()), class_id(i), k.end_ns[i] - k.start_ns[i]);
     });
     const auto& gx = trace.graph_execs;
     attribute(gx, [&](Step& st, RowIndex i) {
       st.kernel_ns += gx.end_ns[i] - gx.start_ns[i];
-      st.class_ns[kWholeGraphClass] += gx.end_ns[i] - gx.start_ns[i];
+      class_times.add(static_cast<std::size_t>(&st - steps.data()), class_times.whole_graph(), gx.end_ns[i] - gx.start_ns[i]);
     });
     const auto& m = trace.memcpys;
     attribute(m, [&](Step& st, RowIndex i) {
@@ -370,6 +437,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       }
     }
   }
+  class_times.write(steps);
   for (auto& s : steps) s.gpu_span_ns = s.gpu_end_ns - s.gpu_start_ns;
   // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions)
   // that overlap it. Each table is searched in start order where it is in start order already (as
@@ -424,7 +492,18 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   }
   // 3. What the workload is (workload.hpp); prefill/decode phases only for LLM inference.
   WorkloadSignals signals;
-  for (RowIndex i = 0; i < k.size(); ++i) signals.class_ns[kernel_class(i)] += k.end_ns[i] - k.start_ns[i];
+  {
+    std::vector<std::int64_t> ns(context.class_names().size(), 0);
+    std::vector<char> seen(ns.size(), 0);
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      const std::uint32_t c = class_id(i);
+      ns[c] += k.end_ns[i] - k.start_ns[i];
+      seen[c] = 1;
+    }
+    for (std::size_t c = 0; c < ns.size(); ++c) {
+      if (seen[c]) signals.class_ns[context.class_names()[c]] += ns[c];
+    }
+  }
   for (RowIndex i = 0; i < trace.graph_execs.size(); ++i) {
     signals.class_ns[kWholeGraphClass] += trace.graph_execs.end_ns[i] - trace.graph_execs.start_ns[i];
   }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "analyses/api_lookup.hpp"
+#include "analyses/rank_select.hpp"
 #include "analyses/report_helpers.hpp"
 #include "analyses/sql_numeric.hpp"
 #include "analyses/trace_context.hpp"
@@ -53,11 +54,36 @@ double linear_percentile(const std::vector<Duration>& sorted, double q) {
   return a + (b - a) * (rank - static_cast<double>(lo));
 }
 
-// One row of statistics over a name's durations (reordered: the percentiles select in place).
+// The p-th percentiles of `v` (numpy's linear method), in the order asked.
+template <class Duration>
+std::vector<double> percentiles(std::vector<Duration>& v, std::initializer_list<double> qs) {
+  std::vector<std::size_t> ranks;
+  for (double q : qs) {
+    const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
+    ranks.push_back(static_cast<std::size_t>(std::floor(rank)));
+    ranks.push_back(static_cast<std::size_t>(std::ceil(rank)));
+  }
+  std::vector<std::size_t> distinct = ranks;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  const std::vector<Duration> at = report::values_at_ranks(v, distinct);
+  auto value_at = [&](std::size_t rank) {
+    return static_cast<double>(at[static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), rank) - distinct.begin())]);
+  };
+  std::vector<double> out;
+  std::size_t i = 0;
+  for (double q : qs) {
+    const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
+    const double a = value_at(ranks[i]), b = value_at(ranks[i + 1]);
+    out.push_back(a + (b - a) * (rank - static_cast<double>(ranks[i])));
+    i += 2;
+  }
+  return out;
+}
+
+// One row of statistics over a name's durations (may be reordered).
 template <class Duration>
 TailRow tail_row(const std::string& name, std::vector<Duration>& v, TailSubject subject) {
-  // Order statistics by selection, not a full sort: O(n) per percentile on the largest groups.
-  select_ranks(v, {50, 95, 99});
   TailRow row;
   row.name = name;
   row.count = static_cast<std::int64_t>(v.size());
@@ -69,9 +95,11 @@ TailRow tail_row(const std::string& name, std::vector<Duration>& v, TailSubject 
     ss += d * d;
   }
   row.stdev_ns = static_cast<double>(std::sqrt(ss / row.count));
-  row.p50_ns = linear_percentile(v, 50);
-  row.p95_ns = linear_percentile(v, 95);
-  row.p99_ns = linear_percentile(v, 99);
+  // Order statistics by selection, not a full sort (rank_select.hpp).
+  const auto p = percentiles(v, {50, 95, 99});
+  row.p50_ns = p[0];
+  row.p95_ns = p[1];
+  row.p99_ns = p[2];
   row.max_ns = static_cast<std::int64_t>(*std::max_element(v.begin(), v.end()));
   if (row.p50_ns > 0) {
     row.p99_over_p50 = row.p99_ns / row.p50_ns;
@@ -105,12 +133,21 @@ DurationGroups<Duration> duration_groups(const TraceContext& context, TailSubjec
     std::vector<std::uint32_t> count(trace.strings.size() + 1, 0);
     auto slot = [&](StringId id) { return id == kNoString ? trace.strings.size() : id; };
     for (RowIndex i = 0; i < names.size(); ++i) count[slot(names[i])] += keep(i) ? 1 : 0;
-    std::unordered_map<StringId, std::vector<Duration>> by_id;
+    // By slot (a name's id; the last slot for rows without a name), filled through one pointer per
+    // slot, so a row costs an index and a store rather than a hash lookup.
+    std::vector<std::vector<Duration>> by_slot(count.size());
+    std::vector<Duration*> next(count.size(), nullptr);
+    for (std::size_t s = 0; s < count.size(); ++s) {
+      if (count[s] == 0) continue;
+      by_slot[s].resize(count[s]);
+      next[s] = by_slot[s].data();
+    }
     for (RowIndex i = 0; i < names.size(); ++i) {
-      if (!keep(i)) continue;
-      auto& v = by_id[names[i]];
-      if (v.empty()) v.reserve(count[slot(names[i])]);
-      v.push_back(static_cast<Duration>(columns.end_ns[i] - columns.start_ns[i]));
+      if (keep(i)) *next[slot(names[i])]++ = static_cast<Duration>(columns.end_ns[i] - columns.start_ns[i]);
+    }
+    std::vector<std::pair<StringId, std::vector<Duration>>> by_id;
+    for (std::size_t s = 0; s < count.size(); ++s) {
+      if (count[s]) by_id.emplace_back(s == trace.strings.size() ? kNoString : static_cast<StringId>(s), std::move(by_slot[s]));
     }
     return by_id;
   };

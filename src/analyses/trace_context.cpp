@@ -1,5 +1,7 @@
 #include "analyses/trace_context.hpp"
 
+#include <algorithm>
+
 namespace kernscope {
 
 const report::ApiLookup& TraceContext::api_lookup() const {
@@ -17,6 +19,9 @@ const TraceContext::Classes& TraceContext::classes() const {
       if (slot != kUnset) continue;
       auto [op_class, rule] = rules_.classify(trace_.strings.get(id));
       slot = static_cast<std::uint32_t>(classes_.classes.size());
+      auto known = std::find(classes_.class_names.begin(), classes_.class_names.end(), op_class);
+      if (known == classes_.class_names.end()) known = classes_.class_names.insert(known, op_class);
+      classes_.class_id.push_back(static_cast<std::uint32_t>(known - classes_.class_names.begin()));
       classes_.classes.push_back({std::move(op_class), rule});
     }
   });

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "analyses/api_lookup.hpp"
+#include "kernscope/analyze.hpp"
+#include "kernscope/host_profile.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
@@ -40,11 +42,21 @@ class TraceContext {
     const auto& c = classes();
     return c.classes[c.slot_class[demangled_name == kNoString ? c.slot_class.size() - 1 : demangled_name]];
   }
+  // The same class as a small dense number, an index of class_names(): for analyses that add up
+  // time per class over millions of kernels (an array slot, not a string key).
+  std::uint32_t kernel_class_id(StringId demangled_name) const {
+    const auto& c = classes();
+    return c.class_id[c.slot_class[demangled_name == kNoString ? c.slot_class.size() - 1 : demangled_name]];
+  }
+  // The distinct classes of the trace's kernel names, in order of first appearance.
+  const std::vector<std::string>& class_names() const { return classes().class_names; }
 
  private:
   struct Classes {
     std::vector<std::uint32_t> slot_class;  // by StringId, the last slot for kNoString
     std::vector<NameClass> classes;         // one per distinct kernel name
+    std::vector<std::uint32_t> class_id;    // per entry of `classes`: its index in class_names
+    std::vector<std::string> class_names;   // distinct op_class values
   };
   const Classes& classes() const;
 
@@ -59,5 +71,9 @@ class TraceContext {
 Result<OpsResult> classify_operations(const TraceContext& context);
 Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options);
 Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);
+HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
+                            const HostProfileOptions& options);
+std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
+                                   const TailResult* kernel_tail);
 
 }  // namespace kernscope
