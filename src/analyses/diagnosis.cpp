@@ -89,21 +89,56 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   d.kernels = static_cast<std::int64_t>(trace.kernels.size());
   d.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
   // The analyses only read the trace (and the compiled rules), so they run concurrently; ops and
-  // steps share one context (the launching-call lookup and the kernel classes, built once).
+  // steps share one context (the launching-call lookup and the kernel classes, built once). What
+  // needs the steps (the roofline, kernscope's LLM rules) starts as soon as they are found, so the
+  // longest chain is steps -> LLM rules, not every analysis -> the rest.
   const TraceContext context(trace, rules);
   auto ops_job = std::async(std::launch::async, [&] { return classify_operations(context); });
-  auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(context, step_options); });
-  // The two tails one after the other: each holds every duration of its table while it runs (on
-  // the 1 GB export 23 and 50 MiB), and at the same time they lifted report's peak past the file's size.
+  // The kernel tail is handed over as soon as it is done (the LLM rules read it); the API tail
+  // follows it on the same thread: each holds every duration of its table while it runs (on the
+  // 1 GB export 23 and 50 MiB), and at the same time they lifted report's peak past the file's size.
+  std::promise<Result<TailResult>> kernel_tail_promise;
+  std::shared_future<Result<TailResult>> kernel_tail_ready = kernel_tail_promise.get_future().share();
   auto tails_job = std::async(std::launch::async, [&] {
-    auto kernel = tail_statistics(context, TailSubject::kKernel);
-    auto api = trace.has(EventKind::kApiCalls) ? tail_statistics(context, TailSubject::kApi) : Result<TailResult>(TailResult{});
-    return std::make_pair(std::move(kernel), std::move(api));
+    try {
+      kernel_tail_promise.set_value(tail_statistics(context, TailSubject::kKernel));
+    } catch (...) {
+      kernel_tail_promise.set_exception(std::current_exception());  // the steps' job must not wait forever
+      throw;
+    }
+    return trace.has(EventKind::kApiCalls) ? tail_statistics(context, TailSubject::kApi) : Result<TailResult>(TailResult{});
   });
   auto rules_job = std::async(std::launch::async, [&] { return run_nsys_rules(trace, analyze_options); });
+  // Speed of light: where a source gave the kernels' FLOPs and bytes (recorded shapes), each class's
+  // distance from its roof (an action below).
+  RooflineOptions sol_options;
+  sol_options.grouping = RooflineGrouping::kClass;
+  sol_options.rules = &rules;
+  sol_options.steps = step_options;
+  struct StepsAndAfter {
+    Result<StepAnalysis> steps;
+    Result<RooflineResult> sol = make_error(ErrorCode::kNoData, "no steps");
+    std::vector<Finding> llm_findings;
+  };
+  auto steps_job = std::async(std::launch::async, [&] {
+    StepsAndAfter out{analyze_steps(context, step_options)};
+    if (!out.steps) return out;
+    RooflineOptions options = sol_options;
+    options.step_analysis = &*out.steps;
+    auto sol_job = std::async(std::launch::async, [&] { return roofline(trace, options); });
+    // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
+    if (out.steps->workload.kind == WorkloadKind::kLlmInference) {
+      const auto& kernel_tail = kernel_tail_ready.get();
+      out.llm_findings = run_llm_rules(context, *out.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr);
+    }
+    out.sol = sol_job.get();
+    return out;
+  });
   auto ops = ops_job.get();
-  auto steps = steps_job.get();
-  auto [kernel_tail, api_tail] = tails_job.get();
+  auto after_steps = steps_job.get();
+  auto& steps = after_steps.steps;
+  auto api_tail = tails_job.get();
+  const auto& kernel_tail = kernel_tail_ready.get();
   d.findings = rules_job.get();
   // A trace without GPU work still gets a report: what it lacks is said, the rest is shown.
   if (ops) {
@@ -137,13 +172,8 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       if (d.api_tail.size() < 3 && r.max_over_p50 >= kTailRatio) d.api_tail.push_back(r);
     }
   }
-  // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
   const bool llm = d.steps.workload.kind == WorkloadKind::kLlmInference;
-  if (llm) {
-    for (auto& f : run_llm_rules(context, d.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr)) {
-      d.findings.push_back(std::move(f));
-    }
-  }
+  for (auto& f : after_steps.llm_findings) d.findings.push_back(std::move(f));
 
   // Diagnosis and next actions. Each action carries the time it could save where the trace
   // measures it; actions are ranked by that (those whose saving is not measured come after), and a
@@ -172,15 +202,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                                "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
                                "the time per token" + saving_text(saving, "about") + "."});
   }
-  // Speed of light: where a source gave the kernels' FLOPs and bytes (recorded shapes), each class's
-  // distance from its roof is an action ranked by the time it would save at the roof.
-  RooflineOptions sol_options;
-  sol_options.grouping = RooflineGrouping::kClass;
-  sol_options.rules = &rules;
-  sol_options.steps = step_options;
-  sol_options.step_analysis = &d.steps;
+  // Speed of light: each class's distance from its roof is an action ranked by the time it would
+  // save at the roof. Without steps (a trace without GPU work), the roofline runs here on its own.
+  if (!steps) {
+    sol_options.step_analysis = &d.steps;
+    after_steps.sol = roofline(trace, sol_options);
+  }
   std::set<std::string> sol_classes;  // classes the roofline measured
-  if (auto sol = roofline(trace, sol_options); sol && sol->covered_ns > 0 && sol->peaks.peaks) {
+  if (auto& sol = after_steps.sol; sol && sol->covered_ns > 0 && sol->peaks.peaks) {
     d.diagnosis.push_back("Speed of light: " + roofline_summary(*sol)[2] + ".");
     for (const auto& line : sol->headline) d.diagnosis.push_back(line + ".");
     for (const auto& row : sol->rows) {
