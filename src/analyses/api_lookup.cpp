@@ -1,8 +1,10 @@
 #include "analyses/api_lookup.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 
+#include "base/parallel_chunks.hpp"
 #include "kernscope/api_roles.hpp"
 
 namespace kernscope::report {
@@ -31,38 +33,81 @@ const RowIndex* ApiLookup::Process::head(std::uint32_t correlation_id) const {
   return r == kNoRank ? nullptr : &heads[r];
 }
 
-ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
-  // Rows come in long runs of one process: look its entry up once per run.
+ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk) : api_(api) {
+  const ChunkPlan plan(api.size(), min_rows_per_chunk);
+  // 1. Each process's largest id and number of calls. Rows come in long runs of one process: its
+  //    tally is looked up once per run. Chunks of rows count apart; their tallies are merged.
+  struct Extent {
+    std::int64_t key;
+    std::uint32_t max_id = 0;
+    std::size_t calls = 0;
+  };
+  std::vector<std::vector<Extent>> chunk_extents(plan.count());
+  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+    auto& extents = chunk_extents[c];
+    Extent* run = nullptr;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int64_t key = process_key(api.global_tid[i]);
+      if (!run || run->key != key) {
+        run = nullptr;
+        for (auto& e : extents) {
+          if (e.key == key) run = &e;
+        }
+        if (!run) run = &extents.emplace_back(Extent{key});
+      }
+      run->max_id = std::max(run->max_id, api.correlation_id[i]);
+      ++run->calls;
+    }
+  });
+  std::unordered_map<std::int64_t, Extent> extents;
+  for (const auto& chunk : chunk_extents) {
+    for (const auto& e : chunk) {
+      auto& total = extents.try_emplace(e.key, Extent{e.key}).first->second;
+      total.max_id = std::max(total.max_id, e.max_id);
+      total.calls += e.calls;
+    }
+  }
+  bool all_indexed = true;
+  for (const auto& [key, e] : extents) {
+    Process& p = processes_[key];
+    // Indexed when the ids span at most 256 per traced call (the index then costs at most ~48
+    // bytes a call, a hash-map node about as much). CUPTI shares ids with untraced calls; the
+    // llama export has ~6 ids per traced call.
+    if (static_cast<std::size_t>(e.max_id) + 1 <= 256 * e.calls + (std::size_t{1} << 22)) {
+      p.present.assign(static_cast<std::size_t>(e.max_id) / 64 + 1, 0);
+    } else {
+      all_indexed = false;
+    }
+  }
+  if (processes_.size() == 1) {
+    single_key_ = processes_.begin()->first;
+    single_ = &processes_.begin()->second;
+  }
   std::int64_t last_key = -1;
   Process* last = nullptr;
   auto process_of = [&](RowIndex i) -> Process& {
     const std::int64_t key = process_key(api.global_tid[i]);
     if (key != last_key || !last) {
       last_key = key;
-      last = &processes_[key];
+      last = &processes_.find(key)->second;
     }
     return *last;
   };
-  std::unordered_map<const Process*, std::pair<std::uint32_t, std::size_t>> extent;  // max id, calls
-  for (RowIndex i = 0; i < api.size(); ++i) {
-    auto& e = extent[&process_of(i)];
-    e.first = std::max(e.first, api.correlation_id[i]);
-    ++e.second;
-  }
-  for (auto& [key, p] : processes_) {
-    const auto& e = extent[&p];
-    // Indexed when the ids span at most 256 per traced call (the index then costs at most ~48
-    // bytes a call, a hash-map node about as much). CUPTI shares ids with untraced calls; the
-    // llama export has ~6 ids per traced call.
-    if (static_cast<std::size_t>(e.first) + 1 <= 256 * e.second + (std::size_t{1} << 22)) {
-      p.present.assign(static_cast<std::size_t>(e.first) / 64 + 1, 0);
+  // 2. The bits of the ids that calls have (chunks may share a word: set atomically).
+  plan.run([&](std::size_t, std::size_t begin, std::size_t end) {
+    std::int64_t run_key = -1;
+    Process* run = nullptr;
+    for (std::size_t i = begin; i < end; ++i) {
+      const std::int64_t key = process_key(api.global_tid[i]);
+      if (!run || key != run_key) {
+        run_key = key;
+        run = &processes_.find(key)->second;
+      }
+      if (!run->indexed()) continue;
+      const std::uint32_t id = api.correlation_id[i];
+      std::atomic_ref<std::uint64_t>(run->present[id / 64]).fetch_or(std::uint64_t{1} << (id % 64), std::memory_order_relaxed);
     }
-  }
-  last = nullptr;
-  for (RowIndex i = 0; i < api.size(); ++i) {
-    auto& p = process_of(i);
-    if (p.indexed()) p.present[api.correlation_id[i] / 64] |= std::uint64_t{1} << (api.correlation_id[i] % 64);
-  }
+  });
   for (auto& [key, p] : processes_) {
     if (!p.indexed()) continue;
     p.before.resize(p.present.size());
@@ -73,22 +118,56 @@ ApiLookup::ApiLookup(const ApiCallColumns& api) : api_(api) {
     }
     p.heads.assign(running, kNone);
   }
-  if (processes_.size() == 1) {
-    single_key_ = processes_.begin()->first;
-    single_ = &processes_.begin()->second;
+  // 3. Each id's first row, then the rows that share an id with an earlier one, in row order:
+  //    the found row of an id may change as they are met (below), as when every row was read in order.
+  std::vector<RowIndex> later_rows;  // rows whose id an earlier row of the process has
+  if (all_indexed && plan.count() > 1) {
+    plan.run([&](std::size_t, std::size_t begin, std::size_t end) {
+      std::int64_t run_key = -1;
+      Process* run = nullptr;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::int64_t key = process_key(api.global_tid[i]);
+        if (!run || key != run_key) {
+          run_key = key;
+          run = &processes_.find(key)->second;
+        }
+        std::atomic_ref<RowIndex> head(run->heads[run->rank(api.correlation_id[i])]);
+        RowIndex seen = head.load(std::memory_order_relaxed);
+        const auto row = static_cast<RowIndex>(i);
+        while ((seen == kNone || row < seen) && !head.compare_exchange_weak(seen, row, std::memory_order_relaxed)) {
+        }
+      }
+    });
+    std::vector<std::vector<RowIndex>> chunk_later(plan.count());
+    plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+      std::int64_t run_key = -1;
+      const Process* run = nullptr;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::int64_t key = process_key(api.global_tid[i]);
+        if (!run || key != run_key) {
+          run_key = key;
+          run = &processes_.find(key)->second;
+        }
+        if (run->heads[run->rank(api.correlation_id[i])] != i) chunk_later[c].push_back(static_cast<RowIndex>(i));
+      }
+    });
+    for (const auto& chunk : chunk_later) later_rows.insert(later_rows.end(), chunk.begin(), chunk.end());
+  } else {
+    for (RowIndex i = 0; i < api.size(); ++i) {
+      auto& p = process_of(i);
+      const std::uint32_t id = api.correlation_id[i];
+      RowIndex& head = p.indexed() ? p.heads[p.rank(id)] : p.sparse.try_emplace(id, kNone).first->second;
+      if (head == kNone) head = i;
+      else later_rows.push_back(i);
+    }
   }
-  last = nullptr;
-  for (RowIndex i = 0; i < api.size(); ++i) {
+  for (const RowIndex i : later_rows) {
     auto& p = process_of(i);
     const std::uint32_t id = api.correlation_id[i];
-    RowIndex& head = p.indexed() ? p.heads[p.rank(id)] : p.sparse.try_emplace(id, kNone).first->second;
-    if (head == kNone) {
-      head = i;
-      continue;
-    }
     // Id 0 is "none" (CUPTI numbers from 1; the Kineto reader writes 0 for a missing id): rows
     // without an id are not one call, and joining them all would multiply GPU ops by their number.
     if (id == 0) continue;
+    RowIndex& head = p.indexed() ? p.heads[p.rank(id)] : p.sparse.find(id)->second;
     // A second row with the id: the enclosing one (the outer call) becomes the found row.
     if (encloses(api, i, head) && !encloses(api, head, i)) {
       auto node = more_.extract(head);

@@ -24,7 +24,9 @@ namespace kernscope::report {
 
 class ApiLookup {
  public:
-  explicit ApiLookup(const ApiCallColumns& api);
+  // Built over chunks of at least `min_rows_per_chunk` rows on several threads (one chunk, and
+  // the one thread, for smaller tables; tests pass small chunks to build a small table in parallel).
+  explicit ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk = std::size_t{1} << 20);
   // The call with this id: where several rows share it, the one whose time encloses the others
   // (ties: the first row).
   std::optional<RowIndex> find(std::int64_t global_pid, std::uint32_t correlation_id) const;

@@ -17,6 +17,7 @@
 #include "analyses/step_windows.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/report_helpers.hpp"
+#include "base/parallel_chunks.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/api_roles.hpp"
 #include "kernscope/host_profile.hpp"
@@ -47,6 +48,12 @@ class ClassTimes {
       }
     }
     list.emplace_back(id, ns);
+  }
+  // Adds another chunk's times (the same steps).
+  void merge(const ClassTimes& other) {
+    for (std::size_t w = 0; w < by_step_.size(); ++w) {
+      for (const auto& [id, ns] : other.by_step_[w]) add(w, id, ns);
+    }
   }
   void write(std::vector<Step>& steps) const {
     for (std::size_t w = 0; w < steps.size(); ++w) {
@@ -171,8 +178,9 @@ class TablesInStartOrder {
   std::int64_t only_pid_ = 0;
 };
 
-// Widens a step's GPU projection to hold one of its operations.
-void project(Step& s, TimeNs start, TimeNs end) {
+// Widens a step's GPU projection (a Step's or a StepTally's) to hold one of its operations.
+template <class S>
+void project(S& s, TimeNs start, TimeNs end) {
   if (s.gpu_end_ns == 0) {
     s.gpu_start_ns = start;
     s.gpu_end_ns = end;
@@ -181,6 +189,85 @@ void project(Step& s, TimeNs start, TimeNs end) {
   s.gpu_start_ns = std::min(s.gpu_start_ns, start);
   s.gpu_end_ns = std::max(s.gpu_end_ns, end);
 }
+
+// What one chunk of rows adds to each step (the additive part of Step), merged into the steps
+// once every chunk is done.
+struct StepTally {
+  std::int64_t kernels = 0, kernel_ns = 0, launches = 0, launch_api_ns = 0, syncs = 0, sync_ns = 0, allocations = 0;
+  std::int64_t h2d_copies = 0, d2h_copies = 0, graph_launches = 0;
+  TimeNs gpu_start_ns = 0, gpu_end_ns = 0;  // 0, 0: no GPU operation
+};
+
+void add_tally(Step& s, const StepTally& t) {
+  s.kernels += t.kernels;
+  s.kernel_ns += t.kernel_ns;
+  s.launches += t.launches;
+  s.launch_api_ns += t.launch_api_ns;
+  s.syncs += t.syncs;
+  s.sync_ns += t.sync_ns;
+  s.allocations += t.allocations;
+  s.h2d_copies += t.h2d_copies;
+  s.d2h_copies += t.d2h_copies;
+  s.graph_launches += t.graph_launches;
+  if (t.gpu_end_ns != 0) project(s, t.gpu_start_ns, t.gpu_end_ns);
+}
+
+// The step window (of windows from host ranges on threads) that holds an API call. The chosen
+// windows are the innermost ranges, so on one thread they do not nest: a call belongs to the last
+// window of its thread starting at or before it, if that window also ends after it. A thread with
+// no step windows of its own works for its process's steps (PyTorch's autograd engine launches the
+// backward pass from its own thread while the step's range is open on the main thread; a loader
+// thread's copies are the step's too): its calls belong to the process's window that encloses them
+// (the latest-starting one where windows of several threads overlap). Calls come thread by thread,
+// so the thread's windows are looked up once per run of one thread and followed with a cursor; a
+// finder is used by one thread of work (each chunk copies one).
+class CallStepFinder {
+ public:
+  using WindowLists = std::unordered_map<std::int64_t, std::vector<std::size_t>>;  // window numbers in start order
+  CallStepFinder(const ApiCallColumns& a, const std::vector<report::StepWindow>& windows, const WindowLists& of_thread,
+                 const WindowLists& of_process)
+      : a_(a), windows_(windows), of_thread_(of_thread), of_process_(of_process), cursor_(0, StartOf{nullptr, &windows}) {}
+
+  // The step of API call `i`, or -1.
+  int operator()(RowIndex i) {
+    if (a_.global_tid[i] != cached_tid_) {
+      cached_tid_ = a_.global_tid[i];
+      auto it = of_thread_.find(cached_tid_);
+      own_windows_ = it != of_thread_.end();
+      if (own_windows_) {
+        ws_ = &it->second;
+      } else {
+        auto p = of_process_.find(process_key(cached_tid_));
+        ws_ = p == of_process_.end() ? nullptr : &p->second;
+      }
+      cursor_ = LastStartedCursor<StartOf>(ws_ ? ws_->size() : 0, StartOf{ws_, &windows_});
+    }
+    if (!ws_) return -1;
+    // A thread's own windows do not nest: only the last one can hold the call. The process's
+    // windows may overlap: look back a few for one that holds it.
+    std::size_t started = cursor_.started_by(a_.start_ns[i]);
+    for (int look = own_windows_ ? 1 : 8; look > 0 && started > 0; --look) {
+      const std::size_t w = (*ws_)[--started];
+      if (a_.end_ns[i] <= windows_[w].end) return static_cast<int>(w);
+    }
+    return -1;
+  }
+
+ private:
+  struct StartOf {
+    const std::vector<std::size_t>* ws;
+    const std::vector<report::StepWindow>* windows;
+    TimeNs operator()(std::size_t p) const { return (*windows)[(*ws)[p]].start; }
+  };
+  const ApiCallColumns& a_;
+  const std::vector<report::StepWindow>& windows_;
+  const WindowLists& of_thread_;
+  const WindowLists& of_process_;
+  std::int64_t cached_tid_ = -1;
+  const std::vector<std::size_t>* ws_ = nullptr;
+  bool own_windows_ = false;
+  LastStartedCursor<StartOf> cursor_;
+};
 
 }  // namespace
 
@@ -241,9 +328,9 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
   // repeats another row's call (nsys's --cudabacktrace pairs) is not a call of its own.
   ApiRoleCache role_of_name(trace.strings);
-  auto count_call = [&](Step& s, RowIndex i) {
+  auto count_call = [&](auto& s, RowIndex i, ApiRoleCache& roles) {
     if (lookup.is_repeat(i, trace.strings)) return;
-    const ApiRole role = role_of_name(a.name[i]);
+    const ApiRole role = roles(a.name[i]);
     const std::int64_t d = a.end_ns[i] - a.start_ns[i];
     if (has_any(role, kAnyLaunch)) { ++s.launches; s.launch_api_ns += d; }
     if (has_any(role, ApiRole::kSync)) { ++s.syncs; s.sync_ns += d; }
@@ -251,15 +338,11 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     if (has_any(role, ApiRole::kGraphLaunch)) ++s.graph_launches;
   };
   if (thread_steps) {
-    // API calls inside steps. The chosen windows are the innermost ranges, so on one thread they
-    // do not nest: a call belongs to the last window of its thread starting at or before it, if
-    // that window also ends after it. A binary search per call, no copies of the calls.
-    // A thread with no step windows of its own works for its process's steps: PyTorch's autograd
-    // engine launches the backward pass from its own thread while the step's range is open on
-    // the main thread; a loader thread's copies are the step's too. Its calls belong to the
-    // process's window that encloses them (the latest-starting one where windows of several
-    // threads overlap).
-    std::unordered_map<std::int64_t, std::vector<std::size_t>> windows_of_thread, windows_of_process;
+    // API calls inside steps (CallStepFinder); GPU operations belong to the step of the call that
+    // launched them (by correlation id). No table of every call's step (one for the 13 M calls of
+    // the 1 GB export held 50 MiB of its report): each is found when asked. The passes run over
+    // chunks of rows on several threads, each adding to its own tallies, merged in step order.
+    CallStepFinder::WindowLists windows_of_thread, windows_of_process;
     for (std::size_t w = 0; w < windows.size(); ++w) {
       windows_of_thread[windows[w].global_tid].push_back(w);
       windows_of_process[process_key(windows[w].global_tid)].push_back(w);
@@ -267,88 +350,79 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     auto by_start = [&](std::size_t x, std::size_t y) { return windows[x].start < windows[y].start; };
     for (auto& [tid, ws] : windows_of_thread) std::sort(ws.begin(), ws.end(), by_start);
     for (auto& [pid, ws] : windows_of_process) std::sort(ws.begin(), ws.end(), by_start);
-    // The step of API call `i`, or -1; found when asked (a table of all 13 M calls of the 1 GB
-    // export held 50 MiB of its report). Calls come thread by thread, so the thread's windows are
-    // looked up once per run of one thread.
-    std::int64_t cached_tid = -1;
-    const std::vector<std::size_t>* ws = nullptr;
-    bool own_windows = false;
-    struct StartOfWindow {
-      const std::vector<std::size_t>* const* ws;
-      const std::vector<report::StepWindow>* windows;
-      TimeNs operator()(std::size_t p) const { return (*windows)[(**ws)[p]].start; }
-    };
-    LastStartedCursor<StartOfWindow> cursor(0, StartOfWindow{&ws, &windows});
-    auto step_of_call = [&](RowIndex i) -> int {
-      if (a.global_tid[i] != cached_tid) {
-        cached_tid = a.global_tid[i];
-        auto it = windows_of_thread.find(cached_tid);
-        own_windows = it != windows_of_thread.end();
-        if (own_windows) {
-          ws = &it->second;
-        } else {
-          auto p = windows_of_process.find(process_key(cached_tid));
-          ws = p == windows_of_process.end() ? nullptr : &p->second;
-        }
-        cursor = LastStartedCursor<StartOfWindow>(ws ? ws->size() : 0, StartOfWindow{&ws, &windows});
+    const CallStepFinder finder(a, windows, windows_of_thread, windows_of_process);
+    // Chunks only while their tallies stay small (64 MiB in all): a trace with very many steps
+    // makes fewer chunks.
+    const std::size_t max_chunks = std::max<std::size_t>(1, (std::size_t{64} << 20) / std::max<std::size_t>(1, steps.size() * sizeof(StepTally)));
+    auto over_chunks = [&](std::size_t rows, auto&& body) {
+      const ChunkPlan plan(rows, std::size_t{1} << 18, max_chunks);
+      std::vector<std::vector<StepTally>> tallies(plan.count());
+      std::vector<ClassTimes> chunk_classes(plan.count(), ClassTimes(steps.size(), context));
+      plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+        tallies[c].resize(steps.size());
+        CallStepFinder step_of_call = finder;
+        body(step_of_call, tallies[c], chunk_classes[c], static_cast<RowIndex>(begin), static_cast<RowIndex>(end));
+      });
+      for (std::size_t c = 0; c < plan.count(); ++c) {
+        for (std::size_t w = 0; w < steps.size(); ++w) add_tally(steps[w], tallies[c][w]);
+        class_times.merge(chunk_classes[c]);
       }
-      if (!ws) return -1;
-      // A thread's own windows do not nest (innermost ranges): only the last one can hold the
-      // call. The process's windows may overlap: look back a few for one that holds it.
-      std::size_t started = cursor.started_by(a.start_ns[i]);
-      for (int look = own_windows ? 1 : 8; look > 0 && started > 0; --look) {
-        const std::size_t w = (*ws)[--started];
-        if (a.end_ns[i] <= windows[w].end) return static_cast<int>(w);
-      }
-      return -1;
     };
-    for (RowIndex i = 0; i < a.size(); ++i) {
-      if (const int step = step_of_call(i); step >= 0) count_call(steps[static_cast<std::size_t>(step)], i);
-    }
-    // GPU operations belong to the step of the call that launched them (by correlation id).
-    auto launching_step = [&](std::int64_t global_pid, std::uint32_t correlation) -> Step* {
+    over_chunks(a.size(), [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes&, RowIndex begin, RowIndex end) {
+      ApiRoleCache roles(trace.strings);
+      for (RowIndex i = begin; i < end; ++i) {
+        if (const int step = step_of_call(i); step >= 0) count_call(tally[static_cast<std::size_t>(step)], i, roles);
+      }
+    });
+    // The step a GPU operation's launching call is in, or -1.
+    auto launching_step = [&](CallStepFinder& step_of_call, std::int64_t global_pid, std::uint32_t correlation) -> int {
       auto r = lookup.find(global_pid, correlation);
-      if (!r) return nullptr;
-      const int step = step_of_call(*r);
-      return step >= 0 ? &steps[static_cast<std::size_t>(step)] : nullptr;
+      return r ? step_of_call(*r) : -1;
     };
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      Step* s = launching_step(k.global_pid[i], k.correlation_id[i]);
-      if (!s) continue;
-      result.kernel_step[i] = static_cast<std::int32_t>(s - steps.data());
-      const std::int64_t d = k.end_ns[i] - k.start_ns[i];
-      ++s->kernels;
-      s->kernel_ns += d;
-      class_times.add(static_cast<std::size_t>(s - steps.data()), class_id(i), d);
-      project(*s, k.start_ns[i], k.end_ns[i]);
-    }
-    // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
-    // itemized, counted in its kernel time under a class of their own.
-    const auto& gx = trace.graph_execs;
-    for (RowIndex i = 0; i < gx.size(); ++i) {
-      Step* s = launching_step(gx.global_pid[i], gx.correlation_id[i]);
-      if (!s) continue;
-      const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
-      s->kernel_ns += d;
-      class_times.add(static_cast<std::size_t>(s - steps.data()), class_times.whole_graph(), d);
-      project(*s, gx.start_ns[i], gx.end_ns[i]);
-    }
-    const auto& m = trace.memcpys;
-    for (RowIndex i = 0; i < m.size(); ++i) {
-      Step* s = launching_step(m.global_pid[i], m.correlation_id[i]);
-      if (!s) continue;
-      result.memcpy_step[i] = static_cast<std::int32_t>(s - steps.data());
-      if (m.copy_kind[i] == 1) ++s->h2d_copies;
-      if (m.copy_kind[i] == 2) ++s->d2h_copies;
-      project(*s, m.start_ns[i], m.end_ns[i]);
-    }
-    const auto& ms = trace.memsets;
-    for (RowIndex i = 0; i < ms.size(); ++i) {
-      if (Step* s = launching_step(ms.global_pid[i], ms.correlation_id[i])) {
-        result.memset_step[i] = static_cast<std::int32_t>(s - steps.data());
-        project(*s, ms.start_ns[i], ms.end_ns[i]);
+    over_chunks(k.size(), [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes& classes, RowIndex begin, RowIndex end) {
+      for (RowIndex i = begin; i < end; ++i) {
+        const int step = launching_step(step_of_call, k.global_pid[i], k.correlation_id[i]);
+        if (step < 0) continue;
+        result.kernel_step[i] = step;
+        const std::int64_t d = k.end_ns[i] - k.start_ns[i];
+        StepTally& t = tally[static_cast<std::size_t>(step)];
+        ++t.kernels;
+        t.kernel_ns += d;
+        classes.add(static_cast<std::size_t>(step), class_id(i), d);
+        project(t, k.start_ns[i], k.end_ns[i]);
       }
-    }
+    });
+    // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
+    // itemized, counted in its kernel time under a class of their own. Then copies and sets.
+    const auto& gx = trace.graph_execs;
+    const auto& m = trace.memcpys;
+    const auto& ms = trace.memsets;
+    over_chunks(0, [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes& classes, RowIndex, RowIndex) {
+      for (RowIndex i = 0; i < gx.size(); ++i) {
+        const int step = launching_step(step_of_call, gx.global_pid[i], gx.correlation_id[i]);
+        if (step < 0) continue;
+        const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
+        StepTally& t = tally[static_cast<std::size_t>(step)];
+        t.kernel_ns += d;
+        classes.add(static_cast<std::size_t>(step), classes.whole_graph(), d);
+        project(t, gx.start_ns[i], gx.end_ns[i]);
+      }
+      for (RowIndex i = 0; i < m.size(); ++i) {
+        const int step = launching_step(step_of_call, m.global_pid[i], m.correlation_id[i]);
+        if (step < 0) continue;
+        result.memcpy_step[i] = step;
+        StepTally& t = tally[static_cast<std::size_t>(step)];
+        if (m.copy_kind[i] == 1) ++t.h2d_copies;
+        if (m.copy_kind[i] == 2) ++t.d2h_copies;
+        project(t, m.start_ns[i], m.end_ns[i]);
+      }
+      for (RowIndex i = 0; i < ms.size(); ++i) {
+        const int step = launching_step(step_of_call, ms.global_pid[i], ms.correlation_id[i]);
+        if (step < 0) continue;
+        result.memset_step[i] = step;
+        project(tally[static_cast<std::size_t>(step)], ms.start_ns[i], ms.end_ns[i]);
+      }
+    });
   } else {
     // Windows in GPU time (found from the work, not from host ranges), disjoint and in time order:
     // a GPU operation of the windows' process belongs to the window its start falls in.
@@ -433,7 +507,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
                                    [&](TimeNs t, std::size_t w) { return t < host[w].first; });
         if (it == hosted.begin()) continue;
         const std::size_t w = *std::prev(it);
-        if (a.start_ns[i] < host[w].second) count_call(steps[w], i);
+        if (a.start_ns[i] < host[w].second) count_call(steps[w], i, role_of_name);
       }
     }
   }
@@ -455,12 +529,17 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
                                                              {&trace.memsets.start_ns, &trace.memsets.end_ns, &trace.memsets.global_pid},
                                                              {&trace.graph_execs.start_ns, &trace.graph_execs.end_ns, &trace.graph_execs.global_pid}}};
   const TablesInStartOrder in_order(tables, busy_pid > 0 ? busy_pid : 0);
-  for (auto& s : steps) {
+  // Each step on its own: chunks of steps on several threads.
+  ChunkPlan(steps.size(), 16).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<std::pair<TimeNs, TimeNs>> inside;
-    in_order.overlapping(s.start_ns, s.end_ns, inside);
-    s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
-    s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
-  }
+    for (std::size_t w = begin; w < end; ++w) {
+      Step& s = steps[w];
+      inside.clear();
+      in_order.overlapping(s.start_ns, s.end_ns, inside);
+      s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
+      s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
+    }
+  });
   // Steps cut by a time or NVTX filter's edges hold only part of their work: they are left out
   // (and said) rather than reported as short steps that would distort TPOT.
   if (trace.filter_window) {
@@ -493,15 +572,24 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   // 3. What the workload is (workload.hpp); prefill/decode phases only for LLM inference.
   WorkloadSignals signals;
   {
-    std::vector<std::int64_t> ns(context.class_names().size(), 0);
+    // Kernel time by class over chunks of kernels (a class any kernel has keeps its key at 0 ns).
+    const std::size_t classes = context.class_names().size();
+    const ChunkPlan plan(k.size(), std::size_t{1} << 18);
+    std::vector<std::int64_t> ns(plan.count() * classes, 0);
     std::vector<char> seen(ns.size(), 0);
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      const std::uint32_t c = class_id(i);
-      ns[c] += k.end_ns[i] - k.start_ns[i];
-      seen[c] = 1;
-    }
-    for (std::size_t c = 0; c < ns.size(); ++c) {
-      if (seen[c]) signals.class_ns[context.class_names()[c]] += ns[c];
+    plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
+      std::int64_t* chunk_ns = ns.data() + chunk * classes;
+      char* chunk_seen = seen.data() + chunk * classes;
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::uint32_t c = class_id(static_cast<RowIndex>(i));
+        chunk_ns[c] += k.end_ns[i] - k.start_ns[i];
+        chunk_seen[c] = 1;
+      }
+    });
+    for (std::size_t chunk = 0; chunk < plan.count(); ++chunk) {
+      for (std::size_t c = 0; c < classes; ++c) {
+        if (seen[chunk * classes + c]) signals.class_ns[context.class_names()[c]] += ns[chunk * classes + c];
+      }
     }
   }
   for (RowIndex i = 0; i < trace.graph_execs.size(); ++i) {

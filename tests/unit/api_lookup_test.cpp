@@ -3,6 +3,8 @@
 // for the index (the hash map). Every expected row is read off the rows below.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "analyses/api_lookup.hpp"
 
 namespace kernscope {
@@ -51,6 +53,61 @@ TEST(ApiLookup, SparseIdsFallBackToTheHashMap) {
   std::vector<RowIndex> rows;
   lookup.for_each_row(kPidA, 17, [&](RowIndex r) { rows.push_back(r); });
   EXPECT_EQ(rows, (std::vector<RowIndex>{0, 2}));
+}
+
+// Built over chunks on several threads, the lookup finds what the one-thread build finds: the same
+// row for every id, the same joined rows, the same repeats. The table has what makes the build
+// order-dependent: ids shared by several rows (backtrace pairs whose outer row comes second, rows
+// neither enclosing the other), rows without an id, and three processes in interleaved runs.
+TEST(ApiLookup, ChunkedBuildEqualsTheOneThreadBuild) {
+  ApiCallColumns a;
+  std::mt19937 random(11);
+  const std::int64_t pids[] = {kPidA, kPidB, std::int64_t{12} << 24};
+  std::uint32_t next_id[3] = {1, 1, 1};
+  TimeNs t = 0;
+  std::vector<std::pair<std::int64_t, std::uint32_t>> asked;
+  for (int run = 0; run < 400; ++run) {
+    const int p = static_cast<int>(random() % 3);
+    for (int n = 0; n < 500; ++n) {
+      t += 10;
+      const int kind = static_cast<int>(random() % 20);
+      std::uint32_t id = next_id[p];
+      next_id[p] += 1 + random() % 3;  // gaps: ids of untraced calls
+      if (kind == 0) id = 0;                                             // no id
+      if (kind == 1 && id > 40) id -= 1 + random() % 40;                 // an earlier id again, elsewhere in time
+      a.start_ns.push_back(t);
+      a.end_ns.push_back(t + 5);
+      a.global_tid.push_back(pids[p] | 1);
+      a.correlation_id.push_back(id);
+      a.name.push_back(kNoString);
+      asked.push_back({pids[p], id});
+      if (kind == 2) {
+        // A backtrace pair written inner first: the second row encloses the first.
+        a.start_ns.push_back(t - 1);
+        a.end_ns.push_back(t + 6);
+        a.global_tid.push_back(pids[p] | 1);
+        a.correlation_id.push_back(id);
+        a.name.push_back(kNoString);
+      }
+    }
+  }
+  ASSERT_GT(a.size(), 200'000u);
+  const report::ApiLookup one_thread(a, a.size() + 1);
+  const report::ApiLookup chunked(a, 1000);
+  StringPool strings;
+  for (const auto& [pid, id] : asked) {
+    ASSERT_EQ(one_thread.find(pid, id), chunked.find(pid, id)) << id;
+    std::vector<RowIndex> rows_one, rows_chunked;
+    one_thread.for_each_row(pid, id, [&](RowIndex r) { rows_one.push_back(r); });
+    chunked.for_each_row(pid, id, [&](RowIndex r) { rows_chunked.push_back(r); });
+    ASSERT_EQ(rows_one, rows_chunked) << id;
+  }
+  std::size_t repeats = 0;
+  for (RowIndex i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(one_thread.is_repeat(i, strings), chunked.is_repeat(i, strings)) << i;
+    repeats += one_thread.is_repeat(i, strings);
+  }
+  EXPECT_GT(repeats, 1000u);  // the pairs were there to be told apart
 }
 
 }  // namespace

@@ -1,0 +1,58 @@
+// Splits rows [0, n) into contiguous chunks and runs one function per chunk on its own thread
+// (the caller's thread takes the first), for analyses whose passes over millions of rows add up
+// per-chunk tallies that are merged afterwards. Why: on a 16-core host the reader loads a 1 GB
+// export in parallel in ~1.2 s, and a single-threaded pass over its 13 M API calls then held
+// `report` (bench/RESULTS.md, issue 11).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <future>
+#include <thread>
+#include <vector>
+
+namespace kernscope {
+
+class ChunkPlan {
+ public:
+  // At least `min_rows` rows a chunk, at most one chunk per hardware thread and at most
+  // `max_chunks` (0: no further limit).
+  ChunkPlan(std::size_t n, std::size_t min_rows, std::size_t max_chunks = 0) : n_(n) {
+    std::size_t chunks = std::max(1u, std::thread::hardware_concurrency());
+    if (max_chunks) chunks = std::min(chunks, max_chunks);
+    count_ = std::max<std::size_t>(1, std::min(chunks, n / std::max<std::size_t>(1, min_rows)));
+  }
+  std::size_t count() const { return count_; }
+  std::size_t begin(std::size_t chunk) const { return n_ * chunk / count_; }
+  std::size_t end(std::size_t chunk) const { return n_ * (chunk + 1) / count_; }
+
+  // Calls fn(chunk, begin, end) for every chunk, concurrently; returns when all have returned. An
+  // exception of any chunk is rethrown here (after every chunk has finished).
+  template <class F>
+  void run(F&& fn) const {
+    std::vector<std::future<void>> others;
+    for (std::size_t c = 1; c < count_; ++c) {
+      others.push_back(std::async(std::launch::async, [&fn, this, c] { fn(c, begin(c), end(c)); }));
+    }
+    std::exception_ptr first_error;
+    try {
+      fn(std::size_t{0}, begin(0), end(0));
+    } catch (...) {
+      first_error = std::current_exception();
+    }
+    for (auto& f : others) {
+      try {
+        f.get();
+      } catch (...) {
+        if (!first_error) first_error = std::current_exception();
+      }
+    }
+    if (first_error) std::rethrow_exception(first_error);
+  }
+
+ private:
+  std::size_t n_;
+  std::size_t count_ = 1;
+};
+
+}  // namespace kernscope
