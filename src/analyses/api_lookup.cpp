@@ -83,29 +83,30 @@ ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk) 
     single_key_ = processes_.begin()->first;
     single_ = &processes_.begin()->second;
   }
-  std::int64_t last_key = -1;
-  Process* last = nullptr;
-  auto process_of = [&](RowIndex i) -> Process& {
-    const std::int64_t key = process_key(api.global_tid[i]);
-    if (key != last_key || !last) {
-      last_key = key;
-      last = &processes_.find(key)->second;
+  // A row's process entry, looked up once per run of one process's rows (one per thread of work).
+  struct ProcessOfRow {
+    const ApiCallColumns& api;
+    std::unordered_map<std::int64_t, Process>& processes;
+    std::int64_t key = -1;
+    Process* entry = nullptr;
+    Process& operator()(std::size_t i) {
+      const std::int64_t k = process_key(api.global_tid[i]);
+      if (!entry || k != key) {
+        key = k;
+        entry = &processes.find(k)->second;
+      }
+      return *entry;
     }
-    return *last;
   };
+  ProcessOfRow process_of{api, processes_};
   // 2. The bits of the ids that calls have (chunks may share a word: set atomically).
   plan.run([&](std::size_t, std::size_t begin, std::size_t end) {
-    std::int64_t run_key = -1;
-    Process* run = nullptr;
+    ProcessOfRow process{api, processes_};
     for (std::size_t i = begin; i < end; ++i) {
-      const std::int64_t key = process_key(api.global_tid[i]);
-      if (!run || key != run_key) {
-        run_key = key;
-        run = &processes_.find(key)->second;
-      }
-      if (!run->indexed()) continue;
+      Process& p = process(i);
+      if (!p.indexed()) continue;
       const std::uint32_t id = api.correlation_id[i];
-      std::atomic_ref<std::uint64_t>(run->present[id / 64]).fetch_or(std::uint64_t{1} << (id % 64), std::memory_order_relaxed);
+      std::atomic_ref<std::uint64_t>(p.present[id / 64]).fetch_or(std::uint64_t{1} << (id % 64), std::memory_order_relaxed);
     }
   });
   for (auto& [key, p] : processes_) {
@@ -123,15 +124,10 @@ ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk) 
   std::vector<RowIndex> later_rows;  // rows whose id an earlier row of the process has
   if (all_indexed && plan.count() > 1) {
     plan.run([&](std::size_t, std::size_t begin, std::size_t end) {
-      std::int64_t run_key = -1;
-      Process* run = nullptr;
+      ProcessOfRow process{api, processes_};
       for (std::size_t i = begin; i < end; ++i) {
-        const std::int64_t key = process_key(api.global_tid[i]);
-        if (!run || key != run_key) {
-          run_key = key;
-          run = &processes_.find(key)->second;
-        }
-        std::atomic_ref<RowIndex> head(run->heads[run->rank(api.correlation_id[i])]);
+        Process& p = process(i);
+        std::atomic_ref<RowIndex> head(p.heads[p.rank(api.correlation_id[i])]);
         RowIndex seen = head.load(std::memory_order_relaxed);
         const auto row = static_cast<RowIndex>(i);
         while ((seen == kNone || row < seen) && !head.compare_exchange_weak(seen, row, std::memory_order_relaxed)) {
@@ -140,15 +136,10 @@ ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk) 
     });
     std::vector<std::vector<RowIndex>> chunk_later(plan.count());
     plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
-      std::int64_t run_key = -1;
-      const Process* run = nullptr;
+      ProcessOfRow process{api, processes_};
       for (std::size_t i = begin; i < end; ++i) {
-        const std::int64_t key = process_key(api.global_tid[i]);
-        if (!run || key != run_key) {
-          run_key = key;
-          run = &processes_.find(key)->second;
-        }
-        if (run->heads[run->rank(api.correlation_id[i])] != i) chunk_later[c].push_back(static_cast<RowIndex>(i));
+        const Process& p = process(i);
+        if (p.heads[p.rank(api.correlation_id[i])] != i) chunk_later[c].push_back(static_cast<RowIndex>(i));
       }
     });
     for (const auto& chunk : chunk_later) later_rows.insert(later_rows.end(), chunk.begin(), chunk.end());
