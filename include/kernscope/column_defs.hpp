@@ -1,9 +1,8 @@
 // Each event kind's columns named once: the model's member, its name in Python's frames, and its
 // column in Nsight Systems' SQLite export with the SQL literal read where that column is absent or
 // NULL. Python's column dictionaries (python/src/kernscope_ext.cpp) and the nsys reader's SELECT
-// and row reading for the kinds it reads generically (copies, memsets, synchronizations, graph
-// executions, GPU samples, OS runtime calls, profiler overhead) follow
-// these lists; a list's order is the order of its kind's columns in Python's frames.
+// and row reading (every kind but NVTX, whose rows need resolving) follow these lists; a list's
+// order is the order of its kind's columns in Python's frames.
 // tests/unit/column_defs_test.cpp checks that every list names each member of its struct (as
 // visit() lists them) exactly once.
 #pragma once
@@ -15,13 +14,20 @@
 
 namespace kernscope {
 
+// When the nsys reader fills a column: always, or only where the load plan asks for the kind's
+// details (launch geometry, return values: Trace::detailed) or for kernels' short and mangled
+// names (OpenOptions::kernel_name_variants). A column left out stays empty.
+enum class ColumnPart { kAlways, kDetail, kNameVariant };
+
 template <class Columns, class T>
 struct ColumnDef {
   std::vector<T> Columns::*member;
   const char* python;    // the column's name in Python's frames; nullptr: not handed to Python
-  const char* nsys;      // its nsys SQLite column; nullptr: not read from there by these lists
+  const char* nsys;      // its nsys SQLite column; nullptr: the table has none (filled with 0 when read)
   const char* fallback;  // SQL literal where the nsys column is absent or NULL; nullptr keeps NULL
   bool interned = false;  // the nsys column holds a StringIds id (the model keeps a StringId)
+  ColumnPart part = ColumnPart::kAlways;
+  bool from_nsys = true;  // false: the nsys reader reads this kind itself (NVTX) or never fills it
 };
 
 template <class Columns, class T>
@@ -36,24 +42,49 @@ constexpr ColumnDef<Columns, StringId> string_column(std::vector<StringId> Colum
   return {member, python, nsys, nullptr, true};
 }
 
+// The same definition, filled only when the plan asks for the kind's details / name variants.
+template <class Columns, class T>
+constexpr ColumnDef<Columns, T> detail(ColumnDef<Columns, T> def) {
+  def.part = ColumnPart::kDetail;
+  return def;
+}
+template <class Columns, class T>
+constexpr ColumnDef<Columns, T> name_variant(ColumnDef<Columns, T> def) {
+  def.part = ColumnPart::kNameVariant;
+  return def;
+}
+// A column the nsys reader does not fill from these lists.
+template <class Columns, class T>
+constexpr ColumnDef<Columns, T> not_from_nsys(ColumnDef<Columns, T> def) {
+  def.from_nsys = false;
+  return def;
+}
+
 template <class Columns>
 struct ColumnDefs;  // `static constexpr std::tuple all`: the kind's columns
 
 template <>
 struct ColumnDefs<KernelColumns> {
   using C = KernelColumns;
-  // The nsys reader reads kernels itself (which columns depends on the load plan).
+  // The context is always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a
+  // device's last operation, which may be a kernel, and analyze/report load kernels without
+  // their details. The KERNEL table has no graph id and no framework op id (0 when read).
   static constexpr auto all = std::make_tuple(
-      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_pid, "global_pid"),
-      column(&C::device_id, "device"), column(&C::context_id, "context"), column(&C::stream_id, "stream"),
-      column(&C::correlation_id, "correlation"), column(&C::grid_x, "grid_x"), column(&C::grid_y, "grid_y"),
-      column(&C::grid_z, "grid_z"), column(&C::block_x, "block_x"), column(&C::block_y, "block_y"),
-      column(&C::block_z, "block_z"), column(&C::registers_per_thread, "registers_per_thread"),
-      column(&C::static_smem_bytes, "static_smem_bytes"), column(&C::dynamic_smem_bytes, "dynamic_smem_bytes"),
-      column(&C::graph_id, "graph_id"), column(&C::graph_node_id, "graph_node_id"),
-      column(&C::external_id, "external_id"), string_column(&C::demangled_name, "name"),
-      string_column(&C::short_name, "short_name"), column(&C::green_context_id, nullptr),
-      column(&C::launch_type, nullptr), string_column(&C::mangled_name, nullptr));
+      column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
+      column(&C::global_pid, "global_pid", "globalPid"), column(&C::device_id, "device", "deviceId"),
+      column(&C::context_id, "context", "contextId"), detail(column(&C::stream_id, "stream", "streamId")),
+      column(&C::correlation_id, "correlation", "correlationId"), detail(column(&C::grid_x, "grid_x", "gridX")),
+      detail(column(&C::grid_y, "grid_y", "gridY")), detail(column(&C::grid_z, "grid_z", "gridZ")),
+      detail(column(&C::block_x, "block_x", "blockX")), detail(column(&C::block_y, "block_y", "blockY")),
+      detail(column(&C::block_z, "block_z", "blockZ")),
+      detail(column(&C::registers_per_thread, "registers_per_thread", "registersPerThread")),
+      detail(column(&C::static_smem_bytes, "static_smem_bytes", "staticSharedMemory")),
+      detail(column(&C::dynamic_smem_bytes, "dynamic_smem_bytes", "dynamicSharedMemory")),
+      detail(column(&C::graph_id, "graph_id")), column(&C::graph_node_id, "graph_node_id", "graphNodeId"),
+      detail(column(&C::external_id, "external_id")), string_column(&C::demangled_name, "name", "demangledName"),
+      name_variant(string_column(&C::short_name, "short_name", "shortName")),
+      detail(column(&C::green_context_id, nullptr, "greenContextId")), detail(column(&C::launch_type, nullptr, "launchType")),
+      name_variant(string_column(&C::mangled_name, nullptr, "mangledName")));
 };
 
 template <>
@@ -96,11 +127,12 @@ struct ColumnDefs<GraphExecColumns> {
 template <>
 struct ColumnDefs<ApiCallColumns> {
   using C = ApiCallColumns;
-  // The nsys reader reads API calls itself (which columns depends on the load plan).
+  // Return values and event classes are details (cuda_api_trace asks for them).
   static constexpr auto all = std::make_tuple(
-      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_tid, "global_tid"),
-      column(&C::correlation_id, "correlation"), column(&C::return_value, "return_value"),
-      string_column(&C::name, "name"), column(&C::event_class, nullptr));
+      column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
+      column(&C::global_tid, "global_tid", "globalTid"), column(&C::correlation_id, "correlation", "correlationId"),
+      detail(column(&C::return_value, "return_value", "returnValue")), string_column(&C::name, "name", "nameId"),
+      detail(column(&C::event_class, nullptr, "eventClass")));
 };
 
 template <>
@@ -117,12 +149,15 @@ struct ColumnDefs<SyncColumns> {
 template <>
 struct ColumnDefs<NvtxColumns> {
   using C = NvtxColumns;
-  // The nsys reader reads NVTX rows itself (texts resolve through registered strings).
+  // The nsys reader reads NVTX rows itself: an open range's NULL end, texts resolved through
+  // registered strings before inline ones, and one payload from six typed columns.
   static constexpr auto all = std::make_tuple(
-      column(&C::start_ns, "start_ns"), column(&C::end_ns, "end_ns"), column(&C::global_tid, "global_tid"),
-      column(&C::event_type, "event_type"), column(&C::domain_id, "domain_id"), string_column(&C::text, "text"),
-      column(&C::color, "color"), column(&C::payload_kind, "payload_kind"), column(&C::payload_int, "payload_int"),
-      column(&C::payload_double, "payload_double"), column(&C::end_global_tid, nullptr), column(&C::category, nullptr));
+      not_from_nsys(column(&C::start_ns, "start_ns")), not_from_nsys(column(&C::end_ns, "end_ns")),
+      not_from_nsys(column(&C::global_tid, "global_tid")), not_from_nsys(column(&C::event_type, "event_type")),
+      not_from_nsys(column(&C::domain_id, "domain_id")), not_from_nsys(string_column(&C::text, "text")),
+      not_from_nsys(column(&C::color, "color")), not_from_nsys(column(&C::payload_kind, "payload_kind")),
+      not_from_nsys(column(&C::payload_int, "payload_int")), not_from_nsys(column(&C::payload_double, "payload_double")),
+      not_from_nsys(column(&C::end_global_tid, nullptr)), not_from_nsys(column(&C::category, nullptr)));
 };
 
 template <>

@@ -105,24 +105,50 @@ class Reader {
   }
   Result<void> scan(const Database& db, const std::string& table, const RowRange& range,
                     const std::vector<ColumnSpec>& specs, const std::function<void(const Statement&)>& row);
-  // Reads the columns that kernscope/column_defs.hpp names in nsys's table (with their fallbacks)
-  // into their members, a row at a time.
+  // Reads the columns that kernscope/column_defs.hpp lists for nsys's table (with their
+  // fallbacks) into their members, a row at a time: every column of part kAlways, the details and
+  // the name variants where `details` / `variants` ask for them (the others stay empty); a column
+  // the table has none of (nsys == nullptr) is filled with 0 when its part is read. Each definition
+  // is a constant in read_row, so a row's reading compiles to what a hand-written reader does.
   template <class Columns>
-  Result<void> read_named_columns(const Database& db, const std::string& table, Columns& columns, const RowRange& range) {
+  Result<void> read_named_columns(const Database& db, const std::string& table, Columns& columns, const RowRange& range,
+                                  bool details = true, bool variants = true) {
+    auto wanted = [&](ColumnPart part) { return part == ColumnPart::kAlways || (part == ColumnPart::kDetail ? details : variants); };
     std::vector<ColumnSpec> specs;
     for_each_column_def<Columns>([&](const auto& def) {
+      if (!def.from_nsys || !wanted(def.part)) return;
+      (columns.*def.member).reserve(range.expected_rows);
       if (def.nsys) specs.push_back({def.nsys, def.fallback});
     });
+    constexpr std::size_t kColumns = std::tuple_size_v<std::remove_const_t<decltype(ColumnDefs<Columns>::all)>>;
     return scan(db, table, range, specs, [&](const Statement& s) {
-      int position = 0;
-      for_each_column_def<Columns>([&](const auto& def) {
-        if (!def.nsys) return;
-        auto& column = columns.*def.member;
-        using Value = typename std::remove_reference_t<decltype(column)>::value_type;
-        column.push_back(def.interned ? static_cast<Value>(str(s, position)) : static_cast<Value>(s.int64(position)));
-        ++position;
-      });
+      read_row(s, columns, details, variants, std::make_index_sequence<kColumns>{});
     });
+  }
+  template <class Columns, std::size_t... I>
+  void read_row(const Statement& s, Columns& columns, bool details, bool variants, std::index_sequence<I...>) const {
+    int position = 0;
+    (
+        [&] {
+          constexpr auto def = std::get<I>(ColumnDefs<Columns>::all);
+          if constexpr (def.from_nsys) {
+            if constexpr (def.part == ColumnPart::kDetail) {
+              if (!details) return;
+            } else if constexpr (def.part == ColumnPart::kNameVariant) {
+              if (!variants) return;
+            }
+            auto& column = columns.*def.member;
+            using Value = typename std::remove_reference_t<decltype(column)>::value_type;
+            if constexpr (def.nsys == nullptr) {
+              column.push_back(Value{});
+            } else if constexpr (def.interned) {
+              column.push_back(str(s, position++));
+            } else {
+              column.push_back(static_cast<Value>(s.int64(position++)));
+            }
+          }
+        }(),
+        ...);
   }
   // Splits a large table into rowid ranges that separate connections scan in parallel.
   std::vector<RowRange> plan_ranges(const std::string& table, bool parallel);
@@ -347,66 +373,10 @@ Result<void> Reader::read_processes_and_threads() {
 
 Result<void> Reader::read_kernels(const Database& db, KernelColumns& k, const RowRange& range) {
   // Summaries need only the first columns; launch geometry, green contexts and streams are read
-  // only when asked for, and otherwise stay empty (Trace::detailed says so). The context is
-  // always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a device's last
-  // operation, which may be a kernel, and analyze/report load kernels without their details.
-  // Short and mangled names are left out where the plan says no one reads them
-  // (OpenOptions::kernel_name_variants).
-  const bool details = (options_.detail_kinds & bit(EventKind::kKernels)) != 0;
-  const bool variants = options_.kernel_name_variants;
-  std::vector<ColumnSpec> specs = {{"start", "0"},         {"end", "0"},           {"globalPid", "0"},
-                                   {"deviceId", "0"},      {"correlationId", "0"}, {"demangledName", nullptr},
-                                   {"graphNodeId", "0"},   {"contextId", "0"}};
-  if (variants) specs.insert(specs.end(), {{"shortName", nullptr}, {"mangledName", nullptr}});
-  const int first_detail = static_cast<int>(specs.size());
-  if (details) {
-    specs.insert(specs.end(), {{"greenContextId", "0"}, {"streamId", "0"}, {"gridX", "0"},
-                               {"gridY", "0"}, {"gridZ", "0"}, {"blockX", "0"}, {"blockY", "0"}, {"blockZ", "0"},
-                               {"registersPerThread", "0"}, {"staticSharedMemory", "0"},
-                               {"dynamicSharedMemory", "0"}, {"launchType", "0"}});
-    KernelColumns::visit(k, [&](auto& column) { column.reserve(range.expected_rows); });
-  } else {
-    for (auto* column : {&k.start_ns, &k.end_ns, &k.global_pid, &k.graph_node_id}) column->reserve(range.expected_rows);
-    for (auto* column : {&k.device_id, &k.correlation_id, &k.context_id}) column->reserve(range.expected_rows);
-    k.demangled_name.reserve(range.expected_rows);
-  }
-  if (variants) {
-    for (auto* column : {&k.short_name, &k.mangled_name}) column->reserve(range.expected_rows);
-  } else {
-    for (auto* column : {&k.short_name, &k.mangled_name}) std::vector<StringId>().swap(*column);
-  }
-  auto i32 = [](const Statement& s, int col) { return static_cast<std::int32_t>(s.int64(col)); };
-  auto u32 = [](const Statement& s, int col) { return static_cast<std::uint32_t>(s.int64(col)); };
-  return scan(db, kKernelTable, range, specs, [&](const Statement& s) {
-    k.start_ns.push_back(s.int64(0));
-    k.end_ns.push_back(s.int64(1));
-    k.global_pid.push_back(s.int64(2));
-    k.device_id.push_back(u32(s, 3));
-    k.correlation_id.push_back(u32(s, 4));
-    k.demangled_name.push_back(str(s, 5));
-    k.graph_node_id.push_back(s.int64(6));
-    k.context_id.push_back(u32(s, 7));
-    if (variants) {
-      k.short_name.push_back(str(s, 8));
-      k.mangled_name.push_back(str(s, 9));
-    }
-    if (!details) return;
-    const int d = first_detail;
-    k.green_context_id.push_back(u32(s, d));
-    k.stream_id.push_back(u32(s, d + 1));
-    k.grid_x.push_back(i32(s, d + 2));
-    k.grid_y.push_back(i32(s, d + 3));
-    k.grid_z.push_back(i32(s, d + 4));
-    k.block_x.push_back(i32(s, d + 5));
-    k.block_y.push_back(i32(s, d + 6));
-    k.block_z.push_back(i32(s, d + 7));
-    k.registers_per_thread.push_back(i32(s, d + 8));
-    k.static_smem_bytes.push_back(i32(s, d + 9));
-    k.dynamic_smem_bytes.push_back(i32(s, d + 10));
-    k.launch_type.push_back(i32(s, d + 11));
-    k.graph_id.push_back(0);  // the KERNEL table has no graph id; nor framework op ids
-    k.external_id.push_back(0);
-  });
+  // only when asked for (Trace::detailed says so); short and mangled names are left out where the
+  // plan says no one reads them (OpenOptions::kernel_name_variants).
+  return read_named_columns(db, kKernelTable, k, range, (options_.detail_kinds & bit(EventKind::kKernels)) != 0,
+                            options_.kernel_name_variants);
 }
 
 Result<void> Reader::read_memcpys(const Database& db, MemcpyColumns& m, const RowRange& range) {
@@ -419,24 +389,7 @@ Result<void> Reader::read_memsets(const Database& db, MemsetColumns& m, const Ro
 
 Result<void> Reader::read_api_calls(const Database& db, ApiCallColumns& a, const RowRange& range) {
   // Return values and event classes are read only when asked for (cuda_api_trace).
-  const bool details = (options_.detail_kinds & bit(EventKind::kApiCalls)) != 0;
-  std::vector<ColumnSpec> specs = {
-      {"start", "0"}, {"end", "0"}, {"globalTid", "0"}, {"correlationId", "0"}, {"nameId", nullptr}};
-  if (details) specs.insert(specs.end(), {{"returnValue", "0"}, {"eventClass", "0"}});
-  ApiCallColumns::visit(a, [&](auto& column) { column.reserve(details ? range.expected_rows : 0); });
-  for (auto* column : {&a.start_ns, &a.end_ns, &a.global_tid}) column->reserve(range.expected_rows);
-  a.correlation_id.reserve(range.expected_rows);
-  a.name.reserve(range.expected_rows);
-  return scan(db, kRuntimeTable, range, specs, [&](const Statement& s) {
-    a.start_ns.push_back(s.int64(0));
-    a.end_ns.push_back(s.int64(1));
-    a.global_tid.push_back(s.int64(2));
-    a.correlation_id.push_back(static_cast<std::uint32_t>(s.int64(3)));
-    a.name.push_back(str(s, 4));
-    if (!details) return;
-    a.return_value.push_back(static_cast<std::int32_t>(s.int64(5)));
-    a.event_class.push_back(static_cast<std::int32_t>(s.int64(6)));
-  });
+  return read_named_columns(db, kRuntimeTable, a, range, (options_.detail_kinds & bit(EventKind::kApiCalls)) != 0);
 }
 
 Result<void> Reader::read_syncs(const Database& db, SyncColumns& y, const RowRange& range) {
