@@ -21,6 +21,7 @@ namespace kernscope {
 
 struct Step {
   std::string name;
+  std::string group;  // the group it counts in (step_group_name of its name)
   Phase phase = Phase::kUnknown;
   TimeNs start_ns = 0, end_ns = 0;
   std::int64_t wall_ns = 0;
@@ -51,6 +52,11 @@ struct Distribution {
   std::int64_t max = 0;
 };
 Distribution distribution(std::vector<std::int64_t> values);
+
+// The group a step of this name counts in: its name, except that a trailing "#<number>" reads
+// "#N", so numbered steps are one group (torch.profiler's ProfilerStep#4, ProfilerStep#5, ... are
+// "ProfilerStep#N"; the number counts calls of step(), not a kind of step).
+std::string step_group_name(std::string_view name);
 
 struct StepOptions {
   std::optional<std::string> step_range;  // NAME[@DOMAIN]: exact range name

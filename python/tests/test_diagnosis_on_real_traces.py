@@ -146,6 +146,8 @@ def test_ddp_training_has_its_profiler_steps_and_nccl_time():
     assert r["workload"]["kind"] == "training"
     assert r["steps"]["count"] == len(steps) == 3
     assert all(g["phase"] == "unknown" for g in r["steps"]["groups"])
+    # Numbered profiler steps are one group (step_group_name), not one group per number.
+    assert [(g["name"].lstrip(":"), g["wall"]["count"]) for g in r["steps"]["groups"]] == [("ProfilerStep#N", 3)]
     assert r["steps"]["ttft"]["count"] == 0 and r["steps"]["tpot"]["count"] == 0
     comm = next(c for c in r["classes"] if c["class"] == "communication")
     assert comm["instances"] == len(nccl) == 21
@@ -195,6 +197,11 @@ def test_llama_kineto_steps_without_annotations_equal_annotated_ones(tmp_path):
     r = kernscope.open(str(paths[0])).report()
     assert r["workload"]["kind"] == "llm_inference"
     assert "shapes" in r["steps"]["method"]
+    # Annotated, the 17 ProfilerStep#n ranges form one group per phase: TPOT over the 16 decodes.
+    r = kernscope.open(str(paths[1])).report()
+    assert sorted((g["name"].lstrip(":"), g["phase"], g["wall"]["count"]) for g in r["steps"]["groups"]) == [
+        ("ProfilerStep#N", "decode", 16), ("ProfilerStep#N", "prefill", 1)]
+    assert r["steps"]["tpot"]["count"] == 16
 
 
 def test_a_text_encoder_run_without_gradients_is_inference():

@@ -27,7 +27,7 @@ std::vector<ClassShare> classes_of(const StepAnalysis& s, Phase phase) {
   std::map<std::string, std::int64_t> ns;
   std::int64_t total = 0;
   for (const auto& st : s.steps) {
-    if (st.phase != phase || st.name != group) continue;
+    if (st.phase != phase || st.group != group) continue;
     for (const auto& [c, v] : st.class_ns) {
       ns[c] += v;
       total += v;

@@ -17,7 +17,7 @@ std::vector<std::size_t> measured_steps(const StepAnalysis& steps) {
   const StepGroup* chosen = nullptr;
   std::size_t chosen_size = 0;
   std::map<std::pair<std::string, Phase>, std::size_t> sizes;
-  for (const auto& s : steps.steps) ++sizes[{s.name, s.phase}];
+  for (const auto& s : steps.steps) ++sizes[{s.group, s.phase}];
   for (const auto& g : steps.groups) {
     if (g.phase == Phase::kDecode) chosen = &g;
   }
@@ -33,7 +33,7 @@ std::vector<std::size_t> measured_steps(const StepAnalysis& steps) {
   std::vector<std::size_t> out;
   if (!chosen) return out;
   for (std::size_t i = 0; i < steps.steps.size(); ++i) {
-    if (steps.steps[i].name == chosen->name && steps.steps[i].phase == chosen->phase) out.push_back(i);
+    if (steps.steps[i].group == chosen->name && steps.steps[i].phase == chosen->phase) out.push_back(i);
   }
   std::stable_sort(out.begin(), out.end(),
                    [&](std::size_t x, std::size_t y) { return steps.steps[x].start_ns < steps.steps[y].start_ns; });
@@ -51,7 +51,7 @@ void time_samples(const StepAnalysis& steps, RunFigures& run) {
   if (steps.tpot.count > 0 && decode) {
     std::vector<const Step*> members;
     for (const auto& s : steps.steps) {
-      if (s.name == decode->name && s.phase == Phase::kDecode) members.push_back(&s);
+      if (s.group == decode->name && s.phase == Phase::kDecode) members.push_back(&s);
     }
     std::stable_sort(members.begin(), members.end(), [](const Step* x, const Step* y) { return x->start_ns < y->start_ns; });
     TimeNs previous_gpu_end = 0;
@@ -68,7 +68,7 @@ void time_samples(const StepAnalysis& steps, RunFigures& run) {
   if (steps.ttft.count > 0 && prefill) {
     for (const auto& s : steps.steps) {
       // TTFT as steps defines it: from the step's start until its range or its GPU work ends.
-      if (s.name == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.end_ns, s.gpu_end_ns) - s.start_ns);
+      if (s.group == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.end_ns, s.gpu_end_ns) - s.start_ns);
     }
   }
 }

@@ -191,7 +191,7 @@ void gc_findings(HostProfile& out) {
     std::vector<std::int64_t> walls;
     std::vector<std::size_t> members;
     for (std::size_t i = 0; i < steps.size(); ++i) {
-      if (steps[i].name == g.name && steps[i].phase == g.phase) {
+      if (steps[i].group == g.name && steps[i].phase == g.phase) {
         walls.push_back(steps[i].wall_ns);
         members.push_back(i);
       }
@@ -327,6 +327,7 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
       for (const auto& w : windows->windows) {
         Step step;
         step.name = w.name;
+        step.group = step_group_name(w.name);
         step.phase = w.phase;
         step.start_ns = w.start;
         step.end_ns = w.end;
@@ -374,6 +375,7 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
   } else {
     Step whole;
     whole.name = "whole run";
+    whole.group = whole.name;
     whole.start_ns = std::numeric_limits<TimeNs>::max();
     whole.end_ns = std::numeric_limits<TimeNs>::min();
     if (samples.size()) {
@@ -437,10 +439,10 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
   std::vector<std::unordered_map<std::uint32_t, Weight>> self_counts, total_counts;
   for (std::size_t s = 0; s < out.steps.size(); ++s) {
     const Step& step = out.steps[s];
-    auto [it, inserted] = group_of.emplace(std::make_pair(step.name, step.phase), out.groups.size());
+    auto [it, inserted] = group_of.emplace(std::make_pair(step.group, step.phase), out.groups.size());
     if (inserted) {
       HostGroup g;
-      g.name = step.name;
+      g.name = step.group;
       g.phase = step.phase;
       out.groups.push_back(std::move(g));
       self_counts.emplace_back();

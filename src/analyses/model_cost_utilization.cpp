@@ -79,7 +79,7 @@ void decode_figures(const ModelCost& cost, const std::string& config, const Step
   double projection_ns = 0;
   std::int64_t members = 0;
   for (const auto& st : steps.steps) {
-    if (st.phase != Phase::kDecode || st.name != group->name) continue;
+    if (st.phase != Phase::kDecode || st.group != group->name) continue;
     ++members;
     for (std::string_view c : kProjectionClasses) {
       if (auto it = st.class_ns.find(std::string(c)); it != st.class_ns.end()) projection_ns += static_cast<double>(it->second);

@@ -22,16 +22,11 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// A step's group name: numbered steps (ProfilerStep#4, ProfilerStep#5) are one group, ProfilerStep#N;
-// the empty NVTX domain's leading ':' is dropped.
+// A step's group name: numbered steps are one group (step_group_name: ProfilerStep#N); the empty
+// NVTX domain's leading ':' is dropped.
 std::string group_name(std::string name) {
   if (name.starts_with(':')) name.erase(0, 1);
-  const auto hash = name.rfind('#');
-  if (hash != std::string::npos && hash + 1 < name.size() &&
-      std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
-    name.replace(hash + 1, std::string::npos, "N");
-  }
-  return name;
+  return step_group_name(name);
 }
 
 }  // namespace

@@ -107,7 +107,7 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
     double step_ns = 0;
     for (std::size_t s = 0; s < steps->steps.size(); ++s) {
       const auto& st = steps->steps[s];
-      if (st.name == group->name && st.phase == phase) {
+      if (st.group == group->name && st.phase == phase) {
         member[s] = 1;
         members.push_back(static_cast<std::int32_t>(s));
         step_ns += static_cast<double>(std::max(st.wall_ns, st.gpu_span_ns));

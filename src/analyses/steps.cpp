@@ -271,6 +271,15 @@ class CallStepFinder {
 
 }  // namespace
 
+std::string step_group_name(std::string_view name) {
+  const auto hash = name.rfind('#');
+  if (hash == std::string_view::npos || hash + 1 == name.size() ||
+      !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    return std::string(name);
+  }
+  return std::string(name.substr(0, hash + 1)) + "N";
+}
+
 Distribution distribution(std::vector<std::int64_t> values) {
   Distribution d;
   if (values.empty()) return d;
@@ -313,6 +322,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
   std::vector<Step> steps(windows.size());
   for (std::size_t w = 0; w < windows.size(); ++w) {
     steps[w].name = windows[w].name;
+    steps[w].group = step_group_name(windows[w].name);
     steps[w].phase = windows[w].phase;
     steps[w].start_ns = windows[w].start;
     steps[w].end_ns = windows[w].end;
@@ -613,7 +623,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     s.class_ns.erase("attention");
   }
   std::map<std::pair<std::string, Phase>, std::vector<const Step*>> by_group;
-  for (const auto& s : steps) by_group[{s.name, s.phase}].push_back(&s);
+  for (const auto& s : steps) by_group[{s.group, s.phase}].push_back(&s);
   for (auto& [key, members] : by_group) {
     std::stable_sort(members.begin(), members.end(), [](const Step* x, const Step* y) { return x->start_ns < y->start_ns; });
     StepGroup g;
@@ -660,7 +670,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
       // of its host range, or of its GPU work when that ends later (a serving engine's prefill
       // range ends when its kernels are queued). Waiting inside the step for earlier GPU work
       // (a stream waiting on an event) is time the request waits too, so it counts.
-      if (st.name == it->name && st.phase == Phase::kPrefill) {
+      if (st.group == it->name && st.phase == Phase::kPrefill) {
         felt.push_back(std::max(st.end_ns, st.gpu_end_ns) - st.start_ns);
         // Said when most of that time is not the step's own GPU work (a serving engine's step
         // waiting on an event of earlier work): TTFT is right, the prefill itself is shorter.

@@ -87,6 +87,16 @@ TEST(StepsOnLlama, BacktracedCallsCountOnce) {
 
 // By construction: a row nested in another with the same thread, correlation id and API family
 // repeats that call; same id but disjoint in time, or another API, it is a call of its own.
+// Numbered steps are one group; other names are their own group.
+TEST(Steps, GroupNameTakesTheStepNumberOut) {
+  EXPECT_EQ(step_group_name("ProfilerStep#12"), "ProfilerStep#N");
+  EXPECT_EQ(step_group_name(":ProfilerStep#3"), ":ProfilerStep#N");
+  EXPECT_EQ(step_group_name("warmup:decode_step"), "warmup:decode_step");
+  EXPECT_EQ(step_group_name("step#"), "step#");          // no number
+  EXPECT_EQ(step_group_name("batch#12a"), "batch#12a");  // not only digits after '#'
+  EXPECT_EQ(step_group_name(""), "");
+}
+
 TEST(Steps, NestedRepeatOfACallCountsOnce) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
