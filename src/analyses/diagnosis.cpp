@@ -1,5 +1,6 @@
 // Builds the diagnosis from the other analyses; the sentences cite the numbers behind them.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <future>
 #include <map>
@@ -62,6 +63,34 @@ std::int64_t time_involved(const Finding& f) {
     return total;
   }
   return -1;
+}
+
+// The time a finding's evidence rows spend inside [lo, hi) (the steps' span: model loading and
+// warm-up before it are not the loop's time), from their Start and Duration columns; for a
+// utilization region (an In-Use percentage) only its unused share: a region's length is not what
+// it could save, its idle part is. -1 when the rows have no start and duration. Rows are capped
+// (--rows), so this is a lower bound.
+std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi) {
+  const std::size_t none = f.rows.columns.size();
+  std::size_t start = none, duration = none, in_use = none;
+  for (std::size_t c = 0; c < f.rows.columns.size(); ++c) {
+    const Unit unit = f.rows.columns[c].unit;
+    if (unit == Unit::kTimestamp && start == none) start = c;
+    if (unit == Unit::kDuration && duration == none) duration = c;
+    if (unit == Unit::kPercent && in_use == none) in_use = c;
+  }
+  if (start == none || duration == none) return -1;
+  double total = 0;
+  for (const auto& row : f.rows.rows) {
+    const auto* from = std::get_if<std::int64_t>(&row[start]);
+    const auto* length = std::get_if<std::int64_t>(&row[duration]);
+    if (!from || !length) continue;
+    const TimeNs overlap = std::min(*from + *length, hi) - std::max(*from, lo);
+    if (overlap <= 0) continue;
+    const double* pct = in_use == none ? nullptr : std::get_if<double>(&row[in_use]);
+    total += static_cast<double>(overlap) * (pct ? std::max(0.0, 100.0 - *pct) / 100.0 : 1.0);
+  }
+  return static_cast<std::int64_t>(total);
 }
 
 // First start to last end of the trace's GPU work and API calls.
@@ -187,6 +216,17 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   for (const auto& st : d.steps.steps) span_ns += st.wall_ns;
   if (span_ns == 0) span_ns = trace_span(trace);
   const std::int64_t threshold_ns = span_ns / 100;
+  // The loop's time: from the first step's start to the last step's end (host or GPU); the whole
+  // trace where there are no steps.
+  TimeNs loop_from = INT64_MIN, loop_to = INT64_MAX;
+  if (!d.steps.steps.empty()) {
+    loop_from = INT64_MAX;
+    loop_to = INT64_MIN;
+    for (const auto& st : d.steps.steps) {
+      loop_from = std::min(loop_from, st.start_ns);
+      loop_to = std::max({loop_to, st.end_ns, st.gpu_end_ns});
+    }
+  }
   auto saving_text = [](std::int64_t ns, const char* how) {
     return std::string(" (") + how + " " + fixed(static_cast<double>(ns) / 1e6, 3) + " ms of the trace)";
   };
@@ -279,12 +319,26 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
                           " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
   }
-  // Warnings of nsys's rules reach the diagnosis too, above the same threshold.
+  // Warnings of nsys's rules reach the diagnosis too, above the same threshold, each with its
+  // rule's action (ranked by the time its evidence rows add up to, where they measure time).
   for (const auto& f : d.findings) {
     if (f.skipped || f.count == 0 || f.severity != "warning" || said.contains(f.rule)) continue;
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) continue;
     d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
+    if (f.action.empty()) continue;
+    // An idle GPU in launch-bound steps is that finding's, and its action (CUDA graphs) is the one
+    // to take: the timeline rules' generic advice would count the same idle time again.
+    if ((f.rule == "gpu_time_util" || f.rule == "gpu_gaps") && said.contains("llm_launch_bound")) continue;
+    std::string action = f.action;
+    action[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(action[0])));
+    // Where the rows say when, only their time inside the steps counts (time_in_window).
+    const std::int64_t in_window = time_in_window(f, loop_from, loop_to);
+    const std::int64_t saving = in_window >= 0 ? in_window : involved;
+    if (in_window == 0) continue;  // all of it before or after the steps: nothing the loop can gain
+    actions.push_back({saving, action + " (" + f.title + ": " + f.evidence + ")" +
+                                   (saving >= 0 ? saving_text(saving, in_window >= 0 && !d.steps.steps.empty() ? "inside the steps, at least" : "at least")
+                                                : std::string()) + "."});
   }
   std::stable_sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
     if ((a.saving_ns < 0) != (b.saving_ns < 0)) return b.saving_ns < 0;

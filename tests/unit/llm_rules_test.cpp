@@ -153,6 +153,24 @@ TEST(Report, OverlappingStepRangesAreTwoStepsThatShareNoLaunch) {
   EXPECT_NE(json.find("\",\"count\":2,\"decode_wall\":{\"count\":"), std::string::npos) << json;
 }
 
+TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
+  // Two kernels 900 ms apart: nsys's gap rule finds one gap of 899.999 ms (> 500 ms), all of it
+  // between the first step's start and the last one's end (whatever steps are found).
+  testing::SyntheticTrace s;
+  s.kernel("a", 1'000'000, 1'001'000);
+  s.kernel("b", 901'000'000, 901'001'000);
+  auto d = diagnose(s.trace, OpRuleSet::builtin(), {}, {});
+  ASSERT_TRUE(d) << d.error().message;
+  ASSERT_EQ(rule(d->findings, "gpu_gaps").count, 1);
+  bool gap_action = false;
+  for (const auto& a : d->next_actions) {
+    if (!a.starts_with("Find what the host does in these gaps")) continue;
+    gap_action = true;
+    EXPECT_NE(a.find("at least 899.999 ms of the trace)."), std::string::npos) << a;
+  }
+  EXPECT_TRUE(gap_action);
+}
+
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
   auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
   ASSERT_TRUE(trace);
@@ -162,6 +180,8 @@ TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
   EXPECT_EQ(d.decode_classes.front().op_class, "gemv");
   ASSERT_FALSE(d.next_actions.empty());
   EXPECT_NE(d.next_actions.front().find("CUDA graph"), std::string::npos);
+  // The low-utilization region is the launch-bound steps' idle GPU: said, not advised twice.
+  for (const auto& a : d.next_actions) EXPECT_FALSE(a.starts_with("Keep the GPU fed")) << a;
   bool attention_decode = false;
   for (const auto& c : d.decode_classes) attention_decode |= c.op_class == "attention_decode";
   EXPECT_TRUE(attention_decode);
