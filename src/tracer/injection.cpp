@@ -106,6 +106,10 @@ class Tracer {
   static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
   static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
   static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  // Subscribes on_callback once (CUPTI takes one subscriber per process); says why not and returns
+  // false when another subscriber holds CUPTI.
+  bool subscribe(const char* what);
+  void enable_hw_trace();
 
  private:
   void set_activities(bool on);
@@ -135,6 +139,7 @@ class Tracer {
   std::string path_;
   std::string nvml_note_;
   std::string kernel_timestamps_ = "software (CUPTI instrumentation)";  // or hardware events (--hw-trace)
+  std::mutex kernel_timestamps_mutex_;  // set on the program's thread that creates the first context
   std::atomic<std::uint64_t> dropped_{0};
   std::atomic<bool> active_{false};
   std::atomic<bool> finished_{false};
@@ -147,7 +152,8 @@ class Tracer {
   double timing_cost_ns_ = 0;
   std::set<std::uint32_t> threads_;
   std::string write_error_;
-  CUpti_SubscriberHandle subscriber_ = nullptr;
+  CUpti_SubscriberHandle subscriber_ = nullptr;  // CUPTI allows one per process: shared (subscribe())
+  bool hw_trace_tried_ = false;                  // --hw-trace: asked for at the first context creation
   // Runtime [0] and driver [1] callback ids of the calls recorded by default.
   std::vector<CUpti_CallbackId> default_cbids_[2];
   bool records_always_ = false;    // recording starts with the program and never stops
@@ -420,12 +426,35 @@ void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti
     t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
     return;
   }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) t->enable_hw_trace();
+    return;
+  }
   const auto* info = static_cast<const CUpti_CallbackData*>(data);
   const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
                      (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
   // Start after the call returns, stop before it runs: the range holds only the work between.
   if (start && info->callbackSite == CUPTI_API_EXIT) t->range_started();
   if (!start && info->callbackSite == CUPTI_API_ENTER) t->range_ended();
+}
+
+bool Tracer::subscribe(const char* what) {
+  if (subscriber_) return true;
+  const CUptiResult r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+  if (r == CUPTI_SUCCESS) return true;
+  subscriber_ = nullptr;
+  say(std::string(what) + " (CUPTI already has a subscriber): " + cupti_error(r) + "; not tracing");
+  return false;
+}
+
+void Tracer::enable_hw_trace() {
+  std::lock_guard lock(kernel_timestamps_mutex_);
+  if (hw_trace_tried_) return;  // the first context decides; later ones share the setting
+  hw_trace_tried_ = true;
+  const CUptiResult hw = cuptiActivityEnableHWTrace(1);
+  kernel_timestamps_ = hw == CUPTI_SUCCESS ? "hardware events (CUPTI HW trace)"
+                                           : std::string("software (--hw-trace refused by CUPTI: ") + cupti_error(hw) + ")";
+  if (hw != CUPTI_SUCCESS) say("--hw-trace: " + kernel_timestamps_);
 }
 
 bool Tracer::init() {
@@ -485,11 +514,11 @@ bool Tracer::init() {
   if (config_.hw_trace) {
     // Kernel timestamps from the GPU's hardware event system instead of CUPTI's instrumentation of
     // each launch (Blackwell only; CUPTI refuses elsewhere, and then the usual timestamps are taken).
-    // Not yet run on a Blackwell GPU: on an H200 CUPTI answers not supported (bench/RESULTS.md).
-    const CUptiResult hw = cuptiActivityEnableHWTrace(1);
-    kernel_timestamps_ = hw == CUPTI_SUCCESS ? "hardware events (CUPTI HW trace)"
-                                             : std::string("software (--hw-trace refused by CUPTI: ") + cupti_error(hw) + ")";
-    if (hw != CUPTI_SUCCESS) say("--hw-trace: " + kernel_timestamps_);
+    // CUPTI takes it only once the driver is initialized, which it is not yet here (this runs inside
+    // cuInit: asked here, CUPTI answered NOT_INITIALIZED on an H200): it is asked for when the first
+    // context is created, before any kernel can run.
+    if (!subscribe("cannot wait for the first CUDA context to enable --hw-trace")) return false;
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   }
   find_default_api();
   records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0;
@@ -506,22 +535,13 @@ bool Tracer::init() {
   cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
 
   if (config_.capture == TracerConfig::Capture::kProfilerApi) {
-    r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
-    if (r != CUPTI_SUCCESS) {
-      say(std::string("cannot watch cudaProfilerStart/Stop (CUPTI already has a subscriber): ") + cupti_error(r) +
-          "; not tracing");
-      return false;
-    }
+    if (!subscribe("cannot watch cudaProfilerStart/Stop")) return false;
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
   } else if (config_.capture == TracerConfig::Capture::kNvtx) {
-    r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
-    if (r != CUPTI_SUCCESS) {
-      say(std::string("cannot watch NVTX ranges (CUPTI already has a subscriber): ") + cupti_error(r) + "; not tracing");
-      return false;
-    }
+    if (!subscribe("cannot watch NVTX ranges")) return false;
     cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_NVTX);
     capture_text_ = strings_.intern(config_.nvtx_range);  // before the collector thread starts
     if (!config_.nvtx_domain.empty()) capture_domain_ = strings_.intern(config_.nvtx_domain);
@@ -635,7 +655,10 @@ void Tracer::finish() {
       // call; this is what one timing adds to the time it measures.
       {"timing_cost_ns", std::to_string(static_cast<std::int64_t>(timing_cost_ns_ + 0.5))}};
   if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
-  info.emplace_back("kernel_timestamps", kernel_timestamps_);
+  {
+    std::lock_guard lock(kernel_timestamps_mutex_);
+    info.emplace_back("kernel_timestamps", kernel_timestamps_);
+  }
   // Buffers CUPTI never handed back: another CUPTI client in the program (the PyTorch profiler)
   // registered its own callbacks and received them.
   const std::size_t missing = pool_->size() - pool_->free_count();
