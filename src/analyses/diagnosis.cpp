@@ -150,7 +150,8 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     std::vector<Finding> llm_findings;
   };
   auto steps_job = std::async(std::launch::async, [&] {
-    StepsAndAfter out{analyze_steps(context, step_options)};
+    StepsAndAfter out;
+    out.steps = analyze_steps(context, step_options);
     if (!out.steps) return out;
     RooflineOptions options = sol_options;
     options.step_analysis = &*out.steps;
