@@ -90,13 +90,9 @@ Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table) 
   if (path.empty()) return {};
   auto logged = cublas_log_work(request.trace, path);
   if (!logged) return std::unexpected(logged.error());
-  std::size_t offered = 0, taken = 0;
+  std::size_t taken = 0;  // kernels whose work a more trusted source already gave
   for (auto& [row, work] : logged->by_row) {
-    if (table.offer(row, std::move(work))) {
-      ++offered;
-    } else {
-      ++taken;
-    }
+    if (!table.offer(row, std::move(work))) ++taken;
   }
   table.note(fmt::format("cublas-log: {} of {} GEMM call(s) in {} joined to the trace's GEMM kernels", logged->by_row.size(),
                          logged->calls, path));

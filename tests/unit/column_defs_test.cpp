@@ -19,8 +19,12 @@ void expect_named_once(const char* kind) {
   std::set<std::string> python_names, nsys_names;
   for_each_column_def<Columns>([&](const auto& def) {
     named.insert(&(columns.*def.member));
-    if (def.python) EXPECT_TRUE(python_names.insert(def.python).second) << kind << ": Python name " << def.python << " twice";
-    if (def.nsys) EXPECT_TRUE(nsys_names.insert(def.nsys).second) << kind << ": nsys column " << def.nsys << " twice";
+    if (def.python) {
+      EXPECT_TRUE(python_names.insert(def.python).second) << kind << ": Python name " << def.python << " twice";
+    }
+    if (def.nsys) {
+      EXPECT_TRUE(nsys_names.insert(def.nsys).second) << kind << ": nsys column " << def.nsys << " twice";
+    }
   });
   EXPECT_EQ(named, members) << kind << ": the definitions and visit() list different members";
   EXPECT_EQ(std::set<const void*>(named.begin(), named.end()).size(), named.size()) << kind << ": a member named twice";

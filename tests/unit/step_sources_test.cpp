@@ -185,7 +185,9 @@ TEST(StepSources, PeriodStepsAreOneProcesssPasses) {
   EXPECT_NE(s.method.find("left out: launched before the trace starts"), std::string::npos) << s.method;
   ASSERT_GE(s.steps.size(), 3u);
   for (RowIndex i = 0; i < trace->kernels.size(); ++i) {
-    if (s.kernel_step[i] >= 0) EXPECT_EQ(pid_of(trace->kernels.global_pid[i]), 145);
+    if (s.kernel_step[i] >= 0) {
+      EXPECT_EQ(pid_of(trace->kernels.global_pid[i]), 145);
+    }
   }
   for (const auto& st : s.steps) {
     EXPECT_GT(st.launches, 0);
