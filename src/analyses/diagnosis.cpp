@@ -320,6 +320,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
                           " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
   }
+  bool advised_gaps = false;
   // Warnings of nsys's rules reach the diagnosis too, above the same threshold, each with its
   // rule's action (ranked by the time its evidence rows add up to, where they measure time).
   for (const auto& f : d.findings) {
@@ -331,12 +332,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // An idle GPU in launch-bound steps is that finding's, and its action (CUDA graphs) is the one
     // to take: the timeline rules' generic advice would count the same idle time again.
     if ((f.rule == "gpu_time_util" || f.rule == "gpu_gaps") && said.contains("llm_launch_bound")) continue;
+    // Gaps and low-utilization regions are the same idle GPU seen twice: the gaps (places in
+    // time, the more specific) are advised, the regions then only said.
+    if (f.rule == "gpu_time_util" && advised_gaps) continue;
     std::string action = f.action;
     action[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(action[0])));
     // Where the rows say when, only their time inside the steps counts (time_in_window).
     const std::int64_t in_window = time_in_window(f, loop_from, loop_to);
     const std::int64_t saving = in_window >= 0 ? in_window : involved;
     if (in_window == 0) continue;  // all of it before or after the steps: nothing the loop can gain
+    advised_gaps |= f.rule == "gpu_gaps";
     actions.push_back({saving, action + " (" + f.title + ": " + f.evidence + ")" +
                                    (saving >= 0 ? saving_text(saving, in_window >= 0 && !d.steps.steps.empty() ? "inside the steps, at least" : "at least")
                                                 : std::string()) + "."});

@@ -169,6 +169,9 @@ TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
     EXPECT_NE(a.find("at least 899.999 ms of the trace)."), std::string::npos) << a;
   }
   EXPECT_TRUE(gap_action);
+  // The same idle GPU is a low-utilization region too: said, but advised once (as the gaps).
+  ASSERT_GT(rule(d->findings, "gpu_time_util").count, 0);
+  for (const auto& a : d->next_actions) EXPECT_FALSE(a.starts_with("Keep the GPU fed")) << a;
 }
 
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
