@@ -33,8 +33,8 @@ const RowIndex* ApiLookup::Process::head(std::uint32_t correlation_id) const {
   return r == kNoRank ? nullptr : &heads[r];
 }
 
-ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk) : api_(api) {
-  const ChunkPlan plan(api.size(), min_rows_per_chunk);
+ApiLookup::ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk, std::size_t cores) : api_(api) {
+  const ChunkPlan plan(api.size(), min_rows_per_chunk, 0, cores);
   // 1. Each process's largest id and number of calls. Rows come in long runs of one process: its
   //    tally is looked up once per run. Chunks of rows count apart; their tallies are merged.
   struct Extent {

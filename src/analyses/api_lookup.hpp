@@ -24,9 +24,10 @@ namespace kernscope::report {
 
 class ApiLookup {
  public:
-  // Built over chunks of at least `min_rows_per_chunk` rows on several threads (one chunk, and
-  // the one thread, for smaller tables; tests pass small chunks to build a small table in parallel).
-  explicit ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk = std::size_t{1} << 20);
+  // Built over chunks of at least `min_rows_per_chunk` rows on several threads, one per core
+  // (one chunk, and the one thread, for smaller tables). Tests pass small chunks and `cores` to
+  // build a small table in several chunks on any machine.
+  explicit ApiLookup(const ApiCallColumns& api, std::size_t min_rows_per_chunk = std::size_t{1} << 20, std::size_t cores = 0);
   // The call with this id: where several rows share it, the one whose time encloses the others
   // (ties: the first row).
   std::optional<RowIndex> find(std::int64_t global_pid, std::uint32_t correlation_id) const;

@@ -68,8 +68,9 @@ std::int64_t time_involved(const Finding& f) {
 // The time a finding's evidence rows spend inside [lo, hi) (the steps' span: model loading and
 // warm-up before it are not the loop's time), from their Start and Duration columns; for a
 // utilization region (an In-Use percentage) only its unused share: a region's length is not what
-// it could save, its idle part is. -1 when the rows have no start and duration. Rows are capped
-// (--rows), so this is a lower bound.
+// it could save, its idle part is. Rows of several devices or overlapping calls add up, like the
+// other findings' times. -1 when no row gives a start and a duration. Rows are capped (--rows), so
+// this is a lower bound.
 std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi) {
   const std::size_t none = f.rows.columns.size();
   std::size_t start = none, duration = none, in_use = none;
@@ -81,16 +82,18 @@ std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi) {
   }
   if (start == none || duration == none) return -1;
   double total = 0;
+  std::size_t read = 0;
   for (const auto& row : f.rows.rows) {
     const auto* from = std::get_if<std::int64_t>(&row[start]);
     const auto* length = std::get_if<std::int64_t>(&row[duration]);
     if (!from || !length) continue;
+    ++read;
     const TimeNs overlap = std::min(*from + *length, hi) - std::max(*from, lo);
     if (overlap <= 0) continue;
     const double* pct = in_use == none ? nullptr : std::get_if<double>(&row[in_use]);
     total += static_cast<double>(overlap) * (pct ? std::max(0.0, 100.0 - *pct) / 100.0 : 1.0);
   }
-  return static_cast<std::int64_t>(total);
+  return read ? static_cast<std::int64_t>(total) : -1;  // no row to tell (--rows 0): not measured
 }
 
 // First start to last end of the trace's GPU work and API calls.

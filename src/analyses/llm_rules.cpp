@@ -42,7 +42,7 @@ std::vector<const Step*> decode_steps(const StepAnalysis& s) {
   }
   std::vector<const Step*> out;
   for (const auto& st : s.steps) {
-    if (st.phase == Phase::kDecode && st.name == name) out.push_back(&st);
+    if (st.phase == Phase::kDecode && st.group == name) out.push_back(&st);
   }
   return out;
 }

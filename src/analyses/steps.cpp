@@ -178,9 +178,8 @@ class TablesInStartOrder {
   std::int64_t only_pid_ = 0;
 };
 
-// Widens a step's GPU projection (a Step's or a StepTally's) to hold one of its operations.
-template <class S>
-void project(S& s, TimeNs start, TimeNs end) {
+// Widens a step's GPU projection to hold one of its operations.
+void project(Step& s, TimeNs start, TimeNs end) {
   if (s.gpu_end_ns == 0) {
     s.gpu_start_ns = start;
     s.gpu_end_ns = end;
@@ -195,8 +194,21 @@ void project(S& s, TimeNs start, TimeNs end) {
 struct StepTally {
   std::int64_t kernels = 0, kernel_ns = 0, launches = 0, launch_api_ns = 0, syncs = 0, sync_ns = 0, allocations = 0;
   std::int64_t h2d_copies = 0, d2h_copies = 0, graph_launches = 0;
-  TimeNs gpu_start_ns = 0, gpu_end_ns = 0;  // 0, 0: no GPU operation
+  TimeNs gpu_start_ns = 0, gpu_end_ns = 0;  // the projection, where any_gpu
+  bool any_gpu = false;
 };
+
+// Widens a chunk's projection; its first operation sets it (a flag, not a sentinel end).
+void project(StepTally& t, TimeNs start, TimeNs end) {
+  if (!t.any_gpu) {
+    t.gpu_start_ns = start;
+    t.gpu_end_ns = end;
+    t.any_gpu = true;
+    return;
+  }
+  t.gpu_start_ns = std::min(t.gpu_start_ns, start);
+  t.gpu_end_ns = std::max(t.gpu_end_ns, end);
+}
 
 void add_tally(Step& s, const StepTally& t) {
   s.kernels += t.kernels;
@@ -209,7 +221,7 @@ void add_tally(Step& s, const StepTally& t) {
   s.h2d_copies += t.h2d_copies;
   s.d2h_copies += t.d2h_copies;
   s.graph_launches += t.graph_launches;
-  if (t.gpu_end_ns != 0) project(s, t.gpu_start_ns, t.gpu_end_ns);
+  if (t.any_gpu) project(s, t.gpu_start_ns, t.gpu_end_ns);
 }
 
 // The step window (of windows from host ranges on threads) that holds an API call. The chosen

@@ -15,10 +15,11 @@ namespace kernscope {
 
 class ChunkPlan {
  public:
-  // At least `min_rows` rows a chunk, at most one chunk per hardware thread and at most
-  // `max_chunks` (0: no further limit).
-  ChunkPlan(std::size_t n, std::size_t min_rows, std::size_t max_chunks = 0) : n_(n) {
-    std::size_t chunks = std::max(1u, std::thread::hardware_concurrency());
+  // At least `min_rows` rows a chunk, at most one chunk per hardware thread (or per `cores`, where
+  // given: tests ask for several chunks on a one-core runner) and at most `max_chunks` (0: no
+  // further limit).
+  ChunkPlan(std::size_t n, std::size_t min_rows, std::size_t max_chunks = 0, std::size_t cores = 0) : n_(n) {
+    std::size_t chunks = cores ? cores : std::max(1u, std::thread::hardware_concurrency());
     if (max_chunks) chunks = std::min(chunks, max_chunks);
     count_ = std::max<std::size_t>(1, std::min(chunks, n / std::max<std::size_t>(1, min_rows)));
   }

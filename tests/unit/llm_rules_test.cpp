@@ -18,12 +18,13 @@ namespace {
 using testing::rule;
 
 // Decode steps of 1 ms each with `launches` tiny kernels, optional sync/alloc/H2D per step.
-testing::SyntheticTrace decode_loop(int steps, int launches, bool sync, bool alloc, bool h2d) {
+// `numbered`: the ranges are decode_step#0, #1, ... (one group, decode_step#N).
+testing::SyntheticTrace decode_loop(int steps, int launches, bool sync, bool alloc, bool h2d, bool numbered = false) {
   testing::SyntheticTrace s;
   std::uint32_t corr = 1;
   for (int st = 0; st < steps; ++st) {
     const TimeNs base = st * 1'000'000;
-    s.nvtx(kNvtxPushPopRange, "decode_step", base, base + 1'000'000);
+    s.nvtx(kNvtxPushPopRange, numbered ? "decode_step#" + std::to_string(st) : std::string("decode_step"), base, base + 1'000'000);
     for (int i = 0; i < launches; ++i) {
       const TimeNs t = base + 1000 + i * 4000;
       s.api("cudaLaunchKernel_v7000", t, t + 2000, corr);
@@ -54,6 +55,20 @@ TEST(LlmRules, LaunchBoundLoopWithSyncAllocAndCopies) {
   const auto f = llm_findings(s.trace);
   EXPECT_EQ(rule(f, "llm_launch_bound").count, 10);
   EXPECT_EQ(rule(f, "llm_launch_bound").severity, "critical");
+  EXPECT_EQ(rule(f, "llm_sync_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_alloc_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_h2d_in_loop").count, 10);
+  EXPECT_EQ(rule(f, "llm_tiny_kernels").count, 2000);
+}
+
+// Numbered steps are one group (step_group_name): the rules read every step of it.
+TEST(LlmRules, NumberedDecodeStepsAreOneGroupTheRulesRead) {
+  auto s = decode_loop(10, 200, true, true, true, true);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.groups.size(), 1u);
+  EXPECT_EQ(steps.groups[0].name, ":decode_step#N");
+  const auto f = run_llm_rules(s.trace, steps, AnalyzeOptions{});
+  EXPECT_EQ(rule(f, "llm_launch_bound").count, 10);
   EXPECT_EQ(rule(f, "llm_sync_in_loop").count, 10);
   EXPECT_EQ(rule(f, "llm_alloc_in_loop").count, 10);
   EXPECT_EQ(rule(f, "llm_h2d_in_loop").count, 10);
