@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <random>
 #include <utility>
 
 namespace kernscope::tracer {
@@ -200,8 +201,13 @@ void NativeSampler::run() {
   std::int64_t window_start = next;
   std::int64_t window_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
   std::int64_t window_handlers = g_shared->busy_ns.load();
+  // Each interval is the period times a uniform draw in [0.5, 1.5): the same rate on average, but
+  // no phase lock with a program whose loop period is a multiple of the sampling period (a 60 ms
+  // loop sampled every 10 ms exactly got 4 of its 6 samples in a function taking 36 ms, 67 % for 60 %).
+  std::minstd_rand jitter(static_cast<std::uint32_t>(next) ^ sampler_tid_);
+  std::uniform_real_distribution<double> stretch(0.5, 1.5);
   while (!stop_) {
-    next += static_cast<std::int64_t>(period_s_ * 1e9);
+    next += static_cast<std::int64_t>(period_s_ * stretch(jitter) * 1e9);
     // Sleep in short pieces so stop() is answered quickly even at 1 Hz.
     for (std::int64_t now = clock_ns(CLOCK_MONOTONIC); now < next && !stop_; now = clock_ns(CLOCK_MONOTONIC)) {
       const std::int64_t wait = std::min<std::int64_t>(next - now, 20'000'000);
