@@ -18,6 +18,7 @@ import atexit
 import ctypes
 import gc
 import os
+import random
 import socket
 import sqlite3
 import sys
@@ -139,8 +140,12 @@ class StackSampler:
         window_start = time.perf_counter()
         window_busy = 0.0
         next_time = time.perf_counter()
+        # Each interval is the period times a uniform draw in [0.5, 1.5): the same rate on average,
+        # but no phase lock with a loop whose period is a multiple of the sampling period (the native
+        # sampler's test program, a 60 ms loop at 100 Hz, read 67 % for a 60 % function without it).
+        jitter = random.Random()
         while not self._stop.is_set():
-            next_time += self.period
+            next_time += self.period * jitter.uniform(0.5, 1.5)
             delay = next_time - time.perf_counter()
             if delay > 0:
                 if self._stop.wait(delay):
