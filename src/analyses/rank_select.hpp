@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstddef>
+#include <initializer_list>
 #include <cstdint>
 #include <type_traits>
 #include <vector>
@@ -37,6 +39,44 @@ constexpr std::size_t kBuckets = (64 - kSubBits + 1) << kSubBits;
 
 }  // namespace rank_select_detail
 
+// Where numpy's linear percentile q of n sorted values reads: the ranks below and above the exact
+// (fractional) rank, between which it interpolates.
+struct PercentileRank {
+  std::size_t lo, hi;
+  double rank;
+};
+inline PercentileRank percentile_rank(double q, std::size_t n) {
+  const double rank = q / 100.0 * static_cast<double>(n - 1);
+  return {static_cast<std::size_t>(std::floor(rank)), static_cast<std::size_t>(std::ceil(rank)), rank};
+}
+inline double interpolate(const PercentileRank& r, double at_lo, double at_hi) {
+  return at_lo + (at_hi - at_lo) * (r.rank - static_cast<double>(r.lo));
+}
+// Every rank the percentiles `qs` of n values read, ascending, each once.
+inline std::vector<std::size_t> percentile_ranks(std::initializer_list<double> qs, std::size_t n) {
+  std::vector<std::size_t> ranks;
+  for (double q : qs) {
+    const PercentileRank r = percentile_rank(q, n);
+    ranks.push_back(r.lo);
+    ranks.push_back(r.hi);
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  return ranks;
+}
+
+// Places the element of each rank (ascending, < values.size()) where a sort would put it, working
+// from the highest rank down so each selection narrows the range of the next.
+template <class T>
+void select_ranks_in_place(std::vector<T>& values, const std::vector<std::size_t>& ranks) {
+  auto end = values.end();
+  for (std::size_t r = ranks.size(); r-- > 0;) {
+    auto nth = values.begin() + static_cast<std::ptrdiff_t>(ranks[r]);
+    if (nth < end) std::nth_element(values.begin(), nth, end);
+    end = nth;
+  }
+}
+
 // `values`: non-negative integers. `ranks`: positions in sorted order, each < values.size(),
 // ascending. Returns the value at each rank. `values` may be reordered (only in the fallback).
 template <class T>
@@ -46,13 +86,7 @@ std::vector<T> values_at_ranks(std::vector<T>& values, const std::vector<std::si
   std::vector<T> out(ranks.size());
   if (ranks.empty() || values.empty()) return out;
   auto in_place = [&] {
-    // From the highest rank down, each selection narrows the range of the next.
-    auto end = values.end();
-    for (std::size_t r = ranks.size(); r-- > 0;) {
-      auto nth = values.begin() + static_cast<std::ptrdiff_t>(ranks[r]);
-      if (nth < end) std::nth_element(values.begin(), nth, end);
-      end = nth;
-    }
+    select_ranks_in_place(values, ranks);
     for (std::size_t r = 0; r < ranks.size(); ++r) out[r] = values[ranks[r]];
     return out;
   };

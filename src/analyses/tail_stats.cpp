@@ -27,56 +27,28 @@ constexpr std::size_t kRareBlockerRank = 10;
 template <class Duration>
 void select_ranks(std::vector<Duration>& values, std::initializer_list<double> qs) {
   if (values.empty()) return;
-  // Place the elements of every rank the percentiles read (floor and ceil of each) where a sort
-  // would put them, working from the highest rank down so each selection narrows the range.
-  std::vector<std::size_t> ranks;
-  for (double q : qs) {
-    const double rank = q / 100.0 * static_cast<double>(values.size() - 1);
-    ranks.push_back(static_cast<std::size_t>(std::floor(rank)));
-    ranks.push_back(static_cast<std::size_t>(std::ceil(rank)));
-  }
-  std::sort(ranks.begin(), ranks.end());
-  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
-  auto end = values.end();
-  for (auto it = ranks.rbegin(); it != ranks.rend(); ++it) {
-    auto nth = values.begin() + static_cast<std::ptrdiff_t>(*it);
-    std::nth_element(values.begin(), nth, end);
-    end = nth;
-  }
+  report::select_ranks_in_place(values, report::percentile_ranks(qs, values.size()));
 }
 
 template <class Duration>
 double linear_percentile(const std::vector<Duration>& sorted, double q) {
-  const double rank = q / 100.0 * static_cast<double>(sorted.size() - 1);
-  const auto lo = static_cast<std::size_t>(std::floor(rank));
-  const auto hi = static_cast<std::size_t>(std::ceil(rank));
-  const double a = static_cast<double>(sorted[lo]), b = static_cast<double>(sorted[hi]);
-  return a + (b - a) * (rank - static_cast<double>(lo));
+  const auto r = report::percentile_rank(q, sorted.size());
+  return report::interpolate(r, static_cast<double>(sorted[r.lo]), static_cast<double>(sorted[r.hi]));
 }
 
-// The p-th percentiles of `v` (numpy's linear method), in the order asked.
+// The p-th percentiles of `v` (numpy's linear method), in the order asked, by bucket counting
+// (rank_select.hpp).
 template <class Duration>
 std::vector<double> percentiles(std::vector<Duration>& v, std::initializer_list<double> qs) {
-  std::vector<std::size_t> ranks;
-  for (double q : qs) {
-    const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
-    ranks.push_back(static_cast<std::size_t>(std::floor(rank)));
-    ranks.push_back(static_cast<std::size_t>(std::ceil(rank)));
-  }
-  std::vector<std::size_t> distinct = ranks;
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  const std::vector<Duration> at = report::values_at_ranks(v, distinct);
+  const std::vector<std::size_t> ranks = report::percentile_ranks(qs, v.size());
+  const std::vector<Duration> at = report::values_at_ranks(v, ranks);
   auto value_at = [&](std::size_t rank) {
-    return static_cast<double>(at[static_cast<std::size_t>(std::lower_bound(distinct.begin(), distinct.end(), rank) - distinct.begin())]);
+    return static_cast<double>(at[static_cast<std::size_t>(std::lower_bound(ranks.begin(), ranks.end(), rank) - ranks.begin())]);
   };
   std::vector<double> out;
-  std::size_t i = 0;
   for (double q : qs) {
-    const double rank = q / 100.0 * static_cast<double>(v.size() - 1);
-    const double a = value_at(ranks[i]), b = value_at(ranks[i + 1]);
-    out.push_back(a + (b - a) * (rank - static_cast<double>(ranks[i])));
-    i += 2;
+    const auto r = report::percentile_rank(q, v.size());
+    out.push_back(report::interpolate(r, value_at(r.lo), value_at(r.hi)));
   }
   return out;
 }
