@@ -396,54 +396,45 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
         if (const int step = step_of_call(i); step >= 0) count_call(tally[static_cast<std::size_t>(step)], i, roles);
       }
     });
-    // The step a GPU operation's launching call is in, or -1.
-    auto launching_step = [&](CallStepFinder& step_of_call, std::int64_t global_pid, std::uint32_t correlation) -> int {
-      auto r = lookup.find(global_pid, correlation);
-      return r ? step_of_call(*r) : -1;
+    // Each GPU operation in rows [begin, end) of `ops` goes to the step of the call that launched
+    // it: `count` adds what is particular to its kind, then its span widens the step's projection.
+    auto attribute = [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, const auto& ops, RowIndex begin,
+                         RowIndex end, auto&& count) {
+      for (RowIndex i = begin; i < end; ++i) {
+        const auto call = lookup.find(ops.global_pid[i], ops.correlation_id[i]);
+        const int step = call ? step_of_call(*call) : -1;
+        if (step < 0) continue;
+        StepTally& t = tally[static_cast<std::size_t>(step)];
+        count(t, step, i);
+        project(t, ops.start_ns[i], ops.end_ns[i]);
+      }
     };
     over_chunks(k.size(), [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes& classes, RowIndex begin, RowIndex end) {
-      for (RowIndex i = begin; i < end; ++i) {
-        const int step = launching_step(step_of_call, k.global_pid[i], k.correlation_id[i]);
-        if (step < 0) continue;
+      attribute(step_of_call, tally, k, begin, end, [&](StepTally& t, int step, RowIndex i) {
         result.kernel_step[i] = step;
         const std::int64_t d = k.end_ns[i] - k.start_ns[i];
-        StepTally& t = tally[static_cast<std::size_t>(step)];
         ++t.kernels;
         t.kernel_ns += d;
         classes.add(static_cast<std::size_t>(step), class_id(i), d);
-        project(t, k.start_ns[i], k.end_ns[i]);
-      }
+      });
     });
     // Whole-graph executions (graphs traced as units): GPU work of the step whose kernels are not
     // itemized, counted in its kernel time under a class of their own. Then copies and sets.
     const auto& gx = trace.graph_execs;
     const auto& m = trace.memcpys;
-    const auto& ms = trace.memsets;
     over_chunks(0, [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes& classes, RowIndex, RowIndex) {
-      for (RowIndex i = 0; i < gx.size(); ++i) {
-        const int step = launching_step(step_of_call, gx.global_pid[i], gx.correlation_id[i]);
-        if (step < 0) continue;
+      attribute(step_of_call, tally, gx, 0, static_cast<RowIndex>(gx.size()), [&](StepTally& t, int step, RowIndex i) {
         const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
-        StepTally& t = tally[static_cast<std::size_t>(step)];
         t.kernel_ns += d;
         classes.add(static_cast<std::size_t>(step), classes.whole_graph(), d);
-        project(t, gx.start_ns[i], gx.end_ns[i]);
-      }
-      for (RowIndex i = 0; i < m.size(); ++i) {
-        const int step = launching_step(step_of_call, m.global_pid[i], m.correlation_id[i]);
-        if (step < 0) continue;
+      });
+      attribute(step_of_call, tally, m, 0, static_cast<RowIndex>(m.size()), [&](StepTally& t, int step, RowIndex i) {
         result.memcpy_step[i] = step;
-        StepTally& t = tally[static_cast<std::size_t>(step)];
         if (m.copy_kind[i] == 1) ++t.h2d_copies;
         if (m.copy_kind[i] == 2) ++t.d2h_copies;
-        project(t, m.start_ns[i], m.end_ns[i]);
-      }
-      for (RowIndex i = 0; i < ms.size(); ++i) {
-        const int step = launching_step(step_of_call, ms.global_pid[i], ms.correlation_id[i]);
-        if (step < 0) continue;
-        result.memset_step[i] = step;
-        project(tally[static_cast<std::size_t>(step)], ms.start_ns[i], ms.end_ns[i]);
-      }
+      });
+      attribute(step_of_call, tally, trace.memsets, 0, static_cast<RowIndex>(trace.memsets.size()),
+                [&](StepTally&, int step, RowIndex i) { result.memset_step[i] = step; });
     });
   } else {
     // Windows in GPU time (found from the work, not from host ranges), disjoint and in time order:
