@@ -8,6 +8,7 @@
 #include "kernscope/analyze.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 #include "kernscope/trace.hpp"
@@ -41,6 +42,7 @@ struct Diagnosis {
   std::vector<std::pair<std::string, double>> top_kernels;  // name, share of kernel time
   OpsResult ops;
   StepAnalysis steps;
+  StepAccounting accounting;  // where each step's time goes (step_accounting.hpp)
   std::vector<ClassShare> decode_classes, prefill_classes;
   std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
   std::vector<Finding> findings;               // nsys rules + LLM rules

@@ -24,6 +24,9 @@ struct Step {
   std::string group;  // the group it counts in (step_group_name of its name)
   Phase phase = Phase::kUnknown;
   TimeNs start_ns = 0, end_ns = 0;
+  // Whose step it is: the host thread of its range (0: a step found in GPU time) and its process
+  // (process_key packing; 0: any process, for GPU-time steps of a trace not split by process).
+  std::int64_t global_tid = 0, global_pid = 0;
   std::int64_t wall_ns = 0;
   std::int64_t gpu_busy_ns = 0;   // union of GPU operations of the process inside the step window
   std::int64_t gpu_idle_ns = 0;   // wall - busy

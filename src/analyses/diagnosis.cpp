@@ -151,6 +151,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     Result<StepAnalysis> steps;
     Result<RooflineResult> sol = make_error(ErrorCode::kNoData, "no steps");
     std::vector<Finding> llm_findings;
+    StepAccounting accounting;
   };
   auto steps_job = std::async(std::launch::async, [&] {
     StepsAndAfter out;
@@ -159,12 +160,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     RooflineOptions options = sol_options;
     options.step_analysis = &*out.steps;
     auto sol_job = std::async(std::launch::async, [&] { return roofline(trace, options); });
+    auto accounting_job = std::async(std::launch::async, [&] { return account_steps(context, *out.steps); });
     // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
     if (out.steps->workload.kind == WorkloadKind::kLlmInference) {
       const auto& kernel_tail = kernel_tail_ready.get();
       out.llm_findings = run_llm_rules(context, *out.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr);
     }
     out.sol = sol_job.get();
+    out.accounting = accounting_job.get();
     return out;
   });
   auto ops = ops_job.get();
@@ -183,6 +186,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   }
   if (steps) {
     d.steps = std::move(*steps);
+    d.accounting = std::move(after_steps.accounting);
   } else if (steps.error().code == ErrorCode::kNoData) {
     d.steps.method = "none (" + steps.error().message + ")";
   } else {

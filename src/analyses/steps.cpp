@@ -17,6 +17,7 @@
 #include "analyses/step_windows.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/report_helpers.hpp"
+#include "analyses/rows_in_start_order.hpp"
 #include "base/parallel_chunks.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/api_roles.hpp"
@@ -119,10 +120,7 @@ std::int64_t covered(std::vector<std::pair<TimeNs, TimeNs>>& spans, TimeNs lo, T
   return total;
 }
 
-// Intervals of several tables (start and end columns) found by time: each table is searched by
-// binary search on its start column where that column is sorted, else through its rows sorted by
-// start (built here); an interval overlapping a window starts no earlier than the window's start
-// minus the table's longest interval.
+// Intervals of several tables (start and end columns) found by time (RowsInStartOrder each).
 class TablesInStartOrder {
  public:
   struct Table {
@@ -132,47 +130,22 @@ class TablesInStartOrder {
   };
   // only_pid > 0: only that process's rows (process_key packing) are found.
   TablesInStartOrder(std::span<const Table> tables, std::int64_t only_pid) : only_pid_(only_pid) {
-    for (const Table& t : tables) {
-      Searched s{t, {}, 0};
-      for (std::size_t i = 0; i < t.start->size(); ++i) s.longest = std::max(s.longest, (*t.end)[i] - (*t.start)[i]);
-      if (!std::is_sorted(t.start->begin(), t.start->end())) {
-        s.order.resize(t.start->size());
-        std::iota(s.order.begin(), s.order.end(), RowIndex{0});
-        std::stable_sort(s.order.begin(), s.order.end(), [&](RowIndex x, RowIndex y) { return (*t.start)[x] < (*t.start)[y]; });
-      }
-      searched_.push_back(std::move(s));
-    }
+    for (const Table& t : tables) searched_.push_back({t, report::RowsInStartOrder(*t.start, *t.end)});
   }
   // Appends (start, end) of every interval with start < hi and end > lo.
   void overlapping(TimeNs lo, TimeNs hi, std::vector<std::pair<TimeNs, TimeNs>>& out) const {
     for (const Searched& s : searched_) {
-      const auto& start = *s.table.start;
-      const auto& end = *s.table.end;
-      auto row = [&](std::size_t position) { return s.order.empty() ? position : s.order[position]; };
-      // The first position whose start is at least `t`.
-      auto first_at = [&](TimeNs t) {
-        std::size_t lo_pos = 0, hi_pos = start.size();
-        while (lo_pos < hi_pos) {
-          const std::size_t mid = lo_pos + (hi_pos - lo_pos) / 2;
-          if (start[row(mid)] < t) lo_pos = mid + 1;
-          else hi_pos = mid;
-        }
-        return lo_pos;
-      };
-      const std::size_t last = first_at(hi);
-      for (std::size_t p = first_at(lo - s.longest); p < last; ++p) {
-        const std::size_t r = row(p);
-        if (only_pid_ > 0 && process_key((*s.table.global_pid)[r]) != only_pid_) continue;
-        if (end[r] > lo) out.push_back({start[r], end[r]});
-      }
+      s.rows.for_each_overlapping(lo, hi, [&](RowIndex r) {
+        if (only_pid_ > 0 && process_key((*s.table.global_pid)[r]) != only_pid_) return;
+        out.push_back({(*s.table.start)[r], (*s.table.end)[r]});
+      });
     }
   }
 
  private:
   struct Searched {
     Table table;
-    std::vector<RowIndex> order;  // empty: the start column is sorted
-    TimeNs longest;
+    report::RowsInStartOrder rows;
   };
   std::vector<Searched> searched_;
   std::int64_t only_pid_ = 0;
@@ -338,6 +311,9 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     steps[w].phase = windows[w].phase;
     steps[w].start_ns = windows[w].start;
     steps[w].end_ns = windows[w].end;
+    steps[w].global_tid = windows[w].global_tid;
+    steps[w].global_pid = windows[w].global_pid != 0 ? windows[w].global_pid
+                          : windows[w].global_tid != 0 ? process_key(windows[w].global_tid) : 0;
     steps[w].wall_ns = windows[w].end - windows[w].start;
   }
   auto class_id = [&](RowIndex i) { return context.kernel_class_id(k.demangled_name[i]); };

@@ -15,6 +15,7 @@
 #include "kernscope/analyze.hpp"
 #include "kernscope/host_profile.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 #include "kernscope/trace.hpp"
@@ -73,6 +74,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
 Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);
 HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
                             const HostProfileOptions& options);
+StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);
 std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail);
 

@@ -4,6 +4,7 @@
 
 #include "base/text_util.hpp"
 #include "render/document_render.hpp"
+#include "render/accounting_render.hpp"
 #include "render/json_writer.hpp"
 
 namespace kernscope {
@@ -69,6 +70,8 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   for (std::size_t i = 0; i < d.steps.workload.evidence.size(); ++i) o << (i ? "; " : " (") << d.steps.workload.evidence[i];
   o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
   o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
+  // Where the steps' time goes comes first: it adds up, and the rest explains its parts.
+  if (!d.accounting.phases.empty()) o << "  where the steps' time goes (account):\n" << render_accounting_summary(d.accounting, "    ");
   for (const auto& g : d.steps.groups) {
     // Host and GPU time both: a step whose GPU work outlives its range (a serving engine's prefill,
     // CUDA graphs) lasts its GPU span for the user, not its wall.
@@ -166,6 +169,8 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.end_array().key("notes").begin_array();
   for (const auto& n : d.speed_of_light_notes) json.value(n);
   json.end_array().end_object();
+  json.key("accounting");
+  write_accounting_json(json, d.accounting);
   json.key("steps").begin_object().member("method", d.steps.method).member("count", d.steps.steps.size());
   json.key("decode_wall");
   distribution(json, d.steps.decode_wall);

@@ -57,6 +57,7 @@ const AnalysisEntry& tail_entry();
 const AnalysisEntry& ops_entry();
 const AnalysisEntry& analyze_entry();
 const AnalysisEntry& steps_entry();
+const AnalysisEntry& account_entry();  // where each step's time goes
 const AnalysisEntry& report_entry();
 const AnalysisEntry& export_entry();
 const AnalysisEntry& roofline_entry();

@@ -56,6 +56,25 @@ class SyntheticTrace {
     g.correlation_id.push_back(correlation);
   }
 
+  // A copy (nsys's copy kinds: 1 HtoD, 2 DtoH, 8 DtoD; memory kinds: 0 pageable, 2 device).
+  void memcpy(TimeNs start, TimeNs end, std::int32_t copy_kind, std::uint32_t correlation, std::int32_t src_kind = 2,
+              std::int32_t dst_kind = 2, std::int64_t gpid = global_pid()) {
+    auto& m = trace.memcpys;
+    m.start_ns.push_back(start);
+    m.end_ns.push_back(end);
+    m.global_pid.push_back(gpid);
+    m.bytes.push_back(1 << 20);
+    m.graph_node_id.push_back(0);
+    for (auto* col : {&m.device_id, &m.context_id, &m.green_context_id}) col->push_back(0);
+    m.stream_id.push_back(8);
+    m.correlation_id.push_back(correlation);
+    m.copy_kind.push_back(copy_kind);
+    m.src_kind.push_back(src_kind);
+    m.dst_kind.push_back(dst_kind);
+    m.src_device_id.push_back(-1);
+    m.dst_device_id.push_back(-1);
+  }
+
   void api(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation, std::int64_t gtid = global_tid(1)) {
     auto& a = trace.api_calls;
     a.start_ns.push_back(start);

@@ -1,0 +1,87 @@
+// Where each step's time goes: one accounting per step (kernscope account, report's first lines).
+// A step's window runs from its start until its range or its last GPU work ends, whichever is
+// later. The window is split instant by instant into exclusive categories, by what the step's
+// process was doing at that instant (work on several streams or threads at once counts once):
+//   gpu            a compute kernel ran (split by operation class; copies or collectives
+//                  overlapped by compute count here)
+//   communication  only collective / peer-to-peer kernels ran (exposed communication)
+//   copy           only copies or memsets ran (exposed copies; pageable ones noted)
+//   host           the GPU was idle while a host thread of the process worked: in a launch call
+//                  or the short gap (<= 100 us) between two non-blocking CUDA calls of one thread, the
+//                  framework's per-operation cost (host.launch), in another CUDA/HIP call (host.runtime), in a framework range
+//                  (host.framework: NVTX ranges inside the step, PyTorch's cpu_op and
+//                  record_function ranges), named by the outermost range open (the data
+//                  loader's __next__, not the aten::stack inside it)
+//   blocked        the GPU was idle while a host thread waited in a blocking call (device,
+//                  stream, event or context synchronization, a synchronous copy), by call
+//   idle           nothing recorded explains the instant
+// Where the GPU is idle and several host states hold at once, the most specific one counts:
+// blocked, then launch, then runtime, then framework. The categories of a step sum to its window
+// exactly; groups, phases and the loop are sums over their steps.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernscope/op_classes.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+enum class TimeCategory : std::uint8_t { kGpu, kCommunication, kCopy, kHost, kBlocked, kIdle };
+inline constexpr std::size_t kTimeCategories = 6;
+inline constexpr std::array<TimeCategory, kTimeCategories> kAllTimeCategories = {
+    TimeCategory::kGpu, TimeCategory::kCommunication, TimeCategory::kCopy,
+    TimeCategory::kHost, TimeCategory::kBlocked,       TimeCategory::kIdle};
+std::string_view category_name(TimeCategory category);  // "gpu", "communication", ...
+
+// One window's time by category, and each category's parts.
+struct TimeAccount {
+  std::int64_t window_ns = 0;
+  std::array<std::int64_t, kTimeCategories> ns{};
+  // Parts as "category.part": gpu.<operation class>, copy.h2d|d2h|d2d|p2p|other|memset,
+  // host.launch|runtime|framework, blocked.<call name>. A category's parts sum to it.
+  std::map<std::string, std::int64_t> parts;
+  std::map<std::string, std::int64_t> framework;  // host.framework by outermost open range name
+  std::int64_t pageable_copy_ns = 0;              // copy time during which a pageable copy ran
+
+  std::int64_t at(TimeCategory c) const { return ns[static_cast<std::size_t>(c)]; }
+  std::int64_t sum() const;
+  void add(const TimeAccount& other);
+  // The category with the most time (the first of equals in category order).
+  TimeCategory bottleneck() const;
+};
+
+// Steps of one group (name and phase) or one phase, added up.
+struct AccountGroup {
+  std::string name;  // the group's name, or the phase's
+  Phase phase = Phase::kUnknown;
+  std::int64_t steps = 0;
+  TimeAccount account;
+};
+
+struct StepAccounting {
+  std::vector<TimeAccount> steps;     // one per StepAnalysis::steps, in its order
+  std::vector<AccountGroup> groups;   // by group and phase, in order of first start
+  // The leading process (the one whose steps' GPU time is largest, when steps belong to several):
+  // its phases in order of first start, and its whole loop (setup before the first step is in no step).
+  std::int64_t process = 0;  // process_key packing; 0: steps not split by process
+  std::size_t processes = 0;  // how many processes have steps
+  std::vector<AccountGroup> phases;
+  TimeAccount loop;
+  std::vector<std::string> notes;
+};
+
+// The accounting of `steps` (found in `trace` with `rules`); trace_context.hpp has the overload
+// that shares a run's context.
+StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps);
+
+// The window a step is accounted over: its start until its range or its GPU work ends.
+inline TimeNs account_end(const Step& s) { return std::max(s.end_ns, s.gpu_end_ns); }
+
+}  // namespace kernscope

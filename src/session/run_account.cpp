@@ -1,0 +1,70 @@
+// account: where each step's time goes, in exclusive categories that sum to the step's window.
+#include <sstream>
+
+#include "kernscope/step_accounting.hpp"
+#include "analyses/trace_context.hpp"
+#include "render/accounting_render.hpp"
+#include "render/json_writer.hpp"
+#include "session/analysis_entry.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
+  return open;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  const TraceContext context(trace, *rules);
+  auto steps = analyze_steps(context, step_options_of(o));
+  if (!steps) return std::unexpected(steps.error());
+  const StepAccounting accounting = account_steps(context, *steps);
+  AnalysisOutput out;
+  out.tables.push_back(step_accounting_table(*steps, accounting));
+  out.tables.push_back(accounting_groups_table(accounting));
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  const RenderOptions render_options{format, output.time_unit};
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    JsonWriter json(0);
+    json.begin_object();
+    for (const Table& t : out.tables) {
+      std::ostringstream rendered;
+      render(rendered, t, render_options);
+      json.key(t.report).raw(rendered.str());
+    }
+    json.key("accounting");
+    write_accounting_json(json, accounting);
+    json.end_object();
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    for (const Table& t : out.tables) render(text, t, render_options);
+    text << "\nSteps from: " << steps->method << "\n" << render_accounting_summary(accounting, "");
+  } else {
+    render(text, out.tables[0], render_options);  // CSV/TSV: one row per step
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& account_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{.name = "account",
+                   .summary = "Where each step's time goes: gpu, communication, copy, host, blocked, idle (sums to the step)",
+                   .options = step_option_specs(),
+                   .formats = {"table", "csv", "tsv", "json"},
+                   .time_unit = true,
+                   .filters = true,
+                   .shape = ResultShape::kTables},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session

@@ -1,0 +1,139 @@
+// Where each step's time goes, on steps built by hand: every stretch of the timeline below is
+// worked out in the comments, so each category's total is known before kernscope runs.
+#include <gtest/gtest.h>
+
+#include "kernscope/step_accounting.hpp"
+#include "kernscope/steps.hpp"
+#include "support/synthetic_trace.hpp"
+
+namespace kernscope {
+namespace {
+
+std::int64_t part(const TimeAccount& a, const std::string& name) {
+  auto it = a.parts.find(name);
+  return it == a.parts.end() ? 0 : it->second;
+}
+
+// One synchronous step [0, 1000) on thread 1 with every category in it:
+//   [0,10) idle   [10,20) launch   [20,30) idle   [30,40) launch   [40,41) idle
+//   [41,45) launch (cudaMemcpyAsync)   [45,49) launch (the all-reduce)   [49,50) idle
+//   [50,100) blocked in cudaStreamSynchronize (nothing runs yet)
+//   [100,250) gemv   [250,300) gemv + gemm (25 each)   [300,400) gemm   (all gpu)
+//   [400,450) a pageable H2D copy only (copy)   [450,500) an NCCL kernel only (communication)
+//   [500,900) blocked   [900,910) idle   [910,920) cudaMalloc (host.runtime)
+//   [920,970) the "data" range (framework), holding aten::to [940,950) (a Kineto cpu_op)
+//   [970,1000) idle
+TEST(StepAccounting, EveryCategoryByHand) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000);
+  s.nvtx(kNvtxPushPopRange, "measure", -50, 2000);  // around the step: says nothing about an instant
+  s.api("cudaLaunchKernel_v7000", 10, 20, 1);
+  s.api("cudaLaunchKernel_v7000", 30, 40, 2);
+  s.api("cudaMemcpyAsync_v3020", 41, 45, 3);
+  s.api("cudaLaunchKernel_v7000", 45, 49, 4);
+  s.api("cudaStreamSynchronize_v3020", 50, 900, 0);
+  s.api("cudaMalloc_v3020", 910, 920, 0);
+  s.nvtx(kNvtxPushPopRange, "data", 920, 970);
+  s.nvtx(kNvtxPushPopRange, "aten::to", 940, 950, testing::global_tid(1), kKinetoCpuOpDomain);
+  s.kernel("gemv2T_kernel_val", 100, 300, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 250, 400, 2);
+  s.memcpy(400, 450, 1, 3, /*src pageable*/ 0, 2);
+  s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 450, 500, 4);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 1u);
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  ASSERT_EQ(accounting.steps.size(), 1u);
+  const TimeAccount& a = accounting.steps[0];
+  EXPECT_EQ(a.window_ns, 1000);
+  EXPECT_EQ(a.at(TimeCategory::kGpu), 300);
+  EXPECT_EQ(part(a, "gpu.gemv"), 175);
+  EXPECT_EQ(part(a, "gpu.gemm"), 125);
+  EXPECT_EQ(a.at(TimeCategory::kCommunication), 50);
+  EXPECT_EQ(a.at(TimeCategory::kCopy), 50);
+  EXPECT_EQ(part(a, "copy.h2d"), 50);
+  EXPECT_EQ(a.pageable_copy_ns, 50);
+  EXPECT_EQ(a.at(TimeCategory::kHost), 88);
+  EXPECT_EQ(part(a, "host.launch"), 28);
+  EXPECT_EQ(part(a, "host.runtime"), 10);
+  EXPECT_EQ(part(a, "host.framework"), 50);
+  EXPECT_EQ(a.framework.at("data"), 50);  // named by the outermost range: aten::to is inside it
+  EXPECT_EQ(a.framework.count("aten::to"), 0u);
+  EXPECT_EQ(a.at(TimeCategory::kBlocked), 450);
+  EXPECT_EQ(part(a, "blocked.cudaStreamSynchronize"), 450);
+  EXPECT_EQ(a.at(TimeCategory::kIdle), 62);
+  EXPECT_EQ(a.sum(), a.window_ns);
+  EXPECT_EQ(a.bottleneck(), TimeCategory::kBlocked);
+  ASSERT_EQ(accounting.phases.size(), 1u);
+  EXPECT_EQ(accounting.loop.window_ns, 1000);
+}
+
+// An asynchronous step: its range [0,100) ends long before its kernel [50,500). The window runs
+// to the GPU's end: [0,10) idle, [10,20) launch, [20,50) idle, [50,500) gpu.
+TEST(StepAccounting, AsynchronousStepCountsUntilItsGpuWorkEnds) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 100);
+  s.api("cudaGraphLaunch_v10000", 10, 20, 1);
+  s.kernel("gemv2T_kernel_val", 50, 500, 1);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  ASSERT_EQ(accounting.steps.size(), 1u);
+  const TimeAccount& a = accounting.steps[0];
+  EXPECT_EQ(a.window_ns, 500);
+  EXPECT_EQ(a.at(TimeCategory::kGpu), 450);
+  EXPECT_EQ(a.at(TimeCategory::kHost), 10);
+  EXPECT_EQ(a.at(TimeCategory::kIdle), 40);
+  EXPECT_EQ(a.bottleneck(), TimeCategory::kGpu);
+}
+
+// Blocking copies are waits in every spelling (hipMemcpyWithStream, cuMemcpyDtoH, cudaMemcpy);
+// a blocked thread outranks another thread's framework range; an asynchronous copy call is a
+// launch. Step [0,400) on thread 1; thread 2 holds a range [0,400) all along.
+//   [0,100) hipMemcpyWithStream   [100,200) cuMemcpyDtoH_v2   [200,300) cudaMemcpyAsync (launch)
+//   [300,400) only thread 2's range (framework)
+TEST(StepAccounting, BlockingCopiesInEverySpellingAreWaits) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 400);
+  s.nvtx(kNvtxPushPopRange, "loader", 0, 400, testing::global_tid(2));
+  s.api("hipMemcpyWithStream", 0, 100, 1);
+  s.api("cuMemcpyDtoH_v2", 100, 200, 2);
+  s.api("cudaMemcpyAsync", 200, 300, 3);
+  s.kernel("gemv2T_kernel_val", 500, 600, 9);  // a kernel elsewhere, so the trace has GPU work
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  ASSERT_EQ(accounting.steps.size(), 1u);
+  const TimeAccount& a = accounting.steps[0];
+  EXPECT_EQ(a.window_ns, 400);
+  EXPECT_EQ(part(a, "blocked.hipMemcpyWithStream"), 100);
+  EXPECT_EQ(part(a, "blocked.cuMemcpyDtoH"), 100);
+  EXPECT_EQ(part(a, "host.launch"), 100);
+  EXPECT_EQ(part(a, "host.framework"), 100);
+  EXPECT_EQ(a.framework.at("loader"), 100);
+  EXPECT_EQ(a.sum(), 400);
+}
+
+// Steps of two processes: each is accounted with its own process's work only, and the process
+// with the most GPU time leads the phases and the loop.
+TEST(StepAccounting, ProcessesAreAccountedApartAndTheBusiestLeads) {
+  testing::SyntheticTrace s;
+  const std::int64_t a_pid = 100, b_pid = 200;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000, testing::global_tid(1, a_pid));
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000, testing::global_tid(1, b_pid));
+  s.api("cudaLaunchKernel", 0, 10, 1, testing::global_tid(1, a_pid));
+  s.api("cudaLaunchKernel", 0, 10, 2, testing::global_tid(1, b_pid));
+  s.kernel("gemv2T_kernel_val", 100, 200, 1, testing::global_pid(a_pid));  // A: 100 ns of GPU
+  s.kernel("gemv2T_kernel_val", 100, 900, 2, testing::global_pid(b_pid));  // B: 800 ns of GPU
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 2u);
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  for (std::size_t i = 0; i < 2; ++i) {
+    const bool is_a = steps.steps[i].global_pid == testing::global_pid(a_pid);
+    EXPECT_EQ(accounting.steps[i].at(TimeCategory::kGpu), is_a ? 100 : 800);
+    EXPECT_EQ(accounting.steps[i].sum(), 1000);
+  }
+  EXPECT_EQ(accounting.processes, 2u);
+  EXPECT_EQ(accounting.process, testing::global_pid(b_pid));
+  EXPECT_EQ(accounting.loop.at(TimeCategory::kGpu), 800);
+}
+
+}  // namespace
+}  // namespace kernscope
