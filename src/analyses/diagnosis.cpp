@@ -240,6 +240,70 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   };
   std::set<std::string> said;  // rules already in the diagnosis
 
+  // Where the steps' time goes (the accounting) comes first, and each category that takes a
+  // share of the loop leads to its causes; the time it takes is what the action could recover at
+  // most. host.launch is the launch-bound finding's below when that fired.
+  const TimeAccount& loop = d.accounting.loop;
+  auto loop_share = [&](std::int64_t ns) { return loop.window_ns > 0 ? static_cast<double>(ns) / static_cast<double>(loop.window_ns) : 0.0; };
+  auto parts_of = [&](const std::string& prefix, std::size_t n) {
+    std::vector<std::pair<std::int64_t, std::string>> parts;
+    for (const auto& [k, v] : loop.parts) {
+      if (k.starts_with(prefix) && v > 0) parts.push_back({v, k.substr(prefix.size())});
+    }
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string out;
+    for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += (i ? ", " : "") + parts[i].second + " " + pct(loop_share(parts[i].first));
+    return out;
+  };
+  if (loop.window_ns > 0) {
+    const TimeCategory b = loop.bottleneck();
+    std::string line = "Where the steps' time goes: " + std::string(category_name(b)) + " " + pct(loop_share(loop.at(b)));
+    for (const TimeCategory c : kAllTimeCategories) {
+      if (c != b && loop_share(loop.at(c)) >= 0.05) line += ", " + std::string(category_name(c)) + " " + pct(loop_share(loop.at(c)));
+    }
+    d.diagnosis.insert(d.diagnosis.begin(), line + " (kernscope account).");
+    const std::int64_t copy = loop.at(TimeCategory::kCopy);
+    if (copy >= threshold_ns && loop_share(copy) >= 0.05) {
+      std::string pageable = loop_share(loop.pageable_copy_ns) >= 0.01 ? "; " + pct(loop_share(loop.pageable_copy_ns)) + " from pageable memory" : "";
+      actions.push_back({copy, "Take the copies off the critical path: the GPU does nothing but copy for " + pct(loop_share(copy)) +
+                                   " of the steps' time (" + parts_of("copy.", 3) + pageable + "): keep the data on the GPU where "
+                                   "it is reused, pin host buffers, and overlap copies with compute on their own stream" +
+                                   saving_text(copy, "up to") + "."});
+    }
+    const std::int64_t comm = loop.at(TimeCategory::kCommunication);
+    if (comm >= threshold_ns && loop_share(comm) >= 0.05) {
+      actions.push_back({comm, "Overlap communication with compute: collectives run with no compute beside them for " +
+                                   pct(loop_share(comm)) + " of the steps' time (exposed communication): start them earlier "
+                                   "(bucketing, prefetch), run them on their own stream, or split compute so it hides them" +
+                                   saving_text(comm, "up to") + "."});
+    }
+    const std::int64_t blocked = loop.at(TimeCategory::kBlocked);
+    if (blocked >= threshold_ns && loop_share(blocked) >= 0.02) {
+      actions.push_back({blocked, "Remove the host's waits while the GPU is idle: a host thread waits in " + parts_of("blocked.", 3) +
+                                      " of the steps' time with no GPU work running, so it waits for the host itself (a "
+                                      "callback, another thread, a synchronous copy), not for the GPU: make the call "
+                                      "asynchronous or move what it waits for off the step" + saving_text(blocked, "up to") + "."});
+    }
+    const std::int64_t framework = loop.parts.count("host.framework") ? loop.parts.at("host.framework") : 0;
+    if (framework >= threshold_ns && loop_share(framework) >= 0.05) {
+      std::vector<std::pair<std::int64_t, std::string>> ranges;
+      for (const auto& [k, v] : loop.framework) ranges.push_back({v, k});
+      std::stable_sort(ranges.begin(), ranges.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+      std::string where;
+      for (std::size_t i = 0; i < ranges.size() && i < 2; ++i) where += (i ? "; " : "") + ranges[i].second + " " + pct(loop_share(ranges[i].first));
+      actions.push_back({framework, "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " +
+                                        pct(loop_share(framework)) + " of the steps' time (" + where + "): data-loader workers and "
+                                        "pinned memory for input pipelines, preprocessing overlapped with the previous step" +
+                                        saving_text(framework, "up to") + "."});
+    }
+    const std::int64_t idle = loop.at(TimeCategory::kIdle);
+    if (loop_share(idle) >= 0.10) {
+      d.diagnosis.push_back("Nothing recorded explains " + pct(loop_share(idle)) + " of the steps' time (the GPU idle, no host call "
+                            "or range open): trace the host too (kernscope record --sample cpu, nsys --sample=cpu "
+                            "--python-sampling=true) to see what ran there.");
+    }
+  }
+
   const auto& dw = d.steps.decode_wall;
   if (const Finding* lb = find(d.findings, "llm_launch_bound"); lb && lb->count > 0) {
     said.insert(lb->rule);
@@ -308,9 +372,19 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     actions.push_back({involved, action + (involved >= 0 ? saving_text(involved, "at least") : std::string()) + "."});
   };
   for (const char* rule : {"llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden"}) {
-    if (const Finding* f = find(d.findings, rule); f && f->count > 0) {
-      sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
+    const Finding* f = find(d.findings, rule);
+    if (!f || f->count == 0) continue;
+    // A synchronization costs the loop only where the GPU idles while the host waits (the
+    // accounting's blocked time): syncs on a GPU-bound loop return when work that had to run anyway
+    // ends, and removing them saves nothing.
+    if (f->rule == "llm_sync_in_loop" && loop.window_ns > 0 && loop.at(TimeCategory::kBlocked) < threshold_ns) {
+      said.insert(f->rule);
+      d.diagnosis.push_back(f->title + ": " + f->evidence + "; the GPU is idle during only " +
+                            fixed(static_cast<double>(loop.at(TimeCategory::kBlocked)) / 1e6, 3) +
+                            " ms of those waits (kernscope account), so removing them would save little.");
+      continue;
     }
+    sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
   }
   if (const Finding* f = find(d.findings, "cuda_memcpy_async");
       f && f->count > 0 && d.ops.setup_copies > 0 && d.ops.setup_copies == static_cast<std::int64_t>(trace.memcpys.size())) {
@@ -332,6 +406,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // rule's action (ranked by the time its evidence rows add up to, where they measure time).
   for (const auto& f : d.findings) {
     if (f.skipped || f.count == 0 || f.severity != "warning" || said.contains(f.rule)) continue;
+    // nsys's synchronization warning, as the LLM rule above: advised only where the GPU idles
+    // while the host waits; otherwise said with the accounting's blocked time.
+    if (f.rule == "cuda_api_sync" && loop.window_ns > 0 && loop.at(TimeCategory::kBlocked) < threshold_ns) {
+      d.diagnosis.push_back(f.title + ": " + f.evidence + "; the GPU is idle during only " +
+                            fixed(static_cast<double>(loop.at(TimeCategory::kBlocked)) / 1e6, 3) +
+                            " ms of those waits (kernscope account), so removing them would save little.");
+      continue;
+    }
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) continue;
     d.diagnosis.push_back(f.title + ": " + f.evidence + ".");

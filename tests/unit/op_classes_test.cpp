@@ -131,8 +131,8 @@ TEST(OpRules, RealTraceKernelNames) {
     ++rows;
     ++rows_per_source[source];
   }
-  EXPECT_EQ(rows, 336u);  // the file's rows: a truncated file fails here
-  EXPECT_EQ(rows_per_source.size(), 14u);  // 9 real-world traces + demangled names of one + 4 from tests/fixtures/kineto
+  EXPECT_EQ(rows, 342u);  // the file's rows: a truncated file fails here
+  EXPECT_EQ(rows_per_source.size(), 15u);  // 10 real-world traces (DeepSeek's DeepEP kernels: 6) + demangled names of one + 4 from tests/fixtures/kineto
 }
 
 TEST(OpRules, UserRulesComeFirstAndBadFilesAreRejected) {
