@@ -92,7 +92,10 @@ struct StepAnalysis {
   // the prefill step's start until its host range or its GPU work ends, whichever is later: waits
   // inside the step count, as the request waits them). Empty unless LLM inference.
   Distribution tpot, ttft;
-  std::string tpot_from;  // "step wall" or "GPU period"
+  // How TPOT was read: "step wall" (each range covers its GPU work), "step start to GPU end" (some
+  // steps' GPU work outlives their range), or "GPU period" (the steps overlap).
+  std::string tpot_from;
+  std::vector<std::int64_t> tpot_samples, ttft_samples;  // the values behind tpot and ttft, in step order
   Workload workload;      // phases, TTFT and TPOT only for llm_inference
   // The step each GPU operation belongs to (an index into `steps`, -1 for none), row by row of
   // trace.kernels / memcpys / memsets: what Python's frames carry so users can pivot by step.

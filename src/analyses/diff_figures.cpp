@@ -40,37 +40,10 @@ std::vector<std::size_t> measured_steps(const StepAnalysis& steps) {
   return out;
 }
 
-// The samples behind StepAnalysis's TPOT and TTFT distributions, one per step, read the same way.
+// The samples behind StepAnalysis's TPOT and TTFT distributions (steps.cpp reads them once).
 void time_samples(const StepAnalysis& steps, RunFigures& run) {
-  const StepGroup* decode = nullptr;
-  const StepGroup* prefill = nullptr;
-  for (const auto& g : steps.groups) {
-    if (g.phase == Phase::kDecode) decode = &g;
-    if (g.phase == Phase::kPrefill) prefill = &g;
-  }
-  if (steps.tpot.count > 0 && decode) {
-    std::vector<const Step*> members;
-    for (const auto& s : steps.steps) {
-      if (s.group == decode->name && s.phase == Phase::kDecode) members.push_back(&s);
-    }
-    std::stable_sort(members.begin(), members.end(), [](const Step* x, const Step* y) { return x->start_ns < y->start_ns; });
-    TimeNs previous_gpu_end = 0;
-    for (const Step* m : members) {
-      if (steps.tpot_from == "step wall") {
-        run.tpot.push_back(m->wall_ns);
-        continue;
-      }
-      if (m->gpu_end_ns == 0) continue;
-      if (previous_gpu_end != 0) run.tpot.push_back(m->gpu_end_ns - previous_gpu_end);
-      previous_gpu_end = m->gpu_end_ns;
-    }
-  }
-  if (steps.ttft.count > 0 && prefill) {
-    for (const auto& s : steps.steps) {
-      // TTFT as steps defines it: from the step's start until its range or its GPU work ends.
-      if (s.group == prefill->name && s.phase == Phase::kPrefill) run.ttft.push_back(std::max(s.end_ns, s.gpu_end_ns) - s.start_ns);
-    }
-  }
+  run.tpot.insert(run.tpot.end(), steps.tpot_samples.begin(), steps.tpot_samples.end());
+  run.ttft.insert(run.ttft.end(), steps.ttft_samples.begin(), steps.ttft_samples.end());
 }
 
 // PyTorch's emit_nvtx names every operator call uniquely ("aten::to, seq = 12, op_id = 998949,

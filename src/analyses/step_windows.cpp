@@ -82,9 +82,12 @@ static std::optional<StepAnnotation> sglang_step(std::string_view text) {
 std::optional<StepAnnotation> step_annotation(std::string_view text) {
   if (auto sglang = sglang_step(text)) return sglang;
   const std::string lower = text::lowercase(text);
-  // vLLM (worker's execute_model, its NVTX ranges in profiling builds): scheduled tokens of
-  // context (prefill) and generation (decode) requests in the name.
-  static const std::regex kVllm(R"(execute_\d+_context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
+  // vLLM (the model runner's execute_model annotation, NVTX or record_function): the counts of
+  // context (prefill) and generation (decode) requests in the name, each optionally followed by
+  // their tokens in parentheses. Two spellings: "execute_8192_context_9(...)_generation_37(...)"
+  // (total scheduled tokens first, vLLM V1's gpu_model_runner) and the older
+  // "execute_context_1(888_788544)_generation_0(0)" without it.
+  static const std::regex kVllm(R"(execute_(?:\d+_)?context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
   // TensorRT-LLM's PyExecutor: "_forward_step 12: 1 ctx reqs, 3 gen reqs".
   static const std::regex kTrtllm(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
   std::smatch m;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <regex>
 #include <span>
 #include <unordered_map>
 
@@ -257,6 +258,16 @@ class CallStepFinder {
 }  // namespace
 
 std::string step_group_name(std::string_view name) {
+  // Engines name each step after its batch: SGLang "step[DECODE bs=32]" (the mode is the kind of
+  // step, the batch size is not), vLLM "execute_260_context_1(256)_generation_4(4)" (counts of
+  // tokens and requests): steps of one kind are one group whatever their batch, and the phase
+  // (read from the name) keeps prefill, decode and mixed steps apart.
+  static const std::regex kSglang(R"(^(.*\bstep\[[A-Z_0-9]+)[ \]].*$)");
+  static const std::regex kVllm(R"(execute_(?:\d+_)?context_\d+(?:\([^)]*\))?_generation_\d+(?:\([^)]*\))?)");
+  const std::string text(name);
+  std::smatch m;
+  if (std::regex_match(text, m, kSglang)) return m[1].str() + "]";
+  if (std::regex_search(text, m, kVllm)) return m.prefix().str() + "execute_context_N_generation_N" + m.suffix().str();
   const auto hash = name.rfind('#');
   if (hash == std::string_view::npos || hash + 1 == name.size() ||
       !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(), [](unsigned char c) { return std::isdigit(c); })) {
@@ -665,7 +676,8 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
         }
       }
     }
-    result.ttft = distribution(felt);
+    result.ttft_samples = felt;
+    result.ttft = distribution(std::move(felt));
     break;
   }
   result.steps = std::move(steps);
@@ -673,21 +685,59 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     for (auto& st : result.steps) std::tie(st.gc_count, st.gc_ns) = gc_within(collections, st.start_ns, st.end_ns);
   }
 
-  // Steps whose GPU work outlasts their host range (CUDA graph replays, launches without a sync):
-  // the range measures launching, not the step. Said, with the GPU time per step to use instead.
-  if (result.decode_wall.count > 0 && result.decode_kernel_ns.p50 > 2 * result.decode_wall.p50) {
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "decode steps are asynchronous: their NVTX ranges end before their GPU work (wall p50 %.3f ms, "
-                  "kernel time p50 %.3f ms per step), so the step wall shows launch time, not TPOT; the GPU "
-                  "finishes a step every %.3f ms (p50 of the GPU period), which is the TPOT",
-                  result.decode_wall.p50 / 1e6, result.decode_kernel_ns.p50 / 1e6, result.decode_gpu_period.p50 / 1e6);
-    result.notes.emplace_back(line);
+  // TPOT from the right clock, over the last decode group's steps in start order. A step lasts
+  // from its start until its range or its GPU work ends, whichever is later: its wall where the
+  // range covers its GPU work, never the host range of a step whose GPU work outlives it. Where the
+  // steps overlap (most start before the previous step's GPU work ends: a pipelined loop, CUDA-graph
+  // replays launched ahead), a step's own time counts its neighbours' work, and the GPU period (one
+  // step's GPU end to the next's, across two or more consecutive steps) is the time per token.
+  // Never 0: a period of 0 (two steps ending together) is no sample.
+  {
+    const StepGroup* decode = nullptr;
+    for (const auto& g : result.groups) {
+      if (g.phase == Phase::kDecode) decode = &g;
+    }
+    std::vector<const Step*> members;
+    if (decode) {
+      for (const auto& st : result.steps) {
+        if (st.group == decode->name && st.phase == Phase::kDecode) members.push_back(&st);
+      }
+    }
+    std::stable_sort(members.begin(), members.end(), [](const Step* x, const Step* y) { return x->start_ns < y->start_ns; });
+    std::vector<std::int64_t> own, period;
+    std::size_t outlived = 0, overlapping = 0, pairs = 0;
+    TimeNs previous_gpu_end = 0;
+    for (const Step* m : members) {
+      own.push_back(std::max(m->end_ns, m->gpu_end_ns) - m->start_ns);
+      outlived += m->gpu_end_ns > m->end_ns;
+      if (m->gpu_end_ns == 0) continue;
+      if (previous_gpu_end != 0) {
+        ++pairs;
+        overlapping += m->start_ns < previous_gpu_end;
+        if (m->gpu_end_ns > previous_gpu_end) period.push_back(m->gpu_end_ns - previous_gpu_end);
+      }
+      previous_gpu_end = std::max(previous_gpu_end, m->gpu_end_ns);
+    }
+    const bool pipelined = 2 * overlapping > pairs && !period.empty();
+    result.tpot_samples = pipelined ? std::move(period) : std::move(own);
+    result.tpot_from = pipelined ? "GPU period" : outlived > 0 ? "step start to GPU end" : "step wall";
+    result.tpot = distribution(result.tpot_samples);
+    // Ranges that end long before their GPU work measure launching, not the step: said, with the
+    // GPU's own pace beside it.
+    if (result.decode_wall.count > 0 && result.decode_kernel_ns.p50 > 2 * result.decode_wall.p50 && result.decode_gpu_period.count > 0) {
+      char line[640];
+      std::snprintf(line, sizeof line,
+                    "decode steps are asynchronous: their NVTX ranges end before their GPU work (wall p50 %.3f ms, "
+                    "kernel time p50 %.3f ms per step), so the step wall shows launch time, not TPOT; the GPU "
+                    "finishes a step every %.3f ms (p50 of the GPU period); TPOT is %s",
+                    result.decode_wall.p50 / 1e6, result.decode_kernel_ns.p50 / 1e6, result.decode_gpu_period.p50 / 1e6,
+                    pipelined ? "that period (the steps overlap)" : "each step's start until its GPU work ends (the steps do not overlap)");
+      result.notes.emplace_back(line);
+    } else if (pipelined) {
+      result.notes.push_back("decode steps overlap (" + std::to_string(overlapping) + " of " + std::to_string(pairs) +
+                             " start before the previous step's GPU work ends): TPOT is the GPU period");
+    }
   }
-  // TPOT: the step wall, unless the steps are asynchronous (then the GPU period is the time per token).
-  const bool asynchronous = result.decode_wall.count > 0 && result.decode_kernel_ns.p50 > 2 * result.decode_wall.p50;
-  result.tpot = asynchronous && result.decode_gpu_period.count ? result.decode_gpu_period : result.decode_wall;
-  result.tpot_from = asynchronous && result.decode_gpu_period.count ? "GPU period" : "step wall";
   if (!llm) {
     result.notes.push_back("workload: " + std::string(workload_name(result.workload.kind)) +
                            " (not LLM inference), so steps have no prefill/decode phase, TTFT or TPOT");

@@ -38,6 +38,9 @@ TEST(StepAnnotations, StepNamesAreWholeWords) {
            {"execute_512_context_1(512)_generation_0(0)", true, Phase::kPrefill},
            {"execute_4_context_0(0)_generation_4(4)", true, Phase::kDecode},
            {"execute_260_context_1(256)_generation_4(4)", true, Phase::kMixed},
+           // the older spelling, without the scheduled tokens (the eager prefill the issue reports)
+           {"execute_context_1(888_788544)_generation_0(0)", true, Phase::kPrefill},
+           {"execute_context_0(0)_generation_8(8)", true, Phase::kDecode},
            {"_forward_step 12: 0 ctx reqs, 8 gen reqs", true, Phase::kDecode},
            {"_forward_step 3: 1 ctx reqs, 7 gen reqs", true, Phase::kMixed},
            {"resolveForwardedInputs", false, Phase::kUnknown},

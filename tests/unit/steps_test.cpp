@@ -95,6 +95,36 @@ TEST(Steps, GroupNameTakesTheStepNumberOut) {
   EXPECT_EQ(step_group_name("step#"), "step#");          // no number
   EXPECT_EQ(step_group_name("batch#12a"), "batch#12a");  // not only digits after '#'
   EXPECT_EQ(step_group_name(""), "");
+  // Engines' step names without their batch: SGLang's mode stays, vLLM's counts go.
+  EXPECT_EQ(step_group_name("step[DECODE bs=32]"), "step[DECODE]");
+  EXPECT_EQ(step_group_name(":step[EXTEND bs=15 toks=15360]"), ":step[EXTEND]");
+  EXPECT_EQ(step_group_name("execute_260_context_1(256)_generation_4(4)"), "execute_context_N_generation_N");
+  EXPECT_EQ(step_group_name("execute_context_1(888_788544)_generation_0(0)"), "execute_context_N_generation_N");
+}
+
+// TPOT's clock on hand-built decode loops: a single step whose GPU work outlives its range lasts
+// until its GPU work ends (not its 100 ns range, not 0); synchronous steps read their wall.
+TEST(Steps, TpotNeverReadsTheRangeOfAnAsynchronousStep) {
+  testing::SyntheticTrace one;
+  one.nvtx(kNvtxPushPopRange, "decode_step", 0, 100);
+  one.api("cudaGraphLaunch_v10000", 10, 20, 1);
+  one.kernel("gemv2T_kernel_val", 50, 10'000, 1);
+  const auto r = analyze_steps(one.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.tpot.count, 1);
+  EXPECT_DOUBLE_EQ(r.tpot.p50, 10'000);
+  EXPECT_EQ(r.tpot_from, "step start to GPU end");
+  testing::SyntheticTrace sync;
+  for (int i = 0; i < 3; ++i) {
+    const TimeNs t = i * 1'000;
+    sync.nvtx(kNvtxPushPopRange, "decode_step", t, t + 900);
+    sync.api("cudaLaunchKernel_v7000", t + 10, t + 20, 1 + i);
+    sync.kernel("gemv2T_kernel_val", t + 100, t + 800, 1 + i);
+  }
+  const auto w = analyze_steps(sync.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(w.tpot.count, 3);
+  EXPECT_DOUBLE_EQ(w.tpot.p50, 900);
+  EXPECT_EQ(w.tpot_from, "step wall");
+  EXPECT_EQ(w.tpot_samples, (std::vector<std::int64_t>{900, 900, 900}));
 }
 
 TEST(Steps, NestedRepeatOfACallCountsOnce) {
