@@ -84,18 +84,36 @@ TEST(LlmRules, QuietLoopRaisesNothing) {
   }
 }
 
+// Graphs traced as units: the launches ran graph executions, and no kernel is a graph's (neither a
+// node id nor a graph launch's correlation id).
 TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
   testing::SyntheticTrace s;
-  s.api("cudaGraphLaunch_v10000", 0, 10, 1);
-  s.kernel("whole_graph_kernel", 20, 30, 1);
+  s.api("cudaLaunchKernel_v7000", 0, 5, 9);
+  s.kernel("eager_kernel", 6, 8, 9);
+  s.api("cudaGraphLaunch_v10000", 10, 20, 1);
+  s.graph_exec(20, 30, 1);
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 1);
   // A backtraced launch (nsys --cudabacktrace: the record encloses the call, same id) is one launch.
   s.api("cudaGraphLaunch", 40, 60, 2);
   s.api("cudaGraphLaunch_v10000", 45, 55, 2);
-  s.kernel("whole_graph_kernel", 70, 80, 2);
+  s.graph_exec(70, 80, 2);
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 2);
   s.trace.kernels.graph_node_id[0] = 42;  // traced node by node: nothing hidden
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 0);
+}
+
+// Kineto and roctracer keep no node ids: a graph replay's kernels carry its launch's correlation id
+// (hipGraphLaunch on AMD, cudaGraphLaunch on CUDA). They are the graph's kernels, itemized.
+TEST(LlmRules, KernelsOfAGraphLaunchByCorrelationAreNotHidden) {
+  for (const char* launch : {"hipGraphLaunch", "cudaGraphLaunch"}) {
+    testing::SyntheticTrace s;
+    s.api(launch, 10, 20, 1);
+    s.kernel("Cijk_Alik_Bljk_HHS_BH_MT64x64x64", 30, 40, 1);
+    s.kernel("rms_norm_kernel", 40, 50, 1);
+    const Finding f = rule(llm_findings(s.trace), "llm_graphs_hidden");
+    EXPECT_EQ(f.count, 0) << launch << ": " << f.evidence;
+    EXPECT_NE(f.evidence.find("2 kernels from graph nodes"), std::string::npos) << f.evidence;
+  }
 }
 
 // The JSON text without the whitespace between tokens, so checks do not depend on its layout.
