@@ -1,6 +1,6 @@
 // Where each step's time goes: one accounting per step (kernscope account, report's first lines).
 // A step's window runs from its start until its range or its last GPU work ends, whichever is
-// later. The window is split instant by instant into exclusive categories, by what the step's
+// later (GPU work that runs on into the next step of its process counts there: account_ends). The window is split instant by instant into exclusive categories, by what the step's
 // process was doing at that instant (work on several streams or threads at once counts once):
 //   gpu            a compute kernel ran (split by operation class; copies or collectives
 //                  overlapped by compute count here)
@@ -81,7 +81,10 @@ struct StepAccounting {
 // that shares a run's context.
 StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps);
 
-// The window a step is accounted over: its start until its range or its GPU work ends.
-inline TimeNs account_end(const Step& s) { return std::max(s.end_ns, s.gpu_end_ns); }
+// Where each step's accounted window ends: when its range or its GPU work ends, whichever is
+// later, except that GPU work still running when the next step of its process starts counts in
+// that step (an instant belongs to one step: the loop's sums are its wall-clock time, and a
+// pipelined loop's steps are its period). The last step of a process runs until its GPU work ends.
+std::vector<TimeNs> account_ends(const std::vector<Step>& steps);
 
 }  // namespace kernscope

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/tail.hpp"
 
 namespace kernscope {
@@ -97,6 +98,8 @@ std::optional<double> side_step_figure(const SideFigures& side, const std::strin
     add(pooled.step_launch, run.step_launch);
     add(pooled.step_sync, run.step_sync);
     add(pooled.step_kernel, run.step_kernel);
+    add(pooled.step_time, run.step_time);
+    for (std::size_t c = 0; c < kTimeCategories; ++c) add(pooled.step_category[c], run.step_category[c]);
     any = true;
   }
   if (!any) return std::nullopt;
@@ -160,6 +163,14 @@ const std::vector<std::pair<std::string, std::string>>& step_metrics() {
       {"launch_time", "Launch API time per step"},
       {"sync_time", "Sync time per step"},
       {"step_kernel_time", "Kernel time per step"},
+      // The accounting of the measured steps: their time and where it goes, per step.
+      {"step_time", "Step time per step"},
+      {"account_gpu", "gpu per step"},
+      {"account_communication", "communication per step"},
+      {"account_copy", "copy per step"},
+      {"account_host", "host per step"},
+      {"account_blocked", "blocked per step"},
+      {"account_idle", "idle per step"},
   };
   return metrics;
 }
@@ -182,6 +193,10 @@ std::optional<double> run_step_figure(const RunFigures& run, const std::string& 
   if (metric == "launch_time") return mean_or_none(run.step_launch);
   if (metric == "sync_time") return mean_or_none(run.step_sync);
   if (metric == "step_kernel_time") return mean_or_none(run.step_kernel);
+  if (metric == "step_time") return mean_or_none(run.step_time);
+  for (const TimeCategory c : kAllTimeCategories) {
+    if (metric == "account_" + std::string(category_name(c))) return mean_or_none(run.step_category[static_cast<std::size_t>(c)]);
+  }
   return std::nullopt;
 }
 
@@ -256,8 +271,31 @@ DiffResult diff_sides(const SideFigures& a, const SideFigures& b, std::string id
 
 std::vector<std::string> diff_headline_lines(const DiffResult& d) {
   std::vector<std::string> lines;
+  // The step time first, per step (windows of different length make totals misleading), with the
+  // categories of the accounting that moved; the raw totals follow.
+  const PhaseRow* step_time = nullptr;
+  std::vector<const PhaseRow*> moved;
+  for (const auto& p : d.phases) {
+    if (p.metric == "step_time" && p.a && p.b) step_time = &p;
+    if (p.metric.starts_with("account_") && p.a && p.b && *p.b != *p.a) moved.push_back(&p);
+  }
+  if (step_time) {
+    const double a = *step_time->a, b = *step_time->b;
+    lines.push_back(fmt::format("Step time (mean per measured step, from its start until its range or GPU work ends): A {} -> B {} ({}{})",
+                                ms(a), ms(b), signed_ms(b - a), a ? fmt::format(", {:+.1f} %", (b - a) / a * 100) : ""));
+    std::stable_sort(moved.begin(), moved.end(), [](const PhaseRow* x, const PhaseRow* y) {
+      return std::abs(*x->b - *x->a) > std::abs(*y->b - *y->a);
+    });
+    std::string what;
+    for (const PhaseRow* p : moved) {
+      if (std::abs(*p->b - *p->a) < 0.01 * a) continue;  // under 1 % of A's step: not a mover
+      what += fmt::format("{}{} {}", what.empty() ? "" : ", ", p->metric.substr(std::string("account_").size()), signed_ms(*p->b - *p->a));
+    }
+    if (!what.empty()) lines.push_back("Per step, what moved (kernscope account): " + what);
+  }
   const double change = static_cast<double>(d.total_b - d.total_a);
-  lines.push_back(fmt::format("GPU kernel time: A {} -> B {} ({}{})", ms(static_cast<double>(d.total_a)),
+  lines.push_back(fmt::format("GPU kernel time{}: A {} -> B {} ({}{})", step_time ? " (raw totals over each trace)" : "",
+                              ms(static_cast<double>(d.total_a)),
                               ms(static_cast<double>(d.total_b)), signed_ms(change),
                               d.total_a ? fmt::format(", {:+.1f} %", change / static_cast<double>(d.total_a) * 100) : ""));
   for (const auto& p : d.phases) {

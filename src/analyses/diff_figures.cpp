@@ -6,6 +6,7 @@
 #include "analyses/setup_split.hpp"
 #include "analyses/trace_context.hpp"
 #include "kernscope/nvtx_names.hpp"
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/steps.hpp"
 
 namespace kernscope {
@@ -125,9 +126,13 @@ Result<RunFigures> measure_run(const Trace& trace, IdentityMode mode, const OpRu
   run.tpot_from = steps->tpot_from;
   time_samples(*steps, run);
   const auto chosen = measured_steps(*steps);
+  const StepAccounting accounting = account_steps(trace, rules, *steps);
   std::unordered_map<std::int32_t, std::size_t> slot_of_step;
   for (const auto i : chosen) {
     const Step& s = steps->steps[i];
+    const TimeAccount& account = accounting.steps[i];
+    run.step_time.push_back(account.window_ns);
+    for (std::size_t c = 0; c < kTimeCategories; ++c) run.step_category[c].push_back(account.ns[c]);
     slot_of_step[static_cast<std::int32_t>(i)] = run.step_busy.size();
     run.step_busy.push_back(s.gpu_busy_ns);
     run.step_idle.push_back(s.gpu_idle_ns);

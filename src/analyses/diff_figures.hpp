@@ -3,6 +3,7 @@
 // launch and sync time) with their per-step samples, which the gate resamples to see the noise.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -41,6 +42,10 @@ struct RunFigures {
   std::vector<std::int64_t> tpot, ttft;  // one sample per decode step / prefill step
   // The measured steps (the last decode group, else the largest group of steps), one entry each.
   std::vector<std::int64_t> step_busy, step_idle, step_launch, step_sync, step_kernel;
+  // Their accounting (step_accounting.hpp): each step's time (start until its range or GPU work
+  // ends) and its six categories, in kAllTimeCategories order.
+  std::vector<std::int64_t> step_time;
+  std::array<std::vector<std::int64_t>, 6> step_category;
   std::vector<std::map<std::string, std::int64_t>> step_class_ns;
   std::vector<std::unordered_map<std::string, std::int64_t>> step_kernel_ns;  // by kernel identity
   std::map<std::string, Durations> kernels;  // by kernel identity

@@ -9,6 +9,7 @@
 
 #include "analyses/diff.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/tail.hpp"
 
 namespace kernscope {
@@ -51,6 +52,14 @@ bool kernel_matches(const std::string& display, const std::string& wanted, const
   return base == wanted;
 }
 
+// The slot of an account_<category> metric in RunFigures::step_category.
+std::size_t category_index(const std::string& metric) {
+  for (const TimeCategory c : kAllTimeCategories) {
+    if (metric == "account_" + std::string(category_name(c))) return static_cast<std::size_t>(c);
+  }
+  return static_cast<std::size_t>(TimeCategory::kIdle);
+}
+
 // The samples of `c` in one run. `use_steps`: per-step figures (both sides have steps), else the
 // durations of the operations themselves.
 Result<Samples> samples_of(const GateCondition& c, const RunFigures& run, bool use_steps) {
@@ -63,6 +72,9 @@ Result<Samples> samples_of(const GateCondition& c, const RunFigures& run, bool u
     s.values = as_double(run.tpot);
     s.stat = m == "tpot_mean" ? Stat::kMean : m == "tpot_p50" ? Stat::kP50 : m == "tpot_p95" ? Stat::kP95 : Stat::kP99;
     s.unit_name = "decode steps";
+  } else if (m == "step_time" || m.starts_with("account_")) {
+    s.values = as_double(m == "step_time" ? run.step_time : run.step_category[category_index(m)]);
+    s.unit_name = "steps";
   } else if (m == "gpu_busy" || m == "gpu_idle" || m == "launch_time" || m == "sync_time" || m == "step_kernel_time") {
     s.values = as_double(m == "gpu_busy" ? run.step_busy : m == "gpu_idle" ? run.step_idle : m == "launch_time" ? run.step_launch
                          : m == "sync_time" ? run.step_sync : run.step_kernel);
@@ -145,6 +157,8 @@ std::string_view gate_grammar() {
   return "--fail-if EXPRESSION, EXPRESSION := METRIC OP CHANGE\n"
          "  METRIC := ttft | tpot_p50 | tpot_p95 | tpot_p99 | tpot_mean | gpu_busy | gpu_idle | launch_time\n"
          "          | sync_time | step_kernel_time | total_kernel_time | class:CLASS | kernel:NAME\n"
+         "          | step_time | account_gpu | account_communication | account_copy | account_host\n"
+         "          | account_blocked | account_idle\n"
          "           (per-step figures are means per measured step; total_kernel_time, class: and kernel:\n"
          "            are time per step when both traces have steps, else whole-trace totals)\n"
          "  OP     := >  (B above A by more than CHANGE)  |  <  (B below A by more than CHANGE)\n"
@@ -179,7 +193,8 @@ Result<GateCondition> parse_gate(const std::string& expression) {
   }
   static const std::vector<std::string> plain = {"ttft",     "tpot_p50", "tpot_p95",    "tpot_p99",  "tpot_mean",
                                                  "gpu_busy", "gpu_idle", "launch_time", "sync_time", "step_kernel_time",
-                                                 "total_kernel_time"};
+                                                 "total_kernel_time", "step_time", "account_gpu", "account_communication",
+                                                 "account_copy", "account_host", "account_blocked", "account_idle"};
   if (c.metric != "class" && c.metric != "kernel" && std::find(plain.begin(), plain.end(), c.metric) == plain.end()) {
     return bad("unknown metric '" + c.metric + "'");
   }

@@ -346,6 +346,23 @@ TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t 
 
 }  // namespace
 
+std::vector<TimeNs> account_ends(const std::vector<Step>& steps) {
+  std::vector<std::size_t> order(steps.size());
+  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::tie(steps[x].global_pid, steps[x].start_ns) < std::tie(steps[y].global_pid, steps[y].start_ns);
+  });
+  std::vector<TimeNs> ends(steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Step& s = steps[order[i]];
+    TimeNs gpu_end = s.gpu_end_ns;
+    // GPU work still running when the process's next step starts is that step's time.
+    if (i + 1 < order.size() && steps[order[i + 1]].global_pid == s.global_pid) gpu_end = std::min(gpu_end, steps[order[i + 1]].start_ns);
+    ends[order[i]] = std::max(s.end_ns, gpu_end);
+  }
+  return ends;
+}
+
 std::string_view category_name(TimeCategory category) {
   switch (category) {
     case TimeCategory::kGpu: return "gpu";
@@ -391,13 +408,14 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
   result.steps.resize(steps.size());
   if (steps.empty()) return result;
   const Sources sources(context);
+  const std::vector<TimeNs> ends = account_ends(steps);
   // Each step on its own: chunks of steps on several threads.
   ChunkPlan(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<Edge> edges;
     std::vector<Sources::CallSpan> calls;
     for (std::size_t w = begin; w < end; ++w) {
       const Step& s = steps[w];
-      const TimeNs lo = s.start_ns, hi = account_end(s);
+      const TimeNs lo = s.start_ns, hi = ends[w];
       sources.edges(s.global_pid, lo, hi, s, edges, calls);
       result.steps[w] = account_of(sources, sweep(sources, edges, lo, hi), hi - lo);
     }

@@ -293,6 +293,29 @@ def main():
     run("compare", "--label", "one", before, after, expect=2)
     run("compare", before, expect=2)
 
+    # --- the step time leads (issue 27): the nsys-ai MFU pair's windows differ in length; the
+    # "after" has 8.7 % less kernel time in all but runs slower per step. The headline is the step
+    # time, equal to the mean window `kernscope account` gives its measured steps, then what moved.
+    mfu_a = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.gz")
+    mfu_b = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.gz")
+    p = run("diff", mfu_a, mfu_b)
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    check(len(lines) > 3 and lines[1].startswith("Step time"), f"the step time leads: {lines[1:3]}")
+    check(lines[2].startswith("Per step, what moved"), f"the categories that moved follow: {lines[2:3]}")
+    raw = next((l for l in lines if l.startswith("GPU kernel time")), "")
+    check("raw totals" in raw and "-8.7 %" in raw, f"the raw kernel total stays, below: {raw}")
+    doc = json.loads(run("diff", "--format", "json", mfu_a, mfu_b).stdout)
+    rows = {r["Metric"]: r for r in doc["diff_phases"]} if isinstance(doc.get("diff_phases"), list) else {}
+    step = rows.get("Step time per step", {})
+    check(step and step.get("B (ns)", 0) > step.get("A (ns)", 0), f"per step the after is slower: {step}")
+    for side, path in (("A (ns)", mfu_a), ("B (ns)", mfu_b)):
+        acc = json.loads(run("account", "--format", "json", path).stdout)
+        groups = collections.Counter(r["Group"] for r in acc["account"])
+        largest = groups.most_common(1)[0][0]
+        walls = [r["Wall (ns)"] for r in acc["account"] if r["Group"] == largest]
+        check(step and abs(step.get(side, 0) - round(sum(walls) / len(walls), 1)) < 1,
+              f"{side} step time {step.get(side)} is the mean window of account's {len(walls)} steps of {largest}")
+
     # --- bad input ------------------------------------------------------------------------------
     p = run("diff", "--fail-if", "tpot_p50 >> 5%", before, after, expect=2)
     check("METRIC OP CHANGE" in p.stderr, f"grammar printed: {p.stderr[:200]}")

@@ -136,5 +136,34 @@ TEST(StepAccounting, ProcessesAreAccountedApartAndTheBusiestLeads) {
   EXPECT_EQ(accounting.loop.at(TimeCategory::kGpu), 800);
 }
 
+// GPU work that runs on into the next step counts there: step 1's range [0,100) launches a kernel
+// [50,300), step 2 [200,400) one [300,350). Step 1's window ends where step 2 starts (200): [0,10)
+// idle, [10,20) launch, [20,50) the gap to the thread's next call (210, under 100 us: launch),
+// [50,200) gpu. Step 2 [200,400): [200,350) gpu (step 1's kernel,
+// then its own), [350,400) idle (its launch [210,220) falls while the GPU runs). The loop is 400 ns
+// of wall clock, each instant once.
+TEST(StepAccounting, WorkRunningIntoTheNextStepCountsThere) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 100);
+  s.api("cudaLaunchKernel", 10, 20, 1);
+  s.kernel("gemv2T_kernel_val", 50, 300, 1);
+  s.nvtx(kNvtxPushPopRange, "decode_step", 200, 400);
+  s.api("cudaLaunchKernel", 210, 220, 2);
+  s.kernel("gemv2T_kernel_val", 300, 350, 2);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 2u);
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  const TimeAccount& first = accounting.steps[0];
+  const TimeAccount& second = accounting.steps[1];
+  EXPECT_EQ(first.window_ns, 200);
+  EXPECT_EQ(first.at(TimeCategory::kGpu), 150);
+  EXPECT_EQ(first.at(TimeCategory::kHost), 40);
+  EXPECT_EQ(first.at(TimeCategory::kIdle), 10);
+  EXPECT_EQ(second.window_ns, 200);
+  EXPECT_EQ(second.at(TimeCategory::kGpu), 150);
+  EXPECT_EQ(second.at(TimeCategory::kIdle), 50);
+  EXPECT_EQ(accounting.loop.window_ns, 400);
+}
+
 }  // namespace
 }  // namespace kernscope

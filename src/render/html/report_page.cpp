@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "kernscope/host_profile.hpp"
+#include "kernscope/step_accounting.hpp"
 #include "kernscope/tail.hpp"
 #include "render/html/bar_chart.hpp"
 #include "render/html/distribution.hpp"
@@ -83,6 +84,46 @@ std::string speed_of_light_section(const Diagnosis& d) {
   }
   std::string body = table.size() ? table.finish() : std::string();
   if (!d.speed_of_light_notes.empty()) body += bullet_list(d.speed_of_light_notes);
+  return body;
+}
+
+// Where the steps' time goes (the accounting): one 100 % bar per phase and the loop, then every
+// step's window stacked by category, in the categories' fixed colours.
+std::string accounting_section(const Diagnosis& d) {
+  const StepAccounting& a = d.accounting;
+  static constexpr const char* kColors[kTimeCategories] = {"#59a14f", "#b07aa1", "#f28e2b", "#4e79a7", "#e15759", "#bab0ac"};
+  auto row = [](const std::string& label, const TimeAccount& t) {
+    ShareRow r{label, {}};
+    for (const TimeCategory c : kAllTimeCategories) {
+      const double share = t.window_ns > 0 ? static_cast<double>(t.at(c)) / static_cast<double>(t.window_ns) : 0.0;
+      r.segments.push_back({std::string(category_name(c)), share, kColors[static_cast<std::size_t>(c)]});
+    }
+    return r;
+  };
+  std::vector<ShareRow> rows;
+  for (const auto& g : a.groups) rows.push_back(row(g.name + " [" + std::string(phase_name(g.phase)) + "] x" + std::to_string(g.steps), g.account));
+  rows.push_back(row("all steps", a.loop));
+  std::string body = paragraph("Each step from its start until its range or its GPU work ends, split instant by instant: gpu (a "
+                               "compute kernel runs), communication (only collectives), copy (only copies), host (the GPU idle "
+                               "while the host launches or runs framework code), blocked (the GPU idle while the host waits in a "
+                               "synchronization), idle (nothing recorded). Most of the time: " +
+                                   std::string(category_name(a.loop.bottleneck())) + ".",
+                               "note");
+  body += figure(stacked_share_chart("chart-accounting-groups", "Where the steps' time goes, by group of steps", rows),
+                 "Each bar is 100 % of its steps' time; the last is every step of the leading process.");
+  std::vector<StepLayer> layers;
+  for (const TimeCategory c : kAllTimeCategories) layers.push_back({std::string(category_name(c)), kColors[static_cast<std::size_t>(c)], {}});
+  std::vector<std::string> labels;
+  for (std::size_t i = 0; i < a.steps.size() && i < d.steps.steps.size(); ++i) {
+    const Step& s = d.steps.steps[i];
+    labels.push_back(s.name + " [" + std::string(phase_name(s.phase)) + "]");
+    for (const TimeCategory c : kAllTimeCategories) {
+      layers[static_cast<std::size_t>(c)].values.push_back(static_cast<double>(a.steps[i].at(c)));
+    }
+  }
+  const auto ns = [](double v) { return duration(v); };
+  body += figure(stacked_step_chart("chart-accounting-steps", "Where each step's time goes", labels, layers, ns),
+                 "Each step's window stacked by category, steps in order.");
   return body;
 }
 
@@ -302,6 +343,7 @@ std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
   if (!d.speed_of_light.empty() || !d.speed_of_light_notes.empty()) {
     page.section("speed-of-light", "Speed of light (model cost)", speed_of_light_section(d));
   }
+  if (!d.accounting.steps.empty()) page.section("accounting", "Where the steps' time goes", accounting_section(d));
   page.section("steps", "Steps over time", steps_section(d));
   if (trace.host.samples.size() > 0) page.section("host", "Host stacks (sampled)", host_section(trace, d));
   page.section("classes", "Operation classes", classes_section(d));
