@@ -305,7 +305,7 @@ def main():
     raw = next((l for l in lines if l.startswith("GPU kernel time")), "")
     check("raw totals" in raw and "-8.7 %" in raw, f"the raw kernel total stays, below: {raw}")
     doc = json.loads(run("diff", "--format", "json", mfu_a, mfu_b).stdout)
-    rows = {r["Metric"]: r for r in doc["diff_phases"]} if isinstance(doc.get("diff_phases"), list) else {}
+    rows = {r["Metric"]: r for r in doc.get("phases", [])}
     step = rows.get("Step time per step", {})
     check(step and step.get("B (ns)", 0) > step.get("A (ns)", 0), f"per step the after is slower: {step}")
     for side, path in (("A (ns)", mfu_a), ("B (ns)", mfu_b)):
