@@ -82,7 +82,32 @@ EXPECTATIONS = {
     "deepseek_profile_data__train": "deepseek",
     # The bundled eager Llama (tests/fixtures/README.md): a launch-bound loop at batch 1.
     "llama_decode_h200/trace": "llama",
+    # Programs built to have one bottleneck, traced on an H200 (tests/fixtures/accounting/README.md).
+    "accounting/copy": "built:copy:copy.h2d",
+    "accounting/blocked": "built:blocked:blocked.cudaStreamSynchronize",
+    "accounting/framework": "built:host:host.framework",
+    "accounting/graph": "built:gpu:",
 }
+
+
+def expect_built(category, part):
+    """The steady-state group (the last group, as the headlines read it) spends most in `category`,
+    and `part` is that category's largest part."""
+    def check(doc, steps):
+        group = doc["account"][-1]["Group"]
+        rows = [r for r in doc["account"] if r["Group"] == group]
+        totals = {c: sum(r[f"{c} (ns)"] for r in rows) for c in CATEGORIES}
+        top = max(totals, key=totals.get)
+        assert top == category, f"group {group}: most time in {top}, built to be {category} ({totals})"
+        assert totals[category] > 0.6 * sum(totals.values()), f"{category} holds {totals[category]} of {sum(totals.values())} ns"
+        if part:
+            parts = collections.Counter()
+            for r in rows:
+                for k, v in r.items():
+                    if k.startswith(category + ".") and k.endswith(" (ns)"):
+                        parts[k[:-5]] += v
+            assert parts and parts.most_common(1)[0][0] == part, f"largest part {parts.most_common(1)}, want {part}"
+    return check
 
 
 def expectation_for(path):
@@ -155,7 +180,7 @@ def gpu_ops_kineto(path, kernscope):
 
 def traces(fixture_dir, realworld):
     found = []
-    for pattern in ("nsys/*/*.sqlite.gz", "kineto/*.json.gz", "ranks/*.json.gz", "ranks/*.sqlite.gz", "ranks/*/*.sqlite.gz",
+    for pattern in ("nsys/*/*.sqlite.gz", "accounting/*.sqlite.gz", "kineto/*.json.gz", "ranks/*.json.gz", "ranks/*.sqlite.gz", "ranks/*/*.sqlite.gz",
                     "graph_trace/*.sqlite.gz"):
         found += sorted(pathlib.Path(fixture_dir).glob(pattern))
     if realworld and pathlib.Path(realworld).is_dir():
@@ -212,6 +237,9 @@ def main():
             comm = union([(float(e["ts"]) * 1000, (float(e["ts"]) + float(e.get("dur", 0))) * 1000) for e in ev
                           if e.get("cat") == "kernel" and "::ep::" in e["name"]], float("-inf"), float("inf"))
             check = lambda doc, steps: expect_exposed_communication(doc, steps, comm)
+        if isinstance(check, str) and check.startswith("built:"):
+            _, category, part = check.split(":", 2)
+            check = expect_built(category, part)
         if check == "llama":
             def check(doc, steps):
                 measured = [r for r in steps if r["Group"] == ":measure:decode_step"]
