@@ -1,15 +1,17 @@
 // Where each step's time goes: one accounting per step (kernscope account, report's first lines).
 // A step's window runs from its start until its range or its last GPU work ends, whichever is
-// later (GPU work that runs on into the next step of its process counts there: account_ends). The window is split instant by instant into exclusive categories, by what the step's
-// process was doing at that instant (work on several streams or threads at once counts once):
+// later (GPU work that runs on into the next step of its process counts there: account_ends).
+// The window is split instant by instant into exclusive categories, by what the step's process
+// was doing at that instant (work on several streams or threads at once counts once):
 //   gpu            a compute kernel ran (split by operation class; copies or collectives
 //                  overlapped by compute count here)
 //   communication  only collective / peer-to-peer kernels ran (exposed communication)
 //   copy           only copies or memsets ran (exposed copies; pageable ones noted)
-//   host           the GPU was idle while a host thread of the process worked: in a launch call
-//                  or the short gap (<= 100 us) between two non-blocking CUDA calls of one thread, the
-//                  framework's per-operation cost (host.launch), in another CUDA/HIP call (host.runtime), in a framework range
-//                  (host.framework: NVTX ranges inside the step, PyTorch's cpu_op and
+//   host           the GPU was idle while a host thread of the process worked: in a run of its
+//                  CUDA calls that launch or prepare work, each within 100 us of the last (the
+//                  calls and the framework's time between them: host.launch; a run that launches
+//                  nothing, such as an allocation on its own: host.runtime), or in a framework
+//                  range (host.framework: NVTX ranges inside the step, PyTorch's cpu_op and
 //                  record_function ranges), named by the outermost range open (the data
 //                  loader's __next__, not the aten::stack inside it)
 //   blocked        the GPU was idle while a host thread waited in a blocking call (device,

@@ -284,6 +284,15 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                                       "callback, another thread, a synchronous copy), not for the GPU: make the call "
                                       "asynchronous or move what it waits for off the step" + saving_text(blocked, "up to") + "."});
     }
+    // Launch-bound steps outside LLM decode (the LLM rule below speaks for decode loops).
+    const std::int64_t launch = loop.parts.count("host.launch") ? loop.parts.at("host.launch") : 0;
+    if (const Finding* lb = find(d.findings, "llm_launch_bound");
+        launch >= threshold_ns && loop_share(launch) >= 0.10 && !(lb && lb->count > 0)) {
+      actions.push_back({launch, "Launch less from the host: the GPU idles while the host launches work for " + pct(loop_share(launch)) +
+                                     " of the steps' time (the launch calls and the framework's time between them): capture "
+                                     "the step in a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\") or "
+                                     "fuse kernels so fewer are launched" + saving_text(launch, "up to") + "."});
+    }
     const std::int64_t framework = loop.parts.count("host.framework") ? loop.parts.at("host.framework") : 0;
     if (framework >= threshold_ns && loop_share(framework) >= 0.05) {
       std::vector<std::pair<std::int64_t, std::string>> ranges;

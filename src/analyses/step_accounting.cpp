@@ -148,7 +148,7 @@ class Sources {
   struct CallSpan {
     std::int64_t global_tid;
     TimeNs start_ns, end_ns;
-    bool launch;  // launches or prepares work: not a blocking call
+    HostCall call;
     bool operator<(const CallSpan& o) const { return std::tie(global_tid, start_ns, end_ns) < std::tie(o.global_tid, o.start_ns, o.end_ns); }
   };
   // The longest gap between one thread's launches counted as their cost: eager PyTorch spends
@@ -193,25 +193,35 @@ class Sources {
       if (pid != 0 && process_key(a.global_tid[r]) != pid) return;
       const StringId name = a.name[r];
       const auto call = static_cast<HostCall>(host_call_[name == kNoString ? trace_.strings.size() : name]);
-      launches.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], call != HostCall::kBlocking});
-      switch (call) {
-        case HostCall::kBlocking: push(a.start_ns[r], a.end_ns[r], name, EdgeKind::kBlocking); break;
-        case HostCall::kLaunch: push(a.start_ns[r], a.end_ns[r], 0, EdgeKind::kLaunch); break;
-        default: push(a.start_ns[r], a.end_ns[r], 0, EdgeKind::kRuntime); break;
-      }
+      if (call == HostCall::kBlocking) push(a.start_ns[r], a.end_ns[r], name, EdgeKind::kBlocking);
+      launches.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], call});
     });
-    // The time between two CUDA calls of one thread that launch or prepare work (not waits), when
-    // short, is the framework's own cost of an operation (argument checks, dispatch, the Python
-    // around it; a launch is often preceded by cuKernelGetName or cuKernelGetAttribute): part of
-    // what each launch costs the host, and what CUDA graphs remove with the calls. A longer gap
-    // is other host work.
-    std::sort(launches.begin(), launches.end());
-    for (std::size_t i = 1; i < launches.size(); ++i) {
-      const CallSpan& x = launches[i - 1];
-      const CallSpan& y = launches[i];
-      if (x.launch && y.launch && x.global_tid == y.global_tid && y.start_ns > x.end_ns && y.start_ns - x.end_ns <= kLaunchGap) {
-        push(x.end_ns, y.start_ns, 1, EdgeKind::kLaunch);
+    // A run of one thread's CUDA calls that launch or prepare work (not waits), each within a
+    // short gap of the last, is host work for launching: the gaps are the framework's own cost of
+    // an operation (argument checks, dispatch, the Python around it; a launch is often preceded by
+    // cuKernelGetName or cuKernelGetAttribute), what CUDA graphs remove with the calls. A run is
+    // host.launch when it launches anything, else host.runtime (an allocation on its own). A
+    // longer gap, or a wait, ends the run. One interval per run keeps the sweep's edges few (an
+    // eager loop makes hundreds of calls a step).
+    if (!std::is_sorted(launches.begin(), launches.end())) std::sort(launches.begin(), launches.end());
+    std::size_t i = 0;
+    while (i < launches.size()) {
+      const CallSpan& first = launches[i];
+      if (first.call == HostCall::kBlocking) {
+        ++i;
+        continue;
       }
+      TimeNs run_end = first.end_ns;
+      bool launching = first.call == HostCall::kLaunch;
+      std::size_t j = i + 1;
+      for (; j < launches.size(); ++j) {
+        const CallSpan& y = launches[j];
+        if (y.global_tid != first.global_tid || y.call == HostCall::kBlocking || y.start_ns - run_end > kLaunchGap) break;
+        run_end = std::max(run_end, y.end_ns);
+        launching = launching || y.call == HostCall::kLaunch;
+      }
+      push(first.start_ns, run_end, 0, launching ? EdgeKind::kLaunch : EdgeKind::kRuntime);
+      i = j;
     }
     framework_.for_each_overlapping(lo, hi, [&](RowIndex f) {
       if (pid != 0 && process_key(framework_tid_[f]) != pid) return;
