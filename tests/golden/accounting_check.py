@@ -4,10 +4,12 @@ beside the project, every trace of ../shared/fixtures/realworld:
 
 1. Per step, the six categories sum to the step's window within 1 %, and every part sums to its
    category.
-2. Per step, the GPU's busy time (gpu + communication + copy) equals the union of the process's
+2. TTFT and TPOT are never 0 where steps exist (report's json), and report's accounting of the
+   loop is account's steps of the leading process summed.
+3. Per step, the GPU's busy time (gpu + communication + copy) equals the union of the process's
    kernels, copies and sets inside the window, computed here from the file itself: with sqlite3 on
    nsys exports, with Python's json on Kineto traces (exact decimals), within 1 %.
-3. Where a person has written where the steps' time goes (../shared/fixtures/realworld/README.md,
+4. Where a person has written where the steps' time goes (../shared/fixtures/realworld/README.md,
    and tests/fixtures/README.md's notes), the accounting says the same (EXPECTATIONS below).
 
 A trace without steps is listed as such with kernscope's reason; nothing is skipped silently.
@@ -229,6 +231,21 @@ def main():
             said = row["gpu (ns)"] + row["communication (ns)"] + row["copy (ns)"]
             if abs(busy - said) > max(0.01 * wall, 1000):
                 failures.append(f"{path.name} step {row['Step']}: GPU busy {said} ns, the file says {busy} ns")
+        # The headlines read the right clock: never 0 where steps exist, and report's accounting is
+        # the one `account` gives (the leading process's steps, summed).
+        rep = subprocess.run([kernscope, "report", "--format", "json", str(path)], capture_output=True, text=True)
+        if rep.returncode != 0:
+            failures.append(f"{path.name}: report exit {rep.returncode}: {rep.stderr.strip()[-200:]}")
+        else:
+            r = json.loads(rep.stdout)
+            for figure in ("tpot", "ttft"):
+                d = r["steps"][figure]
+                if d["count"] > 0 and (d["p50_ns"] <= 0 or d["max_ns"] <= 0):
+                    failures.append(f"{path.name}: {figure} is 0 with {d['count']} steps: {d}")
+            lead = r["accounting"]["process"]
+            walls = sum(row["Wall (ns)"] for row in steps if row["PID"] == lead)
+            if r["accounting"]["loop"]["wall_ns"] != walls:
+                failures.append(f"{path.name}: report's loop {r['accounting']['loop']['wall_ns']} ns, account's steps of {lead} {walls} ns")
         key, check = expectation_for(path)
         if check == "deepseek":
             with gzip.open(path, "rt") as f:
