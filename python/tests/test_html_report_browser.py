@@ -26,8 +26,8 @@ FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 LLAMA = FIXTURES / "nsys" / "llama_decode_h200" / "trace.sqlite.gz"
 KINETO = FIXTURES / "kineto" / "llama_decode_h200_gen16.json.gz"  # the same workload, by PyTorch's profiler
 NO_KERNELS = FIXTURES / "kineto" / "cupti_profiler__benchmark_result_924719_1679055439_trace.json.gz"
-STEP_AND_KERNEL_CHARTS = ("chart-step-duration", "chart-step-busy-idle", "chart-classes", "chart-kernel-tails",
-                          "chart-kernel-histograms")
+STEP_AND_KERNEL_CHARTS = ("chart-accounting-groups", "chart-accounting-steps", "chart-step-duration", "chart-step-busy-idle",
+                          "chart-classes", "chart-kernel-tails", "chart-kernel-histograms")
 
 CHROMIUM = find_chromium()
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on PATH (Debian package 'chromium'; make deps installs it)")
