@@ -111,6 +111,10 @@ class NsysManglingParser : public itanium::AbstractManglingParser<NsysManglingPa
   }
 
   Node* parseType() {
+    // C++23's std::bfloat16_t (`DF16b`, Itanium ABI), which LLVM 14 predates; cu++filt and GNU
+    // c++filt both spell it so (ROCm kernels of aiter and ck_tile are templated on it). A builtin
+    // type: no substitution candidate.
+    if (consumeIf("DF16b")) return make<itanium::NameType>("std::bfloat16_t");
     return nesting([&] {
       const std::size_t before = Subs.size();
       const bool substitution_with_args = at_substitution_with_template_args();

@@ -31,9 +31,9 @@ Kernel names are compared twice, every name, count and total exactly each time:
   normalised(cu++filt) == normalised(GNU c++filt) on all 8, and both leave the ninth (sgl_hip's
   act_and_mul_kernel, `Tn` mangling) as it is; kernscope's spelling of the HTA DDP trace's two
   cutlass names equals cu++filt's byte for byte.
-  KNOWN_UNDEMANGLED lists where kernscope still differs from cu++filt: it is asserted to still
-  differ (kernscope shows the mangled name, with the JSON's count and total), and the names are
-  printed each run.
+  KNOWN_UNDEMANGLED lists where kernscope still differs from cu++filt (none now): each is asserted
+  to still differ (kernscope shows the mangled name, with the JSON's count and total), and the names
+  are printed each run.
 
 (Checked with kernscope wrappers that print nothing and say nothing for a skipped report, that drop
 the last nvtx_sum row, and, on the HTA DDP trace in ranks/, that drop one row of
@@ -62,12 +62,10 @@ API_CATS = {"cuda_runtime", "Runtime", "cuda_driver"}
 RANGE_DOMAINS = {"cpu_op": "cpu_op", "Operator": "cpu_op", "user_annotation": "", "gpu_user_annotation": "gpu_user_annotation"}
 
 # Mangled names kernscope leaves mangled where nsys's demangler (cu++filt, CUDA 13.0) and GNU c++filt
-# 2.40 both demangle them: (predicate on the mangled name, why). The two AMD/ROCm traces of TraceLens
-# (sglang and vLLM) have 6 such kernel names (aiter::add_rmsnorm_quant_kernel x3, ck_tile::kentry x3).
-KNOWN_UNDEMANGLED = (
-    (lambda name: "DF16b" in name,
-     "DF16b (std::bfloat16_t, C++23) is not known to LLVM 14's Itanium demangler, which kernscope uses"),
-)
+# 2.40 both demangle them: (predicate on the mangled name, why). None now: the 6 DF16b
+# (std::bfloat16_t) names of the TraceLens ROCm traces that LLVM 14's parser refused are parsed by
+# kernscope's own production for DF16b (src/base/nsys_demangle.cpp) and compared like the rest.
+KNOWN_UNDEMANGLED = ()
 
 
 def to_ns(value):
