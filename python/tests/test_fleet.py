@@ -82,6 +82,7 @@ def test_same_answers_as_kernscope_ranks(whole_set):
     run = subprocess.run([cli(), "ranks", str(base / "set"), "--format", "json"], capture_output=True, text=True, check=True)
     doc = json.loads(run.stdout)
     assert result["reference_rank"] == doc["reference_rank"]
+    assert result["verdicts_withheld"] is doc["verdicts_withheld"] is False
     assert result["noise_ns"] == doc["straggler_noise_ns"]
     mine = by_rank(result["tables"]["ranks"])
     for row in doc["tables"]["ranks"]:
@@ -192,6 +193,10 @@ def test_order_matching_of_a_late_window_is_doubted(tmp_path):
     assert "by order" in result["matching"]
     assert any("ranks hold 19 to 21 collectives and are matched by order" in n for n in result["notes"])
     assert not result["clocks_trusted"]
+    # As kernscope ranks: what is not trusted is said first, and no straggler or hang verdict drawn from it.
+    assert result["verdicts_withheld"] and not result["matching_trusted"]
+    assert result["notes"][0].startswith("NOT TRUSTED") and result["notes"][1].startswith("matching: communicator")
+    assert not any("did not arrive" in n for n in result["notes"])
 
 
 def run_cli(*args):

@@ -6,6 +6,15 @@
 // nearly the same moment (the last chunk reaches everyone together), which is what the clock
 // offsets are estimated from: per rank, the median of its end-time differences to a reference
 // rank, with the median absolute deviation as the spread. Skew figures use the aligned times.
+//
+// Matching is by identity where the traces give it (communicator and sequence number), else by order
+// within a communicator, with a shift (a whole number of collectives) where a rank's window starts
+// elsewhere. A shift is taken only when it pairs calls of the same kind, size, dtype, algorithm and
+// protocol whose ends line up: in one file as the clock reads; across files as the clocks read or
+// after an offset fitted to the pairs (then on 8 pairs or more), and not where the run repeats itself
+// (a shift by its period would line up as well). When no shift does, or several do alike, the
+// matching is not trusted; neither are the clocks when the ends scatter. Then the straggler and hang
+// verdicts are withheld (the figures stay, marked untrusted) and why is said first (`distrust`).
 #pragma once
 
 #include <cstdint>
@@ -22,7 +31,7 @@ namespace kernscope::ranks {
 struct SkewOptions {
   bool estimate_clocks = true;  // false: trust the traces' clocks as they are
   int time_bins = 10;           // skew over time
-  std::int64_t max_shift = 16;  // order fallback: how many collectives one rank's window may start later
+  std::int64_t max_shift = 64;  // order fallback: how many collectives one rank's window may start later or earlier
 };
 
 struct ClockOffset {
@@ -47,7 +56,10 @@ struct MatchedCollective {
   std::vector<std::size_t> ranks;      // positions in RankSet::ranks, of ranks where it ran
   std::vector<TimeNs> arrival, end;    // per entry of `ranks`, aligned
   std::vector<std::size_t> missing;    // positions of ranks where it did not run
-  std::vector<std::string> missing_why;  // per entry of `missing`: "did not arrive", "trace ended before"...
+  // Per entry of `missing`: "did not arrive", "its trace ends before", "its trace starts after", "no NCCL
+  // kernels in its trace"; "missing within its window (untrusted: no verdict)" in place of "did not
+  // arrive" while the verdicts are withheld.
+  std::vector<std::string> missing_why;
   TimeNs first_arrival = 0, last_arrival = 0, end_ns = 0;  // aligned; end_ns: median end
   std::int64_t last_rank = -1;         // rank number of the last to arrive
   TimeNs lead_ns = 0;                  // last arrival - second-last arrival
@@ -134,7 +146,15 @@ struct RanksAnalysis {
   std::int64_t reference_rank = -1;
   std::vector<ClockOffset> offsets;  // one per rank, RankSet order
   bool clocks_trusted = false;
+  bool matching_trusted = true;      // every pairing of collectives is confirmed (see the top of this file)
   std::string matching;              // how collectives were matched, said to the user
+  // Why the matching or the clocks are not trusted ("matching: ...", "clocks: ..."); said before any
+  // figure. Not empty: no straggler or hang verdict is given (see verdicts_withheld).
+  std::vector<std::string> distrust;
+  // Sampled or partial traces: ranks whose windows start or end at other collectives than the others'
+  // (and the shifts that lined them up). Collectives outside a rank's window are not hangs.
+  std::vector<std::string> windows;
+  bool verdicts_withheld() const { return !matching_trusted || !clocks_trusted; }
   TimeNs noise_ns = 0;               // a lead below this is not counted as straggling
   std::vector<MatchedCollective> collectives;  // complete ones (every rank), by aligned arrival
   std::vector<MatchedCollective> incomplete;   // missing on some rank: hang analysis

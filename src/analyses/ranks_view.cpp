@@ -54,6 +54,20 @@ Cell of_peak(double bus_bandwidth, const RanksAnalysis& a) {
   return bus_bandwidth > 0 && a.link ? Cell(100.0 * bus_bandwidth / a.link->bytes_per_s) : Cell();
 }
 
+// Whether a row's straggler or hang verdict can be trusted: "yes", else what is not.
+std::string trust_cell(const RanksAnalysis& a) {
+  if (!a.verdicts_withheld()) return "yes";
+  if (!a.matching_trusted && !a.clocks_trusted) return "no: matching and clocks";
+  return !a.matching_trusted ? "no: matching" : "no: clocks";
+}
+
+// The "Trusted" column, last, on a table whose rows give straggler or hang verdicts.
+void add_trust_column(Table& t, const RanksAnalysis& a) {
+  t.columns.push_back({"Trusted"});
+  const std::string cell = trust_cell(a);
+  for (auto& row : t.rows) row.push_back(cell);
+}
+
 }  // namespace
 
 std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
@@ -98,6 +112,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
                         s.collectives > 0 ? Cell(100.0 * static_cast<double>(s.times_last) / static_cast<double>(s.collectives)) : Cell(),
                         s.total_lead_ns, s.times_last > 0 ? s.total_lead_ns / s.times_last : 0, s.wait_caused_ns});
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   const TimeNs t0 = a.collectives.empty() ? 0 : a.collectives.front().first_arrival;
@@ -116,6 +131,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
   {
     Table t{"collectives", "Collectives Matched on Every Rank", collective_columns(), {}};
     for (const auto& m : a.collectives) t.rows.push_back(collective_row(m));
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   {
@@ -137,6 +153,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
       row.push_back(why);
       t.rows.push_back(std::move(row));
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   {
@@ -147,6 +164,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
       t.rows.push_back({b.start_ns, b.end_ns, b.collectives, rounded(b.median_spread_ns), b.max_spread_ns,
                         b.top_straggler >= 0 ? Cell(b.top_straggler) : Cell(), b.top_straggler_times});
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   {
@@ -157,6 +175,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
       t.rows.push_back({st.step, st.collectives, rounded(st.wait_ns), st.transfer_ns, rounded(st.median_spread_ns), st.max_spread_ns,
                         st.top_straggler >= 0 ? Cell(st.top_straggler) : Cell(), st.top_straggler_times});
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   const StepsView steps = analyze_rank_steps(set, a);
@@ -185,6 +204,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
                         r.collectives ? Cell(r.max_spread_ns) : Cell(), r.most_last_rank >= 0 ? Cell(r.most_last_rank) : Cell(),
                         r.most_last_times});
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   {
@@ -196,6 +216,7 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
       t.rows.push_back({l.layer, l.collectives, rounded(l.wait_ns), l.transfer_ns, rounded(l.median_spread_ns), l.max_spread_ns,
                         l.top_straggler >= 0 ? Cell(l.top_straggler) : Cell(), l.top_straggler_times, rounded(l.mean_lead_ns)});
     }
+    add_trust_column(t, a);
     tables.push_back(std::move(t));
   }
   return tables;
@@ -204,11 +225,20 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
 std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit) {
   JsonWriter w;
   w.begin_object();
+  // What is not trusted comes first: no straggler or hang verdict is drawn from it.
+  w.member("verdicts_withheld", a.verdicts_withheld());
+  w.key("distrust").begin_array();
+  for (const auto& d : a.distrust) w.value(d);
+  w.end_array();
+  w.key("windows").begin_array();
+  for (const auto& d : a.windows) w.value(d);
+  w.end_array();
   w.member("ranks", static_cast<std::int64_t>(set.ranks.size()));
   w.member("world_size", set.world_size);
   w.member("world_size_evidence", set.world_evidence);
   w.member("reference_rank", a.reference_rank);
   w.member("clocks_trusted", a.clocks_trusted);
+  w.member("matching_trusted", a.matching_trusted);
   w.member("matching", a.matching);
   w.member("straggler_noise_ns", a.noise_ns);
   w.member("sizes", a.sizes_note);
@@ -224,6 +254,8 @@ std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit
   w.member("time_unit", std::string(time_unit_suffix(unit)));
   w.key("notes").begin_array();
   for (const auto& n : set.notes) w.value(n);
+  for (const auto& n : a.distrust) w.value(n);
+  for (const auto& n : a.windows) w.value(n);
   for (const auto& n : a.notes) w.value(n);
   w.end_array();
   w.key("tables").begin_object();
@@ -243,12 +275,28 @@ std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit
 
 std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
   std::string s;
+  // A group's straggler as said in the text: withheld while the matching or the clocks are untrusted.
+  auto most_last = [&](std::int64_t rank, std::int64_t times, const std::string& more = "") {
+    if (a.verdicts_withheld()) return std::string("withheld");
+    return rank >= 0 ? fmt::format("rank {} ({}x{})", rank, times, more) : std::string("-");
+  };
   auto line = [&](const std::string& text) { s += text + "\n"; };
   std::set<std::string> files;
   for (const auto& r : set.ranks) files.insert(r.path);
   line(fmt::format("Ranks: {} trace(s) read as {} rank(s); world size {} ({})", files.size(), set.ranks.size(), set.world_size,
                    set.world_evidence));
+  // What is not trusted first: no verdict below is drawn from it.
+  const bool withheld = a.verdicts_withheld();
+  if (!a.distrust.empty()) {
+    line("NOT TRUSTED: no straggler or hang verdict is given; the figures below are as matched, untrusted:");
+    for (const auto& d : a.distrust) line("  ! " + d);
+  }
   for (const auto& n : set.notes) line("  ! " + n);
+  if (!a.windows.empty()) {
+    line(std::string("Sampled or partial traces: the ranks' windows start or end at different collectives (those outside a rank's window are "
+                     "left out of the skew figures and are not hangs)") + (withheld ? ", as matched, untrusted:" : ":"));
+    for (const auto& w : a.windows) line("  ! " + w);
+  }
   if (!a.matching.empty()) line("Collectives matched " + a.matching + ".");
   if (a.reference_rank < 0) {
     for (const auto& n : a.notes) line("  ! " + n);
@@ -267,7 +315,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
     line(fmt::format("  {:>5}  {:>12}  {:>12}  {:>10}  {:>6}  {:>11}  {:>10}  {:>8}  {:>10}  {:>5}  {}", r.rank, readable(o.offset_ns),
                      readable(o.end_difference_ns), readable(o.spread_ns), r.collectives, readable(static_cast<double>(r.comm_ns)),
                      percent(static_cast<double>(r.overlap_ns), static_cast<double>(r.comm_ns)), readable(r.wait_ns),
-                     fmt::format("{}x", r.times_last), o.trusted ? "" : "(!)", r.evidence));
+                     withheld ? std::string("-") : fmt::format("{}x", r.times_last), o.trusted ? "" : "(!)", r.evidence));
   }
   if (a.ranks.size() > shown) line(fmt::format("  ... {} more ranks (CSV/JSON: the ranks table)", a.ranks.size() - shown));
   for (std::size_t p = 0; p < a.offsets.size(); ++p) {
@@ -296,7 +344,9 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
     if (a.link) line("  (the device name gives the part, not the wiring: PCIe-only peers, bridges or peers on other hosts are not visible)");
   }
   line("");
-  if (a.stragglers.empty()) {
+  if (withheld) {
+    line("Stragglers: withheld (not trusted: see the top; the stragglers table holds the figures as matched)");
+  } else if (a.stragglers.empty()) {
     line(fmt::format("Stragglers: none (no rank arrived last by more than {})", readable(static_cast<double>(a.noise_ns))));
   } else {
     line(fmt::format("Stragglers (last to arrive by more than {}):", readable(static_cast<double>(a.noise_ns))));
@@ -314,9 +364,10 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
       tops += fmt::format(" {:>9}", b.top_straggler >= 0 ? fmt::format("r{}", b.top_straggler) : "-");
     }
     line("");
-    line(fmt::format("Skew over time ({} bins of {}):", a.bins.size(), readable(static_cast<double>(a.bins.front().end_ns))));
+    line(fmt::format("Skew over time ({} bins of {}){}:", a.bins.size(), readable(static_cast<double>(a.bins.front().end_ns)),
+                     withheld ? ", untrusted" : ""));
     line("  median spread" + spreads);
-    line("  most last    " + tops);
+    if (!withheld) line("  most last    " + tops);
   }
   if (!a.steps.empty()) {
     line("");
@@ -325,8 +376,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
       const auto& st = a.steps[i];
       line(fmt::format("  step {:>6}: {:>4} collectives, wait/rank {:>10}, transfer {:>10}, median spread {:>10}, most last {}", st.step,
                        st.collectives, readable(st.wait_ns), readable(static_cast<double>(st.transfer_ns)),
-                       readable(st.median_spread_ns),
-                       st.top_straggler >= 0 ? fmt::format("rank {} ({}x)", st.top_straggler, st.top_straggler_times) : "-"));
+                       readable(st.median_spread_ns), most_last(st.top_straggler, st.top_straggler_times)));
     }
     if (a.steps.size() > 12) line(fmt::format("  ... {} more steps (the skew_by_step table)", a.steps.size() - 12));
   }
@@ -361,7 +411,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
       line(fmt::format("    step {:>5}: {:>10} (all ranks {} .. {}), {} collectives, max spread {}, most last {}", r.step,
                        readable(static_cast<double>(r.wall_ns)), readable(static_cast<double>(r.min_wall_ns)),
                        readable(static_cast<double>(r.max_wall_ns)), r.collectives, readable(static_cast<double>(r.max_spread_ns)),
-                       r.most_last_rank >= 0 ? fmt::format("rank {} ({}x)", r.most_last_rank, r.most_last_times) : "-"));
+                       most_last(r.most_last_rank, r.most_last_times)));
     }
   }
   for (const auto& n : sv.notes) line("  ! " + n);
@@ -372,13 +422,13 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
       const auto& l = sv.layers[i];
       line(fmt::format("  layer {:>4}: {:>5} collectives, wait/rank {:>10}, median spread {:>10}, max spread {:>10}, most last {}", l.layer,
                        l.collectives, readable(l.wait_ns), readable(l.median_spread_ns), readable(static_cast<double>(l.max_spread_ns)),
-                       l.top_straggler >= 0 ? fmt::format("rank {} ({}x, lead {})", l.top_straggler, l.top_straggler_times, readable(l.mean_lead_ns)) : "-"));
+                       most_last(l.top_straggler, l.top_straggler_times, ", lead " + readable(l.mean_lead_ns))));
     }
     if (sv.layers.size() > 16) line(fmt::format("  ... {} more (the skew_by_layer table)", sv.layers.size() - 16));
   }
   if (!a.incomplete.empty()) {
     line("");
-    line("Hang analysis: collectives missing on some ranks");
+    line(withheld ? "Collectives missing on some ranks (no hang verdict: not trusted, see the top)" : "Hang analysis: collectives missing on some ranks");
     for (std::size_t i = 0; i < a.incomplete.size() && i < 6; ++i) {
       const auto& m = a.incomplete[i];
       std::string why;

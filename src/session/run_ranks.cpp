@@ -65,6 +65,11 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
     std::ostringstream text;
     render(text, *table, RenderOptions{output.table_format(), output.time_unit});
     out.text = text.str();
+    // One table has no room for it: what is not trusted goes to stderr (the rows' Trusted column says it too).
+    if (!analysis.distrust.empty()) {
+      out.messages.push_back("ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched");
+      for (const auto& d : analysis.distrust) out.messages.push_back("ranks: " + d);
+    }
   }
   return out;
 }

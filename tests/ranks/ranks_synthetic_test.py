@@ -122,20 +122,41 @@ def main():
 
         check_bandwidth(doc, source, 8)
 
-        # 2. Order matching, a late window, a hang, a cut file and a missing rank.
+        # 2. Order matching, a late window, a hang and a missing rank: every pairing confirmed (kinds, sizes
+        # and ends agree), so the hang is named.
         b = os.path.join(tmp, "b")
-        truth = make(source, b, "--late-start", "3:2", "--hang", "6:1", "--cut", "4", "--skip", "7")
+        truth = make(source, b, "--late-start", "3:2", "--hang", "6:1", "--skip", "7")
         doc = ranks_json(kernscope, os.path.join(b, "rank*.json.gz"))
         notes = "\n".join(doc["notes"])
         check("by order" in doc["matching"], "matched by order: " + doc["matching"])
+        check(not doc["verdicts_withheld"] and doc["matching_trusted"], "matching trusted: " + "; ".join(doc["distrust"]))
         check("rank 3, 0: its trace starts 2 collective(s) later" in notes, "late window found:\n" + notes)
+        check("rank 3: its trace starts after 2 collective(s)" in "\n".join(doc["windows"]), "late window said as such: " + str(doc["windows"]))
         check("rank 6 did not arrive at 1 collective" in notes, "hang on rank 6 found:\n" + notes)
-        check("rank 4: the trace is cut short" in notes, "cut rank 4 said:\n" + notes)
         check("missing ranks: 7 " in notes, "missing rank 7 said:\n" + notes)
         check_offsets(doc, truth, [0, 1, 2, 3, 5, 6])
         incomplete = doc["tables"]["incomplete"]
         last = [r for r in incomplete if column(r, "Index") == truth["collectives"] - 1]
         check(len(last) == 1 and "rank 6: did not arrive" in column(last[0], "Why"), "the last collective waits for rank 6")
+
+        # 2b. The same with rank 4's file cut at 70 %: it keeps collectives 19, 20 and 0-8 (the file's event
+        # order), so by order its 10th and 11th pair with the others' 10th and 11th, an all-reduce with a
+        # broadcast. That matching is not trusted: said first, and no hang or straggler verdict drawn from it.
+        b2 = os.path.join(tmp, "b2")
+        make(source, b2, "--late-start", "3:2", "--hang", "6:1", "--cut", "4", "--skip", "7")
+        doc = ranks_json(kernscope, os.path.join(b2, "rank*.json.gz"))
+        notes = "\n".join(doc["notes"])
+        check(doc["verdicts_withheld"] and not doc["matching_trusted"], "verdicts withheld on the cut rank's matching")
+        check(any(d.startswith("matching: rank 4, 0:") for d in doc["distrust"]), "rank 4's matching doubted: " + "; ".join(doc["distrust"]))
+        check("rank 4: the trace is cut short" in notes, "cut rank 4 said:\n" + notes)
+        check("did not arrive" not in notes, "no hang verdict:\n" + notes)
+        check(all("did not arrive" not in column(r, "Why") for r in doc["tables"]["incomplete"]), "no 'did not arrive' in the incomplete table")
+        check(all(column(r, "Trusted") == "no: matching" for r in doc["tables"]["stragglers"] + doc["tables"]["incomplete"]),
+              "straggler and hang rows marked untrusted")
+        text = subprocess.run([kernscope, "ranks", os.path.join(b2, "rank*.json.gz")], capture_output=True, text=True, check=True).stdout
+        lines = text.splitlines()
+        check(len(lines) > 1 and lines[1].startswith("NOT TRUSTED"), "the distrust is said first: " + "|".join(lines[:3]))
+        check("Stragglers: withheld" in text and "last in " not in text and "did not arrive" not in text, "no verdict in the text")
 
         # 3. No distributedInfo: ranks from the NCCL kernels' device ids.
         c = os.path.join(tmp, "c")

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <set>
+#include <tuple>
 
 #include "analyses/collectives.hpp"
 #include "analyses/ranks_fleet_digest.hpp"
@@ -126,36 +128,42 @@ TEST(Collectives, ArgumentsByCorrelationAndByEnclosingOperation) {
 }
 
 // Ranks with chosen clocks: rank p's clock reads true time + offset[p]. Collective i starts at
-// 1 ms * (i + 1) on every rank, except where a straggler is `late` by a chosen delay; every rank's
-// kernel ends `transfer` after the last arrival.
+// 1 ms * (i + 1) + 37 us * i^2 on every rank (gaps that differ, as a real run's do: a shifted pairing
+// does not line up), except where a straggler is `late` by a chosen delay; every rank's kernel ends
+// `transfer` after the last arrival.
 struct Plan {
   std::vector<TimeNs> offset;
   std::map<int, std::pair<int, TimeNs>> late;  // collective -> (rank position, delay)
   int collectives = 6;
   TimeNs transfer = 40'000;
   std::int64_t bytes = 8'000'000;
+  bool periodic = false;  // collective i at exactly 1 ms * (i + 1): a run that repeats every collective
+  bool one_file = false;  // every rank in one export (one clock), else a file per rank
+  std::map<int, CollectiveKind> kinds;  // collectives that are not all-reduces
+  std::map<int, TimeNs> end_jitter;     // rank position -> its kernels end this much later at odd collectives, earlier at even
 };
 
 RankSet build(const Plan& plan) {
   std::vector<RankDigest> digests;
   for (std::size_t p = 0; p < plan.offset.size(); ++p) {
     RankDigest d;
-    d.path = "rank" + std::to_string(p) + ".json";
+    d.path = plan.one_file ? "export.sqlite" : "rank" + std::to_string(p) + ".json";
     d.rank = static_cast<std::int64_t>(p);
     d.declared_world_size = static_cast<std::int64_t>(plan.offset.size());
     for (int i = 0; i < plan.collectives; ++i) {
-      const TimeNs nominal = 1'000'000 * (i + 1);
+      const TimeNs nominal = 1'000'000 * (i + 1) + (plan.periodic ? 0 : 37'000 * i * i);
       TimeNs last = nominal;
       auto it = plan.late.find(i);
       if (it != plan.late.end()) last += it->second.second;
       Collective c;
-      c.kind = CollectiveKind::kAllReduce;
+      c.kind = plan.kinds.contains(i) ? plan.kinds.at(i) : CollectiveKind::kAllReduce;
       c.group = "0";
       c.index = i;
       c.step = i / 2;
       c.bytes = plan.bytes;
       c.start_ns = nominal + (it != plan.late.end() && it->second.first == static_cast<int>(p) ? it->second.second : 0) + plan.offset[p];
-      c.end_ns = last + plan.transfer + plan.offset[p];
+      const TimeNs jitter = plan.end_jitter.contains(static_cast<int>(p)) ? plan.end_jitter.at(static_cast<int>(p)) : 0;
+      c.end_ns = last + plan.transfer + plan.offset[p] + (i % 2 == 1 ? jitter : -jitter);
       d.collectives.items.push_back(c);
     }
     d.first_ns = d.collectives.items.front().start_ns;
@@ -251,13 +259,165 @@ TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
   const RanksAnalysis a = analyze_ranks(set, options);
   ASSERT_FALSE(a.collectives.empty());
   EXPECT_EQ(a.collectives[0].spread_ns, 200'000);  // the clock offset reads as skew
-  EXPECT_EQ(a.stragglers.size(), 1u);
+  EXPECT_EQ(a.stragglers.size(), 1u);               // the table keeps the figures...
+  // ... but taken as they are, the clocks disagree by 200 us where kernels end together: not trusted,
+  // and no straggler verdict is drawn from them.
+  EXPECT_FALSE(a.clocks_trusted);
+  EXPECT_TRUE(a.verdicts_withheld());
+  ASSERT_FALSE(a.distrust.empty());
+  EXPECT_NE(a.distrust[0].find("clocks: rank 1: clocks taken as they are, but collective ends differ by 200000 ns"), std::string::npos)
+      << a.distrust[0];
+}
+
+// The untrusted-clock branch: rank 1's kernels end 8 us late and 8 us early by turns (its clock, or
+// its ends, cannot be relied on to the 5 us trust limit). Its collectives still line up as read (each
+// pair within 2 trust limits and far from the neighbours), so the matching is trusted, but not the
+// clocks: that is said first and the straggler and hang verdicts are withheld, the tables keeping the
+// figures.
+TEST(RanksTrust, UntrustedClocksWithholdVerdicts) {
+  Plan plan;
+  plan.offset = {0, 0, 0};
+  plan.late = {{2, {2, 50'000}}};
+  plan.end_jitter = {{1, 8'000}};
+  RankSet set = build(plan);
+  set.ranks[2].collectives.items.pop_back();  // rank 2 never launches the last one, its trace goes on
+  set.ranks[2].last_ns += 10'000'000;
+  const RanksAnalysis a = analyze_ranks(set);
+  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+  EXPECT_FALSE(a.clocks_trusted);
+  EXPECT_FALSE(a.offsets[1].trusted);
+  EXPECT_TRUE(a.verdicts_withheld());
+  ASSERT_EQ(a.distrust.size(), 1u);
+  EXPECT_NE(a.distrust[0].find("clocks: rank 1: collective ends scatter by 8000 ns"), std::string::npos) << a.distrust[0];
+  // The figures stay: rank 2 last by 50 us at collective 2; the missing collective is listed, unjudged.
+  ASSERT_FALSE(a.stragglers.empty());
+  EXPECT_EQ(a.stragglers[0].rank, 2);
+  ASSERT_EQ(a.incomplete.size(), 1u);
+  EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"missing within its window (untrusted: no verdict)"});
+  std::string notes;
+  for (const auto& n : a.notes) notes += n + "\n";
+  EXPECT_EQ(notes.find("did not arrive"), std::string::npos) << notes;
+  const std::string text = ranks_text(set, a);
+  EXPECT_EQ(text.substr(text.find('\n') + 1, 11), "NOT TRUSTED") << text;
+  EXPECT_NE(text.find("Stragglers: withheld"), std::string::npos) << text;
+  EXPECT_EQ(text.find("last in "), std::string::npos) << text;
+  EXPECT_EQ(text.find("did not arrive"), std::string::npos) << text;
+  const auto tables = ranks_tables(set, a);
+  for (const auto& t : tables) {
+    if (t.report != "stragglers" && t.report != "incomplete") continue;
+    ASSERT_EQ(t.columns.back().name, "Trusted");
+    for (const auto& row : t.rows) EXPECT_EQ(std::get<std::string>(row.back()), "no: clocks") << t.report;
+  }
+  EXPECT_NE(ranks_json(set, a, TimeUnit::kNs).find("\"verdicts_withheld\": true"), std::string::npos);
+}
+
+// A shift is taken only where the pairs agree on what they were. Twelve collectives exactly 1 ms apart
+// (their ends line up at any shift), 6 of them marked (2, 3, 4, 6, 8 and 9: a pattern that does not
+// repeat) by their kind (all-gather, else all-reduce), their size (4 MB, else 8 MB) or their dtype
+// (f32, else bf16); rank 1's clock reads 5.3 ms ahead (its own file) and its window starts 2
+// collectives later. Only shift 2 pairs marked with marked on 8 pairs or more.
+TEST(RanksMatching, AShiftThatMakesKindsOrSizesDisagreeIsRefused) {
+  const std::set<std::int64_t> marked = {2, 3, 4, 6, 8, 9};
+  for (const std::string mark : {"kind", "size", "dtype"}) {
+    Plan plan;
+    plan.offset = {0, 5'300'000};
+    plan.collectives = 12;
+    plan.periodic = true;
+    RankSet set = build(plan);
+    for (auto& r : set.ranks) {
+      for (auto& c : r.collectives.items) {
+        const bool m = marked.contains(c.index);
+        if (mark == "kind" && m) c.kind = CollectiveKind::kAllGather;
+        if (mark == "size" && m) c.bytes = 4'000'000;
+        if (mark == "dtype") c.dtype = m ? "f32" : "bf16";
+      }
+    }
+    auto& items = set.ranks[1].collectives.items;
+    items.erase(items.begin(), items.begin() + 2);
+    set.ranks[1].first_ns = items.front().start_ns;
+    const RanksAnalysis a = analyze_ranks(set);
+    EXPECT_TRUE(a.matching_trusted) << mark << ": " << (a.distrust.empty() ? "" : a.distrust[0]);
+    ASSERT_EQ(a.collectives.size(), 10u) << mark;
+    for (const auto& m : a.collectives) EXPECT_FALSE(m.kinds_differ) << mark << " " << m.index;
+    ASSERT_FALSE(a.windows.empty()) << mark;
+    EXPECT_EQ(a.windows[0], "rank 1, 0: its trace starts 2 collective(s) later than the reference's (matched by order with that shift)");
+    EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 5'300'000.0);
+  }
+}
+
+// Matched by sequence number, ranks' records of one collective must still agree: rank 1's trace says
+// collective 3 was an all-gather where rank 0's says all-reduce. The traces' identities disagree:
+// the matching is not trusted.
+TEST(RanksMatching, SequenceNumbersThatPairDifferentCallsAreDoubted) {
+  Plan plan;
+  plan.offset = {0, 1'000};
+  RankSet set = build(plan);
+  for (auto& r : set.ranks) {
+    for (auto& c : r.collectives.items) c.seq = c.index;
+  }
+  set.ranks[1].collectives.items[3].kind = CollectiveKind::kAllGather;
+  const RanksAnalysis a = analyze_ranks(set);
+  EXPECT_EQ(a.matching, "by identity: communicator and sequence number from the traces");
+  EXPECT_FALSE(a.matching_trusted);
+  EXPECT_TRUE(a.verdicts_withheld());
+  ASSERT_FALSE(a.distrust.empty());
+  EXPECT_EQ(a.distrust[0], "matching: 1 matched collective(s) differ in kind or size across ranks (the traces' sequence numbers disagree)");
+}
+
+// A periodic run (every collective 1 ms after the last) whose rank 1 window starts 3 collectives later.
+// In one export, one clock: the ends say which shift is right (3). In a file per rank, rank 1's clock
+// ahead, the windows line up at other shifts too: not trusted, verdicts withheld, whether every shift
+// lines up alike after a fitted offset (5.3 ms ahead: ambiguous), a delayed collective leaves one
+// shift standing while the run still repeats every collective (self-similar), or the clock is ahead
+// by a whole number of periods (5 ms: shift 8 lines up as read).
+TEST(RanksMatching, PeriodicWindowsLineUpInOneExportNotAcrossFiles) {
+  auto set_of = [](bool one_file, bool delayed, TimeNs ahead = 0) {
+    Plan plan;
+    plan.offset = {0, ahead};
+    plan.collectives = 14;
+    plan.periodic = true;
+    plan.one_file = one_file;
+    if (delayed) plan.late = {{8, {1, 200'000}}};  // rank 1 200 us late; both end 200 us later
+    RankSet set = build(plan);
+    auto& items = set.ranks[1].collectives.items;
+    items.erase(items.begin(), items.begin() + 3);
+    set.ranks[1].first_ns = items.front().start_ns;
+    return set;
+  };
+  {
+    const RankSet set = set_of(true, true);
+    const RanksAnalysis a = analyze_ranks(set);
+    EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+    EXPECT_FALSE(a.verdicts_withheld());
+    EXPECT_EQ(a.collectives.size(), 11u);
+    ASSERT_EQ(a.stragglers.size(), 1u);
+    EXPECT_EQ(a.stragglers[0].rank, 1);
+    EXPECT_EQ(a.stragglers[0].total_lead_ns, 200'000);
+    EXPECT_NE(ranks_text(set, a).find("rank    1: last in 1 of 11 collectives"), std::string::npos);
+  }
+  const std::vector<std::tuple<bool, TimeNs, std::string>> across = {
+      {false, 5'300'000, "shifts 0 and -1 both line its collectives up"},
+      {true, 5'300'000, "line up with shift 3 after a clock offset fitted to them, but the run repeats every"},
+      {false, 5'000'000, "line up with shift 8 as the clocks read, but the run repeats every"}};
+  for (const auto& [delayed, ahead, why] : across) {
+    const RankSet set = set_of(false, delayed, ahead);
+    const RanksAnalysis a = analyze_ranks(set);
+    EXPECT_FALSE(a.matching_trusted) << why;
+    EXPECT_TRUE(a.verdicts_withheld());
+    ASSERT_FALSE(a.distrust.empty());
+    EXPECT_TRUE(a.distrust[0].starts_with("matching: rank 1, 0: ")) << a.distrust[0];
+    EXPECT_NE(a.distrust[0].find(why), std::string::npos) << a.distrust[0];
+    const std::string text = ranks_text(set, a);
+    EXPECT_EQ(text.find("last in "), std::string::npos) << text;
+    EXPECT_NE(text.find("Stragglers: withheld"), std::string::npos) << text;
+  }
 }
 
 TEST(RanksSkew, LateWindowIsShifted) {
   Plan plan;
   plan.offset = {0, 2'000'000, 7'000};
   plan.late = {{0, {1, 10'000}}, {2, {1, 90'000}}, {5, {2, 20'000}}};
+  plan.collectives = 12;  // 10 pairs after the shift: a shift across files is taken on 8 or more
   RankSet set = build(plan);
   // Rank 1's window starts two collectives later: its first two are not in its trace.
   auto& items = set.ranks[1].collectives.items;
@@ -265,8 +425,10 @@ TEST(RanksSkew, LateWindowIsShifted) {
   for (auto& c : items) c.index -= 2;
   set.ranks[1].first_ns = items.front().start_ns;
   const RanksAnalysis a = analyze_ranks(set);
+  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+  EXPECT_FALSE(a.verdicts_withheld());
   EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 2'000'000.0);
-  ASSERT_EQ(a.collectives.size(), 4u);
+  ASSERT_EQ(a.collectives.size(), 10u);
   ASSERT_EQ(a.incomplete.size(), 2u);
   EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"its trace starts after"});
   EXPECT_EQ(a.collectives[0].last_rank, 1);  // collective 2, rank 1 late by 90 us

@@ -66,8 +66,10 @@ def print_text(result: Dict[str, Any], out) -> None:
     out.write(f"{result['ranks_read']} rank(s) read; world size {result['world_size']} ({result['world_evidence']})\n")
     if "matching" in result:
         out.write(f"collectives matched {result['matching']}; reference rank {result['reference_rank']}; "
+                  f"matching {'trusted' if result['matching_trusted'] else 'NOT trusted'}; "
                   f"clocks {'trusted' if result['clocks_trusted'] else 'NOT trusted'}; "
-                  f"straggling counted above a lead of {result['noise_ns']} ns\n")
+                  f"straggling counted above a lead of {result['noise_ns']} ns"
+                  f"{' (verdicts withheld)' if result['verdicts_withheld'] else ''}\n")
     if "digest_seconds" in result:
         out.write(f"digests: {result['traces']} trace(s) in {result['digest_seconds']:.2f} s; "
                   f"reduce {result['reduce_seconds']:.2f} s\n")

@@ -12,9 +12,14 @@ else by position within the communicator; clock offsets, skew, stragglers and wa
   - trusted when at least 3 collectives agree to within max(5 us, 10 % of the median transfer);
   - per collective present on every rank, on aligned clocks: spread, each rank's wait (last arrival -
     its arrival), transfer (median end - last arrival), the last rank and its lead over the
-    second-last; a lead of at least max(2 us, 3 x the worst offset spread) counts as straggling.
+    second-last; a lead of at least max(2 us, 3 x the worst offset spread) counts as straggling;
+  - as `kernscope ranks`, no straggler or hang verdict from what is not trusted: where the matching
+    (ranks holding different numbers of an order-matched communicator's collectives, or matched
+    collectives that differ in kind or size) or the clocks are not trusted, that is said first
+    ("distrust") and "verdicts_withheld" is set; the tables keep the figures.
 Not done here (use `kernscope ranks` on the set): window shifts when ranks' order-matched windows
-start at different collectives, and bus bandwidth against a link peak.
+start at different collectives (and the end-time checks that confirm an order matching), and bus
+bandwidth against a link peak.
 """
 from __future__ import annotations
 
@@ -65,9 +70,10 @@ def number_ranks(con) -> Dict[str, Any]:
             "notes": list(numbered["notes"])}
 
 
-def match_collectives(con, notes: List[str]) -> str:
+def match_collectives(con, notes: List[str], doubts: List[str]) -> str:
     """Tables `coll` (each rank's collectives with their matching number `num`) and `reference`;
-    how they were matched, and a note where order matching is doubtful."""
+    how they were matched, a note where order matching is doubtful, and in `doubts` why the matching
+    is not trusted."""
     con.execute("""
         CREATE TEMP TABLE coll_all AS
         SELECT u.rank, u.path, c.* EXCLUDE (trace, part)
@@ -95,6 +101,7 @@ def match_collectives(con, notes: List[str]) -> str:
     for grp, low, high in uneven:
         notes.append(f"communicator {grp}: ranks hold {low} to {high} collectives and are matched by order without "
                      "window shifts here; `kernscope ranks` shifts late windows into line")
+        doubts.append(f"communicator {grp}: ranks hold {low} to {high} collectives, matched by order without window shifts")
     if seq_groups > 0:
         return f"by sequence number in {seq_groups} communicator(s), by order in {order_groups}"
     return "by order within each communicator (the traces carry no sequence numbers)"
@@ -273,6 +280,7 @@ def reduce(out_dir: str) -> Dict[str, Any]:
     con = connect(out_dir)
     numbering = number_ranks(con)
     notes: List[str] = list(numbering["notes"])
+    doubts: List[str] = []  # why the matching is not trusted
     n_units = con.execute("SELECT count(*) FROM units").fetchone()[0]
     result: Dict[str, Any] = {"ranks_read": n_units, "world_size": numbering["world_size"],
                               "world_evidence": numbering["world_evidence"]}
@@ -280,7 +288,12 @@ def reduce(out_dir: str) -> Dict[str, Any]:
         notes.append("no trace could be read: nothing to reduce")
         result.update(notes=notes, tables={}, connection=con)
         return result
-    matching = match_collectives(con, notes)
+    matching = match_collectives(con, notes, doubts)
+    differ = con.execute("""
+        SELECT count(*) FROM (SELECT grp, num FROM coll GROUP BY grp, num
+                              HAVING count(DISTINCT kind) > 1 OR count(DISTINCT bytes) FILTER (WHERE bytes >= 0) > 1)""").fetchone()[0]
+    if differ:
+        doubts.append(f"{differ} matched collective(s) differ in kind or size across ranks")
     any_collectives = con.execute("SELECT count(*) FROM coll").fetchone()[0] > 0
     if any_collectives:
         result["matching"] = matching
@@ -298,11 +311,23 @@ def reduce(out_dir: str) -> Dict[str, Any]:
     result["reference_rank"] = con.execute("SELECT rank FROM reference").fetchone()[0]
     result["noise_ns"] = noise_ns
     result["clocks_trusted"] = bool(con.execute("SELECT bool_and(trusted) FROM offsets").fetchone()[0])
-    if any_collectives and not result["clocks_trusted"]:
-        notes.append("clocks cannot be trusted for every rank: skew figures below may be clock error")
+    result["matching_trusted"] = not doubts
+    result["verdicts_withheld"] = bool(doubts) or not result["clocks_trusted"]
+    # What is not trusted, said first: no straggler or hang verdict is drawn from it.
+    distrust = [f"matching: {d}" for d in doubts]
+    if any_collectives:
+        distrust += [f"clocks: rank {rank}: {why}" for rank, why in
+                     con.execute("SELECT rank, why FROM offsets WHERE NOT trusted ORDER BY rank").fetchall()]
+    result["distrust"] = distrust
+    if distrust:
+        notes[:0] = ["NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched, untrusted"] + distrust
     for rank, count in con.execute("SELECT rank, collectives FROM not_arrived").fetchall():
-        notes.append(f"rank {rank} did not arrive at {count} collective(s) the others ran while its trace was "
-                     "still recording (hang or divergent code path?)")
+        if result["verdicts_withheld"]:
+            notes.append(f"rank {rank} lacks {count} collective(s) the others ran while its trace recorded: "
+                         "no hang verdict while the matching or the clocks are not trusted")
+        else:
+            notes.append(f"rank {rank} did not arrive at {count} collective(s) the others ran while its trace was "
+                         "still recording (hang or divergent code path?)")
     tables = {}
     for name, query in RESULT_QUERIES.items():
         cursor = con.execute(query)
