@@ -49,6 +49,14 @@ std::string_view api_base_name(std::string_view name);
 // cudaLaunchHostFunc is not a launch, cudaThreadExchangeStreamCaptureMode not a sync.
 ApiRole role_of(std::string_view name);
 
+// What a host call does to the host's time: blocking (it returns only when device work is done: a
+// synchronization in any spelling, or a copy without "Async" — cudaMemcpy, cuMemcpyHtoD, hipMemcpy,
+// hipMemcpyWithStream, which the HIP reference documents as synchronous), launch (it enqueues work:
+// kernels, graphs, asynchronous copies and sets, stream waits) or runtime (every other CUDA/HIP call).
+// The step accounting and the what-if replay read calls this way.
+enum class HostCallKind : std::uint8_t { kNone, kBlocking, kLaunch, kRuntime };
+HostCallKind host_call_kind(std::string_view name);
+
 // role_of by StringId, each distinct name looked up once: analyses loop over millions of calls
 // naming a few hundred APIs.
 class ApiRoleCache {

@@ -17,21 +17,9 @@
 namespace kernscope {
 namespace {
 
-// What a host call does while the GPU is idle.
-enum class HostCall : std::uint8_t { kNone, kBlocking, kLaunch, kRuntime };
-
-// Blocking: the call returns only when device work is done (a synchronization in any spelling,
-// or a copy without "Async": cudaMemcpy, cuMemcpyHtoD, hipMemcpy, hipMemcpyWithStream, which the
-// HIP reference documents as synchronous). Launch: it enqueues work (kernels, graphs, asynchronous
-// copies and sets, stream waits). Every other CUDA/HIP call is runtime work.
-HostCall host_call_of(std::string_view name) {
-  const ApiRole role = role_of(name);
-  if (has_any(role, ApiRole::kSync)) return HostCall::kBlocking;
-  const bool asynchronous = api_base_name(name).find("Async") != std::string_view::npos;
-  if (has_any(role, ApiRole::kCopy) && !asynchronous) return HostCall::kBlocking;
-  if (has_any(role, kAnyLaunch | ApiRole::kCopy | ApiRole::kMemset | ApiRole::kWaitEvent)) return HostCall::kLaunch;
-  return HostCall::kRuntime;
-}
+// What a host call does while the GPU is idle (api_roles.hpp: host_call_kind).
+using HostCall = HostCallKind;
+HostCall host_call_of(std::string_view name) { return host_call_kind(name); }
 
 // Copies by direction (nsys's copy kinds: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP), and sets.
 enum CopyPart : std::uint8_t { kH2d, kD2h, kD2d, kP2p, kOtherCopy, kMemsetPart, kCopyParts };

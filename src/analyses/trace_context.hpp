@@ -19,6 +19,7 @@
 #include "kernscope/steps.hpp"
 #include "kernscope/tail.hpp"
 #include "kernscope/trace.hpp"
+#include "kernscope/whatif.hpp"
 
 namespace kernscope {
 
@@ -75,6 +76,8 @@ Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subj
 HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
                             const HostProfileOptions& options);
 StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);
+WhatIfResult what_if(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
+                     const WhatIfOptions& options);
 std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail);
 

@@ -154,6 +154,15 @@ ApiRole role_of(std::string_view name) {
   return it == index.end() ? ApiRole::kNone : it->second;
 }
 
+HostCallKind host_call_kind(std::string_view name) {
+  const ApiRole role = role_of(name);
+  if (has_any(role, ApiRole::kSync)) return HostCallKind::kBlocking;
+  const bool asynchronous = api_base_name(name).find("Async") != std::string_view::npos;
+  if (has_any(role, ApiRole::kCopy) && !asynchronous) return HostCallKind::kBlocking;
+  if (has_any(role, kAnyLaunch | ApiRole::kCopy | ApiRole::kMemset | ApiRole::kWaitEvent)) return HostCallKind::kLaunch;
+  return HostCallKind::kRuntime;
+}
+
 ApiRole ApiRoleCache::operator()(StringId name) {
   const std::size_t slot = name == kNoString ? strings_.size() : name;
   if (slot > strings_.size()) return role_of(strings_.get(name));  // not an id of this pool

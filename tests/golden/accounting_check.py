@@ -182,7 +182,7 @@ def gpu_ops_kineto(path, kernscope):
 
 def traces(fixture_dir, realworld):
     found = []
-    for pattern in ("nsys/*/*.sqlite.gz", "accounting/*.sqlite.gz", "kineto/*.json.gz", "ranks/*.json.gz", "ranks/*.sqlite.gz", "ranks/*/*.sqlite.gz",
+    for pattern in ("nsys/*/*.sqlite.gz", "accounting/*.sqlite.gz", "whatif/*.sqlite.gz", "kineto/*.json.gz", "ranks/*.json.gz", "ranks/*.sqlite.gz", "ranks/*/*.sqlite.gz",
                     "graph_trace/*.sqlite.gz"):
         found += sorted(pathlib.Path(fixture_dir).glob(pattern))
     if realworld and pathlib.Path(realworld).is_dir():

@@ -1,0 +1,76 @@
+// critical-path: where each step's critical path runs (by category of the step accounting, by part
+// and by operation), optionally after a change, and one step's path as a Perfetto trace with flows.
+#include <fstream>
+#include <sstream>
+
+#include "analyses/trace_context.hpp"
+#include "kernscope/whatif.hpp"
+#include "render/json_writer.hpp"
+#include "render/whatif_render.hpp"
+#include "session/analysis_entry.hpp"
+#include "session/whatif_options.hpp"
+
+namespace kernscope::session {
+namespace {
+
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;  // every column: the replay reads streams, correlations and copy sizes
+  open.kernel_name_variants = false;
+  return open;
+}
+
+Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+  auto changes = whatif_changes_of(o);
+  if (!changes) return std::unexpected(changes.error());
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  const TraceContext context(trace, *rules);
+  auto steps = analyze_steps(context, step_options_of(o));
+  if (!steps) return std::unexpected(steps.error());
+  const StepAccounting accounting = account_steps(context, *steps);
+  WhatIfOptions options;
+  options.changes = *changes;
+  const std::string perfetto = o.text("perfetto");
+  options.keep_links = !perfetto.empty();
+  const WhatIfResult result = what_if(context, *steps, accounting, options);
+  AnalysisOutput out;
+  if (!perfetto.empty()) {
+    std::ofstream file(perfetto, std::ios::binary);
+    file << critical_path_perfetto(result);
+    if (!file) return make_error(ErrorCode::kIo, perfetto + ": cannot write the Perfetto trace");
+    out.messages.push_back("critical-path: one step's path (" + std::to_string(result.links.size()) + " links) written to " + perfetto +
+                           " (open it in ui.perfetto.dev)");
+  }
+  out.tables.push_back(critical_path_table(result));
+  if (output.frames()) return out;
+  const Format format = output.table_format();
+  std::ostringstream text;
+  if (format == Format::kJson) {
+    JsonWriter json(0);
+    write_critical_path_json(json, result);
+    text << json.finish();
+  } else if (format == Format::kTable) {
+    text << render_critical_path_text(result);
+  } else {
+    render(text, out.tables[0], RenderOptions{format, output.time_unit});
+  }
+  out.text = text.str();
+  return out;
+}
+
+}  // namespace
+
+const AnalysisEntry& critical_path_entry() {
+  static const AnalysisEntry entry{
+      AnalysisSpec{.name = "critical-path",
+                   .summary = "Where each step's critical path runs: by category, part and operation; --perfetto FILE for one step's path",
+                   .options = critical_path_option_specs(),
+                   .formats = {"table", "csv", "tsv", "json"},
+                   .time_unit = true,
+                   .filters = true,
+                   .shape = ResultShape::kTables},
+      plan, run};
+  return entry;
+}
+
+}  // namespace kernscope::session
