@@ -59,7 +59,7 @@ void graphs(Graph& g, const StepAnalysis& steps) {
   for (Node& n : g.nodes) {
     if (n.kind != NodeKind::kOp || n.launch.node == kNoNode || graph_call[at(n.launch.node)] == kNoNode) continue;
     n.launch = Term{graph_call[at(n.launch.node)], false, n.launch.lag};
-    if (n.stream.node != kNoNode) n.stream.lag = std::min(n.stream.lag, g.graph_node_gap_ns);
+    if (n.stream.node != kNoNode) n.stream.lag = g.graph_node_gap_ns;
   }
   if (graphed_steps == 0) g.notes.push_back("graphs: no step with a host range launches work here: nothing to capture");
   else g.notes.push_back("graphs: kernels of a graph " + std::to_string(g.graph_node_gap_ns) + " ns apart, from " + g.graph_node_gap_source);

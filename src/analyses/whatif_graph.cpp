@@ -131,9 +131,9 @@ class Builder {
       items.push_back({st.global_tid, st.start_ns, st.start_ns, -1 - s});
       items.push_back({st.global_tid, st.end_ns, st.end_ns, -1 - n_steps - s});
     }
-    // By thread and start; at one instant a mark of an end before a call, a call before a mark of a start
-    // (a range ends after the calls inside it and starts before them), the enclosing call first.
-    auto rank = [&](const Item& x) { return x.row >= 0 ? 1 : x.row >= -n_steps ? 2 : 0; };
+    // By thread and start; at one instant a range's end, then a range's start, then calls (a range
+    // ends after the calls inside it and starts before them), the enclosing call first.
+    auto rank = [&](const Item& x) { return x.row >= 0 ? 2 : x.row >= -n_steps ? 1 : 0; };
     std::sort(items.begin(), items.end(), [&](const Item& x, const Item& y) {
       if (x.tid != y.tid) return x.tid < y.tid;
       if (x.start != y.start) return x.start < y.start;

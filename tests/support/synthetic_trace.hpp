@@ -23,14 +23,14 @@ class SyntheticTrace {
   }
 
   void kernel(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation = 0,
-              std::int64_t gpid = global_pid()) {
+              std::int64_t gpid = global_pid(), std::uint32_t stream = 7) {
     auto& k = trace.kernels;
     const StringId id = trace.strings.intern(name);
     k.start_ns.push_back(start);
     k.end_ns.push_back(end);
     k.global_pid.push_back(gpid);
     for (auto* col : {&k.device_id, &k.context_id, &k.green_context_id}) col->push_back(0);
-    k.stream_id.push_back(7);
+    k.stream_id.push_back(stream);
     k.correlation_id.push_back(correlation);
     for (auto* col : {&k.grid_x, &k.grid_y, &k.grid_z, &k.block_x, &k.block_y, &k.block_z}) col->push_back(1);
     for (auto* col : {&k.registers_per_thread, &k.static_smem_bytes, &k.dynamic_smem_bytes, &k.launch_type}) col->push_back(0);

@@ -1,0 +1,140 @@
+// What-if replays of steps built by hand: each prediction below is worked out in the comments from
+// the model in whatif.hpp, before kernscope runs. Times are in ns; "k" is a thousand.
+#include <gtest/gtest.h>
+
+#include "kernscope/step_accounting.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/whatif.hpp"
+#include "support/synthetic_trace.hpp"
+
+namespace kernscope {
+namespace {
+
+constexpr TimeNs k = 1000;
+
+WhatIfResult replay(const testing::SyntheticTrace& s, std::vector<std::string> changes) {
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  WhatIfOptions options;
+  for (const auto& c : changes) options.changes.push_back(parse_whatif_change(c).value());
+  return what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options);
+}
+
+std::int64_t predicted(const WhatIfResult& r) {
+  EXPECT_EQ(r.steps.size(), 1u);
+  return r.steps.empty() ? -1 : r.steps[0].predicted_ns;
+}
+
+// One step [0, 600k) on thread 1: a launch [10k, 20k) of a kernel [30k, 500k), then
+// cudaStreamSynchronize [20k, 505k) (it returns 5k after the kernel ends), then 95k of the host's
+// own work until the range ends at 600k. The step completes at 600k.
+// no-sync: the sync costs its return latency, 5k: [20k, 25k); the host's 95k follow: the range ends
+// at 120k while the kernel still ends at 500k (its launch's 20k delay after the launch's start).
+// The step completes at 500k: 100k saved, the host work the sync kept from overlapping the
+// kernel, not the 485k the sync blocked.
+TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 600 * k);
+  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
+  s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
+  s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  const auto none = replay(s, {});
+  EXPECT_EQ(none.steps.at(0).traced_ns, 600 * k);
+  EXPECT_EQ(predicted(none), 600 * k);
+  // The path without a change: the kernel (470k), its launch (20k from the launch's start), the
+  // 10k before the launch, the sync's 5k return and the 95k after it.
+  const PathAccount& path = none.steps.at(0).path;
+  EXPECT_EQ(path.ns, 600 * k);
+  EXPECT_EQ(path.parts.at("gpu.gemv"), 470 * k);
+  EXPECT_EQ(path.parts.at("blocked.cudaStreamSynchronize"), 5 * k);
+  EXPECT_EQ(path.parts.at("host.framework"), 95 * k + 10 * k);
+  EXPECT_EQ(path.parts.at("host.launch"), 20 * k);
+  EXPECT_EQ(predicted(replay(s, {"no-sync"})), 500 * k);
+  EXPECT_EQ(predicted(replay(s, {"no-sync=cudaStreamSynchronize"})), 500 * k);
+  EXPECT_EQ(predicted(replay(s, {"no-sync=cudaDeviceSynchronize"})), 600 * k);  // not that call: nothing changes
+}
+
+// The same, but the range ends 1k after the sync: the sync waited for the kernel, which is the
+// critical path. no-sync: the range ends at 25k + 1k, the kernel still at 500k: 6k saved.
+TEST(WhatIf, SyncOffTheCriticalPathSavesNothingButItsReturn) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 506 * k);
+  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
+  s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
+  s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  EXPECT_EQ(predicted(replay(s, {})), 506 * k);
+  EXPECT_EQ(predicted(replay(s, {"no-sync"})), 500 * k);
+}
+
+// A launch gap hidden by a long kernel: L1 [0, 10k) launches K1 [15k, 900k); L2 [100k, 110k)
+// launches K2, queued behind K1: [901k, 950k). The range [0, 120k) ends before the GPU: the step
+// completes at 950k. graphs: L1 becomes the graph launch (8k, the trace has none), L2 goes, the
+// 90k between them stays (100 us or more: not a launch's framework time). K1 keeps its 15k after
+// the launch: [15k, 900k); K2 follows it by the graph's node gap (448, data/whatif_calibration.tsv
+// for any GPU): [900.448k, 949.448k). 552 ns saved: the launch gap was hidden.
+TEST(WhatIf, GraphsSaveNothingWhereALongKernelHidesTheLaunchGap) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 120 * k);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 100 * k, 110 * k, 2);
+  s.kernel("ampere_sgemm_128x64_nn", 15 * k, 900 * k, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 901 * k, 950 * k, 2);
+  EXPECT_EQ(predicted(replay(s, {})), 950 * k);
+  EXPECT_EQ(predicted(replay(s, {"graphs"})), 949 * k + 448);
+  // scale=gemm:0.5: K1 takes 442.5k: [15k, 457.5k); K2 waits for it (its stream's observed 1k):
+  // [458.5k, 483k) (K2 is a GEMM as well: 24.5k).
+  EXPECT_EQ(predicted(replay(s, {"scale=gemm:0.5"})), 483 * k);
+}
+
+// An exposed launch gap: L1 [0, 10k) launches K1 [15k, 50k); 60k of framework time; L2 [70k, 80k)
+// launches K2 [85k, 135k) onto an idle stream; the range ends at 140k. graphs: the graph launch
+// [0, 8k), the 60k gap (under 100 us, beside launches) and L2 go, the range's end follows at 8k;
+// K1 [15k, 50k); K2 after K1 by the node gap: [50.448k, 100.448k). 39.552k saved.
+TEST(WhatIf, GraphsSaveAnExposedLaunchGap) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 140 * k);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 70 * k, 80 * k, 2);
+  s.kernel("ampere_sgemm_128x64_nn", 15 * k, 50 * k, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 85 * k, 135 * k, 2);
+  const auto none = replay(s, {});
+  EXPECT_EQ(predicted(none), 140 * k);
+  EXPECT_EQ(predicted(replay(s, {"graphs"})), 100 * k + 448);
+  // host=0.5: the 60k gap takes 30k: L2 [40k, 50k), K2 15k after it: [55k, 105k); the range's end
+  // 60k after L2 is 30k: at 80k. The step completes at 105k.
+  EXPECT_EQ(predicted(replay(s, {"host=0.5"})), 105 * k);
+}
+
+// A synchronous pageable copy: cudaMemcpy [0, 100k) copies [5k, 95k) (1 MiB, host to device);
+// L2 [100k, 110k) launches a kernel [115k, 300k) on the same stream; the range ends at 310k.
+// overlap-copies: the call returns after its 5k return latency, L2 follows at [5k, 15k), the
+// range's end 200k later at 215k; the copy starts 5k after its call, on its own stream, at its
+// traced speed (no pinned copy in the trace, no calibration for "Test GPU"): [5k, 95k); the kernel
+// still reads what it copied: [95k, 280k). 30k saved.
+TEST(WhatIf, OverlappedCopiesStillEndBeforeTheirReader) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 310 * k);
+  s.api("cudaMemcpy_v3020", 0, 100 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 100 * k, 110 * k, 2);
+  s.memcpy(5 * k, 95 * k, 1, 1, /*src pageable*/ 0, 2);
+  s.kernel("gemv2T_kernel_val", 115 * k, 300 * k, 2, testing::global_pid(), 8);
+  EXPECT_EQ(predicted(replay(s, {})), 310 * k);
+  const auto r = replay(s, {"overlap-copies"});
+  EXPECT_EQ(predicted(r), 280 * k);
+  EXPECT_FALSE(r.notes.empty());  // says the pageable copy kept its speed
+}
+
+TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {
+  EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().factor, 0.25);
+  EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().op_class, "gemm");
+  EXPECT_EQ(parse_whatif_change("no-sync=cudaStreamSynchronize_v3020").value().call, "cudaStreamSynchronize");
+  EXPECT_EQ(parse_whatif_change("host=0").value().factor, 0.0);
+  for (const char* bad : {"graph", "scale=gemm", "scale=gemm:x", "scale=gemm:-1", "host=", "host=nan", "overlap-copies=1", ""}) {
+    const auto c = parse_whatif_change(bad);
+    ASSERT_FALSE(c.has_value()) << bad;
+    EXPECT_NE(c.error().message.find("--change"), std::string::npos) << c.error().message;
+  }
+}
+
+}  // namespace
+}  // namespace kernscope
