@@ -68,11 +68,11 @@ struct ColumnDefs<KernelColumns> {
   using C = KernelColumns;
   // The context is always read: nsys analyze's gpu_time_util/gpu_gaps show the context of a
   // device's last operation, which may be a kernel, and analyze/report load kernels without
-  // their details. The KERNEL table has no graph id and no framework op id (0 when read).
+  // their details. So is the stream: report's what-if replay orders kernels by stream. The KERNEL table has no graph id and no framework op id (0 when read).
   static constexpr auto all = std::make_tuple(
       column(&C::start_ns, "start_ns", "start"), column(&C::end_ns, "end_ns", "end"),
       column(&C::global_pid, "global_pid", "globalPid"), column(&C::device_id, "device", "deviceId"),
-      column(&C::context_id, "context", "contextId"), detail(column(&C::stream_id, "stream", "streamId")),
+      column(&C::context_id, "context", "contextId"), column(&C::stream_id, "stream", "streamId"),
       column(&C::correlation_id, "correlation", "correlationId"), detail(column(&C::grid_x, "grid_x", "gridX")),
       detail(column(&C::grid_y, "grid_y", "gridY")), detail(column(&C::grid_z, "grid_z", "gridZ")),
       detail(column(&C::block_x, "block_x", "blockX")), detail(column(&C::block_y, "block_y", "blockY")),

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "analyses/diagnosis_whatif.hpp"
 #include "analyses/roofline.hpp"
 #include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
@@ -239,6 +240,20 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     return std::string(" (") + how + " " + fixed(static_cast<double>(ns) / 1e6, 3) + " ms of the trace)";
   };
   std::set<std::string> said;  // rules already in the diagnosis
+  // What a change would give, replayed (diagnosis_whatif.hpp): an action it models is ranked by the
+  // time it is predicted to save, not by the time its cause takes, and says the predicted step time.
+  std::map<std::string, PredictedChange> predictions;
+  auto predicted = [&](const std::string& change) -> const PredictedChange& {
+    auto it = predictions.find(change);
+    if (it == predictions.end()) it = predictions.emplace(change, predict_change(context, d.steps, d.accounting, change)).first;
+    return it->second;
+  };
+  // The action's saving and the words that end it: the prediction where it ran, else the cause's time.
+  auto with_prediction = [&](const std::string& change, std::int64_t cause_ns, const char* how) -> std::pair<std::int64_t, std::string> {
+    const PredictedChange& p = predicted(change);
+    if (!p.ran) return {cause_ns, saving_text(cause_ns, how)};
+    return {p.saving_ns(), " (" + std::string(how) + " " + fixed(static_cast<double>(cause_ns) / 1e6, 3) + " ms of the trace; " + p.text() + ")"};
+  };
 
   // Where the steps' time goes (the accounting) comes first, and each category that takes a
   // share of the loop leads to its causes; the time it takes is what the action could recover at
@@ -265,33 +280,35 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     const std::int64_t copy = loop.at(TimeCategory::kCopy);
     if (copy >= threshold_ns && loop_share(copy) >= 0.05) {
       std::string pageable = loop_share(loop.pageable_copy_ns) >= 0.01 ? "; " + pct(loop_share(loop.pageable_copy_ns)) + " from pageable memory" : "";
-      actions.push_back({copy, "Take the copies off the critical path: the GPU does nothing but copy for " + pct(loop_share(copy)) +
-                                   " of the steps' time (" + parts_of("copy.", 3) + pageable + "): keep the data on the GPU where "
-                                   "it is reused, pin host buffers, and overlap copies with compute on their own stream" +
-                                   saving_text(copy, "up to") + "."});
+      const auto [saving, why] = with_prediction("overlap-copies", copy, "up to");
+      actions.push_back({saving, "Take the copies off the critical path: the GPU does nothing but copy for " + pct(loop_share(copy)) +
+                                     " of the steps' time (" + parts_of("copy.", 3) + pageable + "): keep the data on the GPU where "
+                                     "it is reused, pin host buffers, and overlap copies with compute on their own stream" + why + "."});
     }
     const std::int64_t comm = loop.at(TimeCategory::kCommunication);
     if (comm >= threshold_ns && loop_share(comm) >= 0.05) {
-      actions.push_back({comm, "Overlap communication with compute: collectives run with no compute beside them for " +
-                                   pct(loop_share(comm)) + " of the steps' time (exposed communication): start them earlier "
-                                   "(bucketing, prefetch), run them on their own stream, or split compute so it hides them" +
-                                   saving_text(comm, "up to") + "."});
+      const auto [saving, why] = with_prediction("overlap-comm", comm, "up to");
+      actions.push_back({saving, "Overlap communication with compute: collectives run with no compute beside them for " +
+                                     pct(loop_share(comm)) + " of the steps' time (exposed communication): start them earlier "
+                                     "(bucketing, prefetch), run them on their own stream, or split compute so it hides them" + why + "."});
     }
     const std::int64_t blocked = loop.at(TimeCategory::kBlocked);
     if (blocked >= threshold_ns && loop_share(blocked) >= 0.02) {
-      actions.push_back({blocked, "Remove the host's waits while the GPU is idle: a host thread waits in " + parts_of("blocked.", 3) +
-                                      " of the steps' time with no GPU work running, so it waits for the host itself (a "
-                                      "callback, another thread, a synchronous copy), not for the GPU: make the call "
-                                      "asynchronous or move what it waits for off the step" + saving_text(blocked, "up to") + "."});
+      const auto [saving, why] = with_prediction("no-sync", blocked, "up to");
+      actions.push_back({saving, "Remove the host's waits while the GPU is idle: a host thread waits in " + parts_of("blocked.", 3) +
+                                     " of the steps' time with no GPU work running, so it waits for the host itself (a "
+                                     "callback, another thread, a synchronous copy), not for the GPU: make the call "
+                                     "asynchronous or move what it waits for off the step" + why + "."});
     }
     // Launch-bound steps outside LLM decode (the LLM rule below speaks for decode loops).
     const std::int64_t launch = loop.parts.count("host.launch") ? loop.parts.at("host.launch") : 0;
     if (const Finding* lb = find(d.findings, "llm_launch_bound");
         launch >= threshold_ns && loop_share(launch) >= 0.10 && !(lb && lb->count > 0)) {
-      actions.push_back({launch, "Launch less from the host: the GPU idles while the host launches work for " + pct(loop_share(launch)) +
+      const auto [saving, why] = with_prediction("graphs", launch, "up to");
+      actions.push_back({saving, "Launch less from the host: the GPU idles while the host launches work for " + pct(loop_share(launch)) +
                                      " of the steps' time (the launch calls and the framework's time between them): capture "
                                      "the step in a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\") or "
-                                     "fuse kernels so fewer are launched" + saving_text(launch, "up to") + "."});
+                                     "fuse kernels so fewer are launched" + why + "."});
     }
     const std::int64_t framework = loop.parts.count("host.framework") ? loop.parts.at("host.framework") : 0;
     if (framework >= threshold_ns && loop_share(framework) >= 0.05) {
@@ -317,11 +334,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   if (const Finding* lb = find(d.findings, "llm_launch_bound"); lb && lb->count > 0) {
     said.insert(lb->rule);
     d.diagnosis.push_back("Decode is launch/host-bound: " + lb->evidence + ".");
-    const auto saving = static_cast<std::int64_t>((dw.p50 - d.steps.decode_kernel_ns.p50) * static_cast<double>(dw.count));
-    actions.push_back({saving, "Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
+    const auto bound = static_cast<std::int64_t>((dw.p50 - d.steps.decode_kernel_ns.p50) * static_cast<double>(dw.count));
+    const PredictedChange& p = predicted("graphs");
+    const std::int64_t saving = p.ran ? p.saving_ns() : bound;
+    actions.push_back({saving, std::string(p.ran ? p.headline + " " + fixed(static_cast<double>(p.traced_ns) / 1e6, 3) + " -> " +
+                                                       fixed(static_cast<double>(p.predicted_ns) / 1e6, 3) + " ms predicted with CUDA graphs: "
+                                                 : "") +
+                               "Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
                                "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
                                "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
-                               "the time per token" + saving_text(saving, "about") + "."});
+                               "the time per token" + (p.ran ? " (" + p.source() + ")" : saving_text(saving, "about")) + "."});
   }
   // Speed of light: each class's distance from its roof is an action ranked by the time it would
   // save at the roof. Without steps (a trace without GPU work), the roofline runs here on its own.
