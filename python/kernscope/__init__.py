@@ -241,7 +241,7 @@ def _analysis_method(spec: Dict[str, Any]):
         default = f" [default: {o['default']}]" if o["default"] else ""
         lines.append(f"    {o['name'].replace('-', '_')}: {o['help']}{default}")
     lines.append("    format, time_unit, filter_time, filter_nvtx: as Trace.run")
-    method.__name__ = spec["name"]
+    method.__name__ = spec["name"].replace("-", "_")
     method.__doc__ = "\n".join(lines)
     return method
 
@@ -307,8 +307,9 @@ def _install_analyses() -> None:
         if spec["max_traces"] != 1:  # over several traces: a module function, kernscope.diff(a, b)
             globals()[name] = _multi_analysis_function(spec)
             __all__.append(name)
-        elif not hasattr(Trace, name):  # stats, export and info have hand-written signatures above
-            setattr(Trace, name, _analysis_method(spec))
+        elif not hasattr(Trace, name.replace("-", "_")):  # stats, export and info have hand-written signatures above
+            # critical-path is Trace.critical_path: a Python name has no hyphen.
+            setattr(Trace, name.replace("-", "_"), _analysis_method(spec))
 
 
 _install_analyses()

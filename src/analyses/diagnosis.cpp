@@ -415,6 +415,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                             " ms of those waits (kernscope account), so removing them would save little.");
       continue;
     }
+    if (f->rule == "llm_sync_in_loop" && predicted("no-sync").ran) {
+      // What removing them would give, replayed: the action is ranked by that.
+      said.insert(f->rule);
+      const PredictedChange& p = predicted("no-sync");
+      d.diagnosis.push_back(f->title + ": " + f->evidence + ".");
+      actions.push_back({p.saving_ns(), f->action + " (" + f->evidence + "; " + p.text() + ")."});
+      continue;
+    }
     sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
   }
   if (const Finding* f = find(d.findings, "cuda_memcpy_async");
@@ -462,9 +470,37 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     const std::int64_t saving = in_window >= 0 ? in_window : involved;
     if (in_window == 0) continue;  // all of it before or after the steps: nothing the loop can gain
     advised_gaps |= f.rule == "gpu_gaps";
+    // nsys's synchronization and synchronous-copy warnings: what removing them gives, replayed.
+    if (const char* change = f.rule == "cuda_api_sync" ? "no-sync" : f.rule == "cuda_memcpy_sync" ? "overlap-copies" : nullptr) {
+      if (const PredictedChange& p = predicted(change); p.ran) {
+        actions.push_back({p.saving_ns(), action + " (" + f.title + ": " + f.evidence + "; " + p.text() + ")."});
+        continue;
+      }
+    }
     actions.push_back({saving, action + " (" + f.title + ": " + f.evidence + ")" +
                                    (saving >= 0 ? saving_text(saving, in_window >= 0 && !d.steps.steps.empty() ? "inside the steps, at least" : "at least")
                                                 : std::string()) + "."});
+  }
+  // What no rule proposed but the replay shows: a change that would shorten the headline group's
+  // steps by 5 % or more (a sync that keeps the host from running ahead on a GPU-bound loop, launches
+  // a graph would hide, copies to overlap) is an action, ranked by the time it saves.
+  if (!d.steps.steps.empty()) {
+    struct Candidate {
+      const char* change;
+      const char* text;
+    };
+    for (const Candidate& c : {Candidate{"no-sync", "Let the host run ahead of the GPU: remove the per-step synchronizations (wait on "
+                                                    "events only where a result is read, keep a step or two in flight)"},
+                               Candidate{"graphs", "Capture the step in a CUDA graph (torch.cuda.graphs, torch.compile "
+                                                   "mode=\"reduce-overhead\", the engine's CUDA-graph mode)"},
+                               Candidate{"overlap-copies", "Overlap the copies with compute: pinned host buffers, "
+                                                           "cudaMemcpyAsync on their own stream, double-buffered"}}) {
+      if (predictions.contains(c.change)) continue;  // a rule's action already carries it
+      const PredictedChange& p = predicted(c.change);
+      if (!p.ran || p.traced_ns <= 0 || p.saving_ns() < threshold_ns) continue;
+      if (static_cast<double>(p.traced_ns - p.predicted_ns) < 0.05 * static_cast<double>(p.traced_ns)) continue;
+      actions.push_back({p.saving_ns(), std::string(c.text) + ": no rule flagged it, but the replay does (" + p.text() + ")."});
+    }
   }
   std::stable_sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
     if ((a.saving_ns < 0) != (b.saving_ns < 0)) return b.saving_ns < 0;

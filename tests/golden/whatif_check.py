@@ -16,6 +16,8 @@
 3. The critical path of each group adds up: its categories sum to the path, the path per step
    equals the mean predicted step time, and where its largest category is not the accounting's,
    critical-path says so and why.
+4. critical-path --perfetto writes strict JSON: a slice per link of the path, each flow start paired
+   with its end.
 
 A trace without steps is listed with kernscope's reason; nothing is skipped silently.
 usage: whatif_check.py KERNSCOPE FIXTURE_DIR [REALWORLD_DIR]"""
@@ -25,6 +27,7 @@ import json
 import pathlib
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from accounting_check import traces  # noqa: E402  (the same list of traces)
@@ -112,6 +115,19 @@ def main():
                 problems.append(f"{g['group']}: path {g['path_ns']} ns, the steps' predicted times sum to {sum(values)} ns")
             if g["bottleneck"] != g["accounting_bottleneck"] and "the step accounting's most is" not in text:
                 problems.append(f"{g['group']}: path most {g['bottleneck']}, accounting {g['accounting_bottleneck']}, unexplained")
+        # 4. The path as a Perfetto trace: strict JSON, a slice per link, every flow start paired with its end.
+        with tempfile.TemporaryDirectory() as tmp:
+            out = pathlib.Path(tmp) / "path.json"
+            rc, _, err = run(kernscope, "critical-path", "--perfetto", str(out), str(path))
+            events = json.loads(out.read_text())["traceEvents"] if rc == 0 and out.exists() else None
+            if events is None:
+                problems.append(f"critical-path --perfetto failed: {err.strip()[-200:]}")
+            else:
+                slices = [e for e in events if e["ph"] == "X"]
+                starts = sorted(e["id"] for e in events if e["ph"] == "s")
+                ends = sorted(e["id"] for e in events if e["ph"] == "f")
+                if starts != ends or (slices and len(starts) != len(slices) - 1) or any(e["dur"] < 0 for e in slices):
+                    problems.append(f"Perfetto path: {len(slices)} slices, {len(starts)} flow starts, {len(ends)} flow ends")
         agree = sum(g["bottleneck"] == g["accounting_bottleneck"] for g in doc["groups"])
         print(f"{'FAIL' if problems else 'ok  '} {name}: {len(base)} steps, path and accounting agree on {agree} of {len(doc['groups'])} groups")
         for p in problems[:8]:
