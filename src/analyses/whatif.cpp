@@ -287,7 +287,7 @@ Result<WhatIfChange> parse_whatif_change(const std::string& text) {
     c.factor = *f;
   } else {
     return make_error(ErrorCode::kInvalidArgument,
-                      "--change " + text + ": not a change (graphs, no-sync[=CALL], scale=CLASS:FACTOR, overlap-copies, overlap-comm, host=FACTOR)");
+                      "--change " + text + ": not a change (graphs, no-sync[=CALL], scale=CLASS:FACTOR, roof=CLASS, overlap-copies, overlap-comm, host=FACTOR)");
   }
   return c;
 }

@@ -19,10 +19,10 @@ Result<OpenOptions> plan(const Options&) {
 }
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto changes = whatif_changes_of(o);
-  if (!changes) return std::unexpected(changes.error());
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
+  auto changes = whatif_changes_of(o, trace, *rules);
+  if (!changes) return std::unexpected(changes.error());
   const TraceContext context(trace, *rules);
   auto steps = analyze_steps(context, step_options_of(o));
   if (!steps) return std::unexpected(steps.error());

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "analyses/roofline.hpp"
 #include "kernscope/whatif.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -11,7 +12,8 @@ namespace kernscope::session {
 inline std::vector<OptionSpec> whatif_option_specs() {
   auto specs = step_option_specs();
   specs.push_back({"change", 'c', OptionKind::kList, "",
-                   "a change to replay (repeatable): graphs, no-sync[=CALL], scale=CLASS:FACTOR, overlap-copies, overlap-comm, host=FACTOR"});
+                   "a change to replay (repeatable): graphs, no-sync[=CALL], scale=CLASS:FACTOR, roof=CLASS, overlap-copies, overlap-comm, "
+                   "host=FACTOR"});
   return specs;
 }
 
@@ -21,9 +23,42 @@ inline std::vector<OptionSpec> critical_path_option_specs() {
   return specs;
 }
 
-inline Result<std::vector<WhatIfChange>> whatif_changes_of(const Options& o) {
+// roof=CLASS: the class's kernels at their roofline time, as kernscope roofline --by class measures
+// it (the class's ideal time over its time: every kernel of the class scaled by that share, so the
+// class's total is its ideal). Needs a source of the kernels' work (recorded shapes, a model config).
+inline Result<WhatIfChange> roof_change(const Trace& trace, const OpRuleSet& rules, const StepOptions& steps, const std::string& text,
+                                        const std::string& op_class) {
+  RooflineOptions options;
+  options.grouping = RooflineGrouping::kClass;
+  options.rules = &rules;
+  options.steps = steps;
+  auto sol = roofline(trace, options);
+  if (!sol) return make_error(ErrorCode::kNoData, "--change " + text + ": no roofline for this trace: " + sol.error().message);
+  for (const auto& row : sol->rows) {
+    if (row.name != op_class) continue;
+    if (!row.has_work || row.time_ns <= 0) {
+      return make_error(ErrorCode::kNoData, "--change " + text + ": the roofline knows no work of the " + op_class +
+                                                " kernels (no recorded shapes or model config for them: see kernscope roofline)");
+    }
+    WhatIfChange c;
+    c.kind = WhatIfChange::Kind::kScale;
+    c.op_class = op_class;
+    c.factor = std::min(1.0, row.ideal_ns / static_cast<double>(row.time_ns));
+    c.text = text;
+    return c;
+  }
+  return make_error(ErrorCode::kInvalidArgument, "--change " + text + ": no kernel of class " + op_class + " in this trace (kernscope ops lists them)");
+}
+
+inline Result<std::vector<WhatIfChange>> whatif_changes_of(const Options& o, const Trace& trace, const OpRuleSet& rules) {
   std::vector<WhatIfChange> changes;
   for (const auto& text : o.list("change")) {
+    if (text.starts_with("roof=") && text.size() > 5) {
+      auto c = roof_change(trace, rules, step_options_of(o), text, text.substr(5));
+      if (!c) return std::unexpected(c.error());
+      changes.push_back(*c);
+      continue;
+    }
     auto c = parse_whatif_change(text);
     if (!c) return std::unexpected(c.error());
     changes.push_back(*c);

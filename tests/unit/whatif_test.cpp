@@ -124,6 +124,24 @@ TEST(WhatIf, OverlappedCopiesStillEndBeforeTheirReader) {
   EXPECT_FALSE(r.notes.empty());  // says the pageable copy kept its speed
 }
 
+// A collective between two GEMMs on one stream: L1 [0, 10k) launches K1 [15k, 100k); L2 [10k, 20k)
+// an all-reduce, queued behind it: [101k, 201k); L3 [20k, 30k) K3, queued: [202k, 250k). The range
+// [0, 40k) ends first: the step completes at 250k. overlap-comm: the all-reduce moves to its own
+// stream, after K1 by the queue gap (1k): [101k, 201k); K3 follows K1 on the old stream by 1k:
+// [101k, 149k). The step completes with the all-reduce at 201k: K3 hidden under it, 49k saved.
+TEST(WhatIf, OverlappedCollectivesLetTheNextKernelRun) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 40 * k);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 2);
+  s.api("cudaLaunchKernel_v7000", 20 * k, 30 * k, 3);
+  s.kernel("ampere_sgemm_128x64_nn", 15 * k, 100 * k, 1);
+  s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 101 * k, 201 * k, 2);
+  s.kernel("ampere_sgemm_128x64_nn", 202 * k, 250 * k, 3);
+  EXPECT_EQ(predicted(replay(s, {})), 250 * k);
+  EXPECT_EQ(predicted(replay(s, {"overlap-comm"})), 201 * k);
+}
+
 TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().factor, 0.25);
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().op_class, "gemm");
