@@ -14,6 +14,7 @@
 
 #include "analyses/api_lookup.hpp"
 #include "analyses/nvtx_ranges.hpp"
+#include "analyses/step_chunks.hpp"
 #include "analyses/step_phases.hpp"
 #include "analyses/step_windows.hpp"
 #include "analyses/trace_context.hpp"
@@ -297,6 +298,10 @@ Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, c
 }
 
 Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options) {
+  return analyze_steps_in_chunks(context, options, StepChunking{});
+}
+
+Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const StepOptions& options, const StepChunking& chunking) {
   const Trace& trace = context.trace();
   if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kGraphExecs)) {
     return std::unexpected(report::no_data(trace, "CUDA kernel data"));
@@ -364,7 +369,7 @@ Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOption
     // makes fewer chunks.
     const std::size_t max_chunks = std::max<std::size_t>(1, (std::size_t{64} << 20) / std::max<std::size_t>(1, steps.size() * sizeof(StepTally)));
     auto over_chunks = [&](std::size_t rows, auto&& body) {
-      const ChunkPlan plan(rows, std::size_t{1} << 18, max_chunks);
+      const ChunkPlan plan(rows, chunking.min_rows, max_chunks, chunking.cores);
       std::vector<std::vector<StepTally>> tallies(plan.count());
       std::vector<ClassTimes> chunk_classes(plan.count(), ClassTimes(steps.size(), context));
       plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {

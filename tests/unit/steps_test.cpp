@@ -7,6 +7,8 @@
 #include <cstdint>
 
 #include "analyses/api_lookup.hpp"
+#include "analyses/step_chunks.hpp"
+#include "analyses/trace_context.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"
 #include "support/synthetic_trace.hpp"
@@ -324,6 +326,177 @@ TEST(Steps, StepRangeMustExist) {
   EXPECT_EQ(r.error().code, ErrorCode::kNotFound);
   o.step_range = "iteration";
   EXPECT_EQ(analyze_steps(s.trace, OpRuleSet::builtin(), o).value().steps.size(), 1u);
+}
+
+// Which step a call on a step's edge belongs to, by the rule in steps.cpp (CallStepFinder): the last
+// window of its thread that starts at or before the call's start, if the call also ends at or before
+// that window's end (a window holds [start, end], both edges included). A kernel belongs to the step
+// of its launching call, wherever it runs on the GPU: each kernel here runs 1,500 ns after its call,
+// in the next step's window or none.
+// Mutations seen failing (2026-11-27, restored): in CallStepFinder, looking up `a_.start_ns[i] - 1`
+// instead of the call's start (a step starting on the call's start does not get it) fails calls 0
+// and 2; `a_.end_ns[i] < windows_[w].end` instead of `<=` (a call ending on the step's end is
+// outside it) fails calls 1 and 3.
+TEST(StepEdges, ACallOnAStepsStartOrEndBelongsToTheStepThatHoldsItWhole) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 1000, 2000);  // step 0
+  s.nvtx(kNvtxPushPopRange, "decode_step", 2000, 3000);  // step 1, starting where step 0 ends
+  s.nvtx(kNvtxPushPopRange, "decode_step", 4000, 5000);  // step 2, after a gap
+  struct Call {
+    TimeNs start, end;
+    std::int32_t step;
+  };
+  const std::vector<Call> calls = {
+      {1000, 1010, 0},   // 0: starts on step 0's start
+      {1990, 2000, 0},   // 1: ends on step 0's end, which is step 1's start
+      {2000, 2010, 1},   // 2: starts on step 1's start, which is step 0's end
+      {2990, 3000, 1},   // 3: ends on step 1's end
+      {3000, 3010, -1},  // 4: starts on step 1's end (after it) where no step starts
+      {3995, 4005, -1},  // 5: straddles step 2's start
+      {4995, 5005, -1},  // 6: straddles step 2's end
+  };
+  std::vector<std::int32_t> want;
+  for (std::uint32_t c = 0; c < calls.size(); ++c) {
+    s.api("cudaLaunchKernel_v7000", calls[c].start, calls[c].end, c + 1);
+    s.kernel("gemv2T_kernel_val", calls[c].end + 1500, calls[c].end + 1600, c + 1);
+    want.push_back(calls[c].step);
+  }
+  const auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.steps.size(), 3u);
+  EXPECT_EQ(r.kernel_step, want);
+  for (std::size_t w = 0; w < 2; ++w) {
+    EXPECT_EQ(r.steps[w].kernels, 2) << w;
+    EXPECT_EQ(r.steps[w].launches, 2) << w;
+    EXPECT_EQ(r.steps[w].launch_api_ns, 20) << w;
+    EXPECT_EQ(r.steps[w].kernel_ns, 200) << w;
+  }
+  // Step 0's kernels run 2,510-2,610 and 3,500-3,600 (its projection), inside step 1's window.
+  EXPECT_EQ(r.steps[0].gpu_start_ns, 2510);
+  EXPECT_EQ(r.steps[0].gpu_end_ns, 3600);
+  EXPECT_EQ(r.steps[2].kernels, 0);
+  EXPECT_EQ(r.steps[2].launches, 0);
+}
+
+// Steps found in GPU time (no ranges, no launches in the trace): a GPU operation belongs to the
+// window its start falls in, [start, end). The windows come from the kernel period: embed_kernel
+// starts each of 6 passes of 4 kernels 1,000 ns apart, so step j is [1000 j, 1000 (j + 1)) (the
+// last ends where its last kernel ends). A kernel on another stream ending on step 2's start is
+// step 1's; one starting there is step 2's.
+// Mutation seen failing (2026-11-27, restored): in window_of, upper_bound's `x < st.start_ns` made
+// `x <= st.start_ns` (a window does not hold its own start) leaves the edge kernel and every
+// pass's embed_kernel without a step.
+TEST(StepEdges, AGpuOperationStartingOnAStepsStartIsThatSteps) {
+  testing::SyntheticTrace s;
+  for (TimeNs j = 0; j < 6; ++j) {
+    const TimeNs base = 1000 * j;
+    s.kernel("embed_kernel", base, base + 100);
+    s.kernel("gemm_kernel_a", base + 200, base + 400);
+    s.kernel("attention_kernel", base + 400, base + 600);
+    s.kernel("gemm_kernel_b", base + 600, base + 900);
+  }
+  s.kernel("edge_kernel_before", 1950, 2000, 0, testing::global_pid(), 9);  // row 24
+  s.kernel("edge_kernel_on", 2000, 2050, 0, testing::global_pid(), 9);      // row 25
+  const auto r = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(r.steps.size(), 6u) << r.method;
+  EXPECT_EQ(r.steps[2].start_ns, 2000);
+  EXPECT_EQ(r.steps[1].end_ns, 2000);
+  EXPECT_EQ(r.kernel_step[24], 1);
+  EXPECT_EQ(r.kernel_step[25], 2);
+  for (std::size_t j = 0; j < 6; ++j) {
+    EXPECT_EQ(r.kernel_step[4 * j], static_cast<std::int32_t>(j)) << j;  // each embed_kernel, on its step's start
+    EXPECT_EQ(r.steps[j].kernels, j == 1 || j == 2 ? 5 : 4) << j;
+  }
+}
+
+// Every figure of a step that the per-chunk tallies add up, and where each GPU operation went.
+void expect_same_steps(const StepAnalysis& got, const StepAnalysis& want, const std::string& how) {
+  ASSERT_EQ(got.steps.size(), want.steps.size()) << how;
+  for (std::size_t w = 0; w < want.steps.size(); ++w) {
+    const Step& a = got.steps[w];
+    const Step& b = want.steps[w];
+    const std::string at = how + ", step " + std::to_string(w);
+    EXPECT_EQ(a.kernels, b.kernels) << at;
+    EXPECT_EQ(a.kernel_ns, b.kernel_ns) << at;
+    EXPECT_EQ(a.launches, b.launches) << at;
+    EXPECT_EQ(a.launch_api_ns, b.launch_api_ns) << at;
+    EXPECT_EQ(a.syncs, b.syncs) << at;
+    EXPECT_EQ(a.sync_ns, b.sync_ns) << at;
+    EXPECT_EQ(a.allocations, b.allocations) << at;
+    EXPECT_EQ(a.h2d_copies, b.h2d_copies) << at;
+    EXPECT_EQ(a.d2h_copies, b.d2h_copies) << at;
+    EXPECT_EQ(a.graph_launches, b.graph_launches) << at;
+    EXPECT_EQ(a.gpu_start_ns, b.gpu_start_ns) << at;
+    EXPECT_EQ(a.gpu_end_ns, b.gpu_end_ns) << at;
+    EXPECT_EQ(a.gpu_span_ns, b.gpu_span_ns) << at;
+    EXPECT_EQ(a.gpu_busy_ns, b.gpu_busy_ns) << at;
+    EXPECT_EQ(a.class_ns, b.class_ns) << at;
+    EXPECT_EQ(a.phase, b.phase) << at;
+  }
+  EXPECT_EQ(got.kernel_step, want.kernel_step) << how;
+  EXPECT_EQ(got.memcpy_step, want.memcpy_step) << how;
+  EXPECT_EQ(got.method, want.method) << how;
+}
+
+// The passes over API calls and kernels run in chunks of rows, each with its own tallies, merged in
+// step order (steps.cpp); with the default chunking that needs 524,288 rows and a second core, so
+// here the chunks are made small (StepChunking): 2 to 9 chunks of a trace of 6 steps whose calls
+// come from two threads of the process, interleaved in row order (the autograd-like thread has no
+// ranges of its own), and whose kernels overlap the next step's window. Every chunking must give
+// what one chunk gives, and one chunk what the construction gives.
+// Mutations seen failing (2026-11-27, restored): add_tally widening a step's projection only from the
+// first chunk that has one (`if (t.any_gpu && s.gpu_end_ns == 0)`) passes the one-chunk checks and
+// fails gpu_end_ns / gpu_span_ns of the 4-, 5-, 7- and 9-chunk runs; merging only chunk 0's tallies
+// (`c < 1` in over_chunks' merge loop) fails kernels, launches, class times of every chunked run;
+// add_tally setting the projection to the chunk's instead of widening it fails the one-chunk
+// projection checks (each pass, kernels then copies, is merged on its own).
+TEST(StepChunks, ChunkedPassesMergeToTheOneChunkResult) {
+  testing::SyntheticTrace s;
+  const std::int64_t main_thread = testing::global_tid(1), helper = testing::global_tid(2);
+  std::uint32_t id = 0;
+  for (TimeNs j = 0; j < 6; ++j) {
+    const TimeNs t = 10'000 * j;
+    s.nvtx(kNvtxPushPopRange, "decode_step", t, t + 8'000, main_thread);
+    s.api("cudaMalloc_v3020", t + 100, t + 200, ++id, main_thread);
+    s.api("cudaLaunchKernel_v7000", t + 300, t + 350, ++id, main_thread);
+    s.kernel("ampere_sgemm_128x64_tn", t + 1'000, t + 2'000, id);
+    s.api("cudaLaunchKernel_v7000", t + 400, t + 450, ++id, helper);  // the other thread, mid-step
+    s.kernel("flash_fwd_kernel", t + 2'000, t + 2'500, id);
+    s.api("cudaMemcpyAsync_v3020", t + 500, t + 560, ++id, main_thread);
+    s.memcpy(t + 2'500, t + 2'700, 1, id);
+    s.api("cudaLaunchKernel_v7000", t + 600, t + 650, ++id, helper);
+    s.kernel("vectorized_elementwise_kernel", t + 2'700, t + 2'800, id);
+    s.api("cudaLaunchKernel_v7000", t + 700, t + 750, ++id, main_thread);
+    s.kernel("ampere_sgemm_128x64_tn", t + 7'500, t + 11'000, id);  // runs on into the next step's window
+    s.api("cudaStreamSynchronize_v3020", t + 800, t + 7'900, ++id, main_thread);
+  }
+  s.api("cudaLaunchKernel_v7000", 60'100, 60'150, ++id, main_thread);  // after the last step: no step's
+  s.kernel("ampere_sgemm_128x64_tn", 60'200, 60'300, id);
+  const OpRuleSet& rules = OpRuleSet::builtin();
+  const TraceContext context(s.trace, rules);
+  const auto one = analyze_steps_in_chunks(context, {}, StepChunking{.min_rows = 1, .cores = 1}).value();
+  // One chunk, by construction: each step launches 4 kernels (2 from each thread), copies once,
+  // allocates once, syncs once; its GPU work runs from its first kernel at +1,000 to its last's end
+  // at +11,000.
+  ASSERT_EQ(one.steps.size(), 6u);
+  for (const Step& st : one.steps) {
+    EXPECT_EQ(st.kernels, 4);
+    EXPECT_EQ(st.kernel_ns, 1'000 + 500 + 100 + 3'500);
+    EXPECT_EQ(st.launches, 4);
+    EXPECT_EQ(st.launch_api_ns, 200);
+    EXPECT_EQ(st.allocations, 1);
+    EXPECT_EQ(st.syncs, 1);
+    EXPECT_EQ(st.sync_ns, 7'100);
+    EXPECT_EQ(st.h2d_copies, 1);
+    EXPECT_EQ(st.gpu_start_ns, st.start_ns + 1'000);
+    EXPECT_EQ(st.gpu_end_ns, st.start_ns + 11'000);
+  }
+  EXPECT_EQ(one.kernel_step.back(), -1);
+  // The defaults (one chunk for so few rows) are the same.
+  expect_same_steps(analyze_steps(s.trace, rules, {}).value(), one, "default chunking");
+  for (const std::size_t chunks : {2, 3, 4, 5, 7, 9}) {
+    const auto many = analyze_steps_in_chunks(context, {}, StepChunking{.min_rows = 1, .cores = chunks}).value();
+    expect_same_steps(many, one, std::to_string(chunks) + " chunks");
+  }
 }
 
 }  // namespace
