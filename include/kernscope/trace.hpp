@@ -149,13 +149,14 @@ inline bool is_nvtx_pushpop(std::int32_t type) {
   return type == kNvtxPushPopRange || type == kNvtxtPushPopRange;
 }
 
-// PyTorch-profiler (Kineto) traces carry three kinds of ranges; all live in the NVTX columns,
+// PyTorch-profiler (Kineto) traces carry four kinds of ranges; all live in the NVTX columns,
 // kept apart by domain: record_function / user annotations in the default domain (as NVTX ranges
-// from torch.cuda.nvtx would be), and these two domains, named by domain-creation rows.
+// from torch.cuda.nvtx would be), and these three domains, named by domain-creation rows.
 inline constexpr std::int64_t kKinetoCpuOpDomain = 0x4B4E0001;          // "cpu_op": aten operators
 inline constexpr std::int64_t kKinetoGpuAnnotationDomain = 0x4B4E0002;  // "gpu_user_annotation"
+inline constexpr std::int64_t kKinetoPythonDomain = 0x4B4E0003;         // "python_function" (with_stack=True)
 inline bool is_kineto_op_domain(std::int64_t domain) {
-  return domain == kKinetoCpuOpDomain || domain == kKinetoGpuAnnotationDomain;
+  return domain == kKinetoCpuOpDomain || domain == kKinetoGpuAnnotationDomain || domain == kKinetoPythonDomain;
 }
 // Tracks that belong to a GPU rather than to a CPU thread (Kineto's GPU-side annotations) use
 // this bit above nsys's process bits: pid_of() gives the device, tid_of() the stream.

@@ -340,7 +340,8 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
     return std::unexpected(steps.error());
   }
   HostProfile out = steps ? host_profile_of(trace, steps->steps, steps->method, options) : host_profile_of(trace, {}, "", options);
-  if (trace.host.samples.size() == 0 && out.collections.empty() && !out.gil_traced) {
+  const bool traced_ranges = std::any_of(out.groups.begin(), out.groups.end(), [](const HostGroup& g) { return !g.functions.empty(); });
+  if (trace.host.samples.size() == 0 && out.collections.empty() && !out.gil_traced && !traced_ranges) {
     // Not an error: the steps' launch and sync time still stand, and other traces of a set may have it.
     out.notes.insert(out.notes.begin(),
                      "this trace has no sampled host stacks, garbage-collection ranges or GIL ranges (record with "
@@ -349,6 +350,120 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
   }
   return out;
 }
+
+namespace {
+
+// Without samples, the host's functions from the ranges the trace times exactly: the PyTorch
+// profiler's python_function events (with_stack=True), else its cpu_op events (aten operators), of
+// the host thread. Own time is a range's time less its children's on that thread; each range counts
+// in the step its start falls in.
+void traced_functions(const Trace& trace, HostProfile& out) {
+  const auto& n = trace.nvtx;
+  std::int64_t domain = 0;
+  for (const std::int64_t d : {kKinetoPythonDomain, kKinetoCpuOpDomain}) {
+    for (RowIndex i = 0; i < n.size() && domain == 0; ++i) {
+      if (n.domain_id[i] == d && n.global_tid[i] == out.global_tid && is_nvtx_range(n.event_type[i]) && n.end_ns[i] != kNoTime) domain = d;
+    }
+    if (domain != 0) break;
+  }
+  if (domain == 0 || out.steps.empty()) return;
+  struct Range {
+    TimeNs start, end;
+    StringId name;
+  };
+  std::vector<Range> ranges;
+  for (RowIndex i = 0; i < n.size(); ++i) {
+    if (n.domain_id[i] != domain || n.global_tid[i] != out.global_tid || !is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime ||
+        n.end_ns[i] < n.start_ns[i]) {
+      continue;
+    }
+    // A profiler step is the step itself, not a function.
+    if (domain == kKinetoCpuOpDomain && trace.strings.get(n.text[i]).starts_with("ProfilerStep#")) continue;
+    ranges.push_back({n.start_ns[i], n.end_ns[i], n.text[i]});
+  }
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.start != b.start ? a.start < b.start : a.end > b.end; });
+  // Own time: each range's time less its direct children's (a stack of open ranges).
+  std::vector<std::int64_t> own(ranges.size());
+  std::vector<std::size_t> open;
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    while (!open.empty() && ranges[open.back()].end <= ranges[i].start) open.pop_back();
+    own[i] = ranges[i].end - ranges[i].start;
+    if (!open.empty()) {
+      own[open.back()] -= std::min(ranges[i].end, ranges[open.back()].end) - ranges[i].start;
+    }
+    open.push_back(i);
+  }
+  // Per step (by start), then per group: own and total time by name; a name open twice in one
+  // stack (recursion) counts its total once, from the outermost.
+  std::vector<std::size_t> order(out.steps.size());
+  for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return out.steps[a].start_ns < out.steps[b].start_ns; });
+  std::map<std::pair<std::string, Phase>, std::size_t> group_of;
+  for (std::size_t g = 0; g < out.groups.size(); ++g) group_of[{out.groups[g].name, out.groups[g].phase}] = g;
+  std::vector<std::map<StringId, std::pair<std::int64_t, std::int64_t>>> by_group(out.groups.size());  // own, total
+  std::vector<std::map<StringId, std::int64_t>> by_step(out.steps.size());
+  open.clear();
+  for (std::size_t i = 0; i < ranges.size(); ++i) {
+    while (!open.empty() && ranges[open.back()].end <= ranges[i].start) open.pop_back();
+    auto it = std::upper_bound(order.begin(), order.end(), ranges[i].start,
+                               [&](TimeNs t, std::size_t s) { return t < out.steps[s].start_ns; });
+    open.push_back(i);
+    if (it == order.begin()) continue;
+    const std::size_t s = *(it - 1);
+    if (ranges[i].start >= out.steps[s].end_ns) continue;
+    const auto g = group_of.find({out.steps[s].group, out.steps[s].phase});
+    if (g == group_of.end()) continue;
+    auto& [own_ns, total_ns] = by_group[g->second][ranges[i].name];
+    own_ns += own[i];
+    bool outermost = true;
+    for (std::size_t k = 0; k + 1 < open.size(); ++k) outermost = outermost && ranges[open[k]].name != ranges[i].name;
+    if (outermost) total_ns += ranges[i].end - ranges[i].start;
+    by_step[s][ranges[i].name] += own[i];
+  }
+  // "<built-in method to of Tensor object at 0x7d67...>": one function, whatever object it ran on.
+  auto label = [&](StringId id) {
+    std::string name(trace.strings.get(id));
+    if (const auto at = name.find(" at 0x"); at != std::string::npos) {
+      const auto end = name.find('>', at);
+      name.erase(at, end == std::string::npos ? std::string::npos : end - at);
+    }
+    return name;
+  };
+  for (HostStep& hs : out.host_steps) {
+    const auto& m = by_step[hs.step];
+    auto top = std::max_element(m.begin(), m.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+    if (top != m.end()) hs.top_function = label(top->first);
+  }
+  for (std::size_t g = 0; g < out.groups.size(); ++g) {
+    HostGroup& group = out.groups[g];
+    if (!group.functions.empty() || by_group[g].empty()) continue;
+    const std::int64_t steps = std::max<std::int64_t>(1, group.steps);
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> merged;
+    for (const auto& [name, times] : by_group[g]) {
+      auto& m = merged[label(name)];
+      m.first += times.first;
+      m.second += times.second;
+    }
+    for (const auto& [name, times] : merged) {
+      HostFunction f;
+      f.name = name;
+      f.self_ns_per_step = times.first / steps;
+      f.total_ns_per_step = times.second / steps;
+      group.functions.push_back(std::move(f));
+    }
+    std::sort(group.functions.begin(), group.functions.end(), [](const HostFunction& a, const HostFunction& b) {
+      if (a.self_ns_per_step != b.self_ns_per_step) return a.self_ns_per_step > b.self_ns_per_step;
+      if (a.total_ns_per_step != b.total_ns_per_step) return a.total_ns_per_step > b.total_ns_per_step;
+      return a.name < b.name;
+    });
+  }
+  out.notes.push_back(std::string("host functions from the trace's ") +
+                      (domain == kKinetoPythonDomain ? "Python function ranges (the PyTorch profiler's python_function events)"
+                                                     : "operator ranges (the PyTorch profiler's cpu_op events: aten operators)") +
+                      ": exact times of each call on the host thread, not samples; own time = a range's less its children's");
+}
+
+}  // namespace
 
 HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const std::string& step_method,
                             const HostProfileOptions& options) {
@@ -530,6 +645,7 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
     });
   }
 
+  if (out.samples_total == 0) traced_functions(trace, out);
   gc_findings(out);
   gil_findings(out);
   host_time_findings(trace, out);

@@ -342,6 +342,7 @@ Result<ExportSummary> Writer::run() {
         const std::int64_t domain = n.domain_id[i];
         const std::string_view cat = domain == kKinetoCpuOpDomain            ? "cpu_op"
                                      : domain == kKinetoGpuAnnotationDomain ? "gpu_user_annotation"
+                                     : domain == kKinetoPythonDomain        ? "python_function"
                                                                             : "user_annotation";
         slice(cat, t_.strings.get(n.text[i]), track, n.start_ns[i], end);
         buf_ += ", \"args\": {\"source\": \"nvtx\"";

@@ -2,7 +2,7 @@
 """Cross-checks kernscope's Kineto reader against an independent reading of the same JSON with
 Python's json module (exact decimals): per kernel name, per CUDA API name and per range (PyTorch's
 operator, user-annotation and GPU-annotation ranges, which kernscope shows as NVTX ranges in the
-domains cpu_op, default and gpu_user_annotation), the count and the total duration in ns must equal
+domains cpu_op, python_function, default and gpu_user_annotation), the count and the total duration in ns must equal
 kernscope's cuda_gpu_kern_sum / cuda_api_sum / nvtx_sum CSV. Where the JSON has no event of a
 kind, kernscope must say the report has no data (an empty output is not taken for agreement), and
 every fixture must have names compared.
@@ -59,7 +59,8 @@ KERNEL_CATS = {"kernel", "Kernel"}
 API_CATS = {"cuda_runtime", "Runtime", "cuda_driver"}
 # Range categories -> the NVTX domain kernscope files them under (README.md, "PyTorch's cpu_op ...");
 # nsys names a range "DOMAIN:TEXT", with an empty DOMAIN for the default domain.
-RANGE_DOMAINS = {"cpu_op": "cpu_op", "Operator": "cpu_op", "user_annotation": "", "gpu_user_annotation": "gpu_user_annotation"}
+RANGE_DOMAINS = {"cpu_op": "cpu_op", "Operator": "cpu_op", "python_function": "python_function", "user_annotation": "",
+                 "gpu_user_annotation": "gpu_user_annotation"}
 
 # Mangled names kernscope leaves mangled where nsys's demangler (cu++filt, CUDA 13.0) and GNU c++filt
 # 2.40 both demangle them: (predicate on the mangled name, why). None now: the 6 DF16b

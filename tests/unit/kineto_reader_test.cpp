@@ -255,9 +255,10 @@ TEST(KinetoReader, MapsEveryEventKindWithExactTimes) {
   EXPECT_EQ(t->syncs.sync_type[0], 2);
   EXPECT_EQ(t->syncs.event_id[0], 17);
 
-  // Ranges: cpu_op, user annotation, GPU annotation, plus two domain-name rows per process.
+  // Ranges: cpu_op, a Python function, user annotation, GPU annotation, plus three domain-name rows
+  // per process.
   const auto& n = t->nvtx;
-  int cpu_ops = 0, annotations = 0, gpu_annotations = 0, domains = 0;
+  int cpu_ops = 0, python = 0, annotations = 0, gpu_annotations = 0, domains = 0;
   for (RowIndex i = 0; i < n.size(); ++i) {
     if (n.event_type[i] == kNvtxDomainCreate) {
       ++domains;
@@ -267,6 +268,11 @@ TEST(KinetoReader, MapsEveryEventKindWithExactTimes) {
       ++cpu_ops;
       EXPECT_EQ(n.start_ns[i], base + 10000);
       EXPECT_EQ(n.end_ns[i], base + 15500);
+    } else if (n.domain_id[i] == kKinetoPythonDomain) {
+      ++python;  // "forward": ts 9, dur 1 (us)
+      EXPECT_EQ(n.start_ns[i], base + 9000);
+      EXPECT_EQ(n.end_ns[i], base + 10000);
+      EXPECT_EQ(n.global_tid[i], process | 4243);
     } else if (n.domain_id[i] == kKinetoGpuAnnotationDomain) {
       ++gpu_annotations;
       EXPECT_EQ(pid_of(n.global_tid[i]), 0);
@@ -278,17 +284,16 @@ TEST(KinetoReader, MapsEveryEventKindWithExactTimes) {
     }
   }
   EXPECT_EQ(cpu_ops, 1);
+  EXPECT_EQ(python, 1);
   EXPECT_EQ(annotations, 1);
   EXPECT_EQ(gpu_annotations, 1);
-  EXPECT_EQ(domains, 4);
+  EXPECT_EQ(domains, 6);
   ASSERT_EQ(t->processes.size(), 1u);
   EXPECT_EQ(t->processes[0].name, "python3");
   ASSERT_EQ(t->threads.size(), 1u);
   EXPECT_EQ(t->threads[0].name, "main");
-  // The python_function event is not mapped, and is said so.
-  bool said = false;
-  for (const auto& note : t->notes) said |= note.find("1 python_function") != std::string::npos;
-  EXPECT_TRUE(said);
+  // Every event of the trace is mapped: no note of events left out.
+  for (const auto& note : t->notes) EXPECT_EQ(note.find("python_function"), std::string::npos) << note;
 }
 
 TEST(KinetoReader, OldTracesWithAbsoluteMicrosecondsAndStringIds) {

@@ -54,7 +54,7 @@ void push_nvtx_row(NvtxColumns& n, TimeNs start, TimeNs end, std::int64_t global
 }
 
 enum class Category {
-  kKernel, kMemcpy, kMemset, kGraphExec, kRuntime, kDriver, kSync, kCpuOp, kUserAnnotation, kGpuUserAnnotation, kOther
+  kKernel, kMemcpy, kMemset, kGraphExec, kRuntime, kDriver, kSync, kCpuOp, kPythonFunction, kUserAnnotation, kGpuUserAnnotation, kOther
 };
 
 Category category_of(std::string_view cat) {
@@ -67,6 +67,7 @@ Category category_of(std::string_view cat) {
   if (cat == "cuda_driver") return Category::kDriver;
   if (cat == "cuda_sync") return Category::kSync;
   if (cat == "cpu_op" || cat == "Operator") return Category::kCpuOp;
+  if (cat == "python_function") return Category::kPythonFunction;  // with_stack=True: each Python call
   if (cat == "user_annotation") return Category::kUserAnnotation;
   if (cat == "gpu_user_annotation") return Category::kGpuUserAnnotation;
   return Category::kOther;
@@ -426,6 +427,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       return {};
     }
     case Category::kCpuOp:
+    case Category::kPythonFunction:
     case Category::kUserAnnotation:
     case Category::kGpuUserAnnotation: {
       const bool on_gpu = category == Category::kGpuUserAnnotation;
@@ -433,9 +435,10 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       if (!wanted(EventKind::kNvtx)) return {};
       push_nvtx_row(t_.nvtx, begin, end, on_gpu ? (kDeviceTrackBit | (device << 24) | (stream & 0xFFFFFF)) : global_tid(e),
                     on_gpu ? kNvtxStartEndRange : kNvtxPushPopRange,
-                    category == Category::kCpuOp ? kKinetoCpuOpDomain
-                    : on_gpu                     ? kKinetoGpuAnnotationDomain
-                                                 : named_domain(e.domain),
+                    category == Category::kCpuOp            ? kKinetoCpuOpDomain
+                    : category == Category::kPythonFunction ? kKinetoPythonDomain
+                    : on_gpu                                ? kKinetoGpuAnnotationDomain
+                                                            : named_domain(e.domain),
                     intern(e.name));
       if (category == Category::kCpuOp && !e.input_dims.empty()) {
         auto& o = t_.op_shapes;
@@ -516,7 +519,8 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
     for (RowIndex i = 0; i < t.nvtx.size(); ++i) processes.insert(t.nvtx.global_tid[i] & 0x0000FFFFFF000000LL);
     for (const std::int64_t process : processes) {
       for (auto [domain, name] : {std::pair{kKinetoCpuOpDomain, "cpu_op"},
-                                  std::pair{kKinetoGpuAnnotationDomain, "gpu_user_annotation"}}) {
+                                  std::pair{kKinetoGpuAnnotationDomain, "gpu_user_annotation"},
+                                  std::pair{kKinetoPythonDomain, "python_function"}}) {
         push_nvtx_row(t.nvtx, first, kNoTime, process, kNvtxDomainCreate, domain, t.strings.intern(name));
       }
       for (const auto& [name, domain] : named_domains_) {
