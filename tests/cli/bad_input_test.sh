@@ -100,6 +100,10 @@ expect_fail model_zero_batch "--batch needs a whole number of at least 1" -- rep
 printf 'name\tmatch\n' >"$T/peaks.tsv"
 expect_fail model_bad_peaks "peaks.tsv" -- report --model "$M/meta-llama-3-8b.json" --prompt 8 --output-tokens 2 --peaks "$T/peaks.tsv" "$GOOD"
 expect_fail model_peaks_alone "--peaks needs --model" -- report --peaks "$T/peaks.tsv" "$GOOD"
+expect_fail whatif_unknown_change "not a change" -- whatif --change faster "$GOOD"
+expect_fail whatif_bad_factor "is not a factor" -- whatif --change scale=gemm:-1 "$GOOD"
+expect_fail whatif_roof_without_work "knows no work" -- critical-path --change roof=gemv "$GOOD"
+expect_fail critical_path_unwritable "cannot write" -- critical-path --perfetto /nonexistent/dir/p.json "$GOOD"
 printf 'not really a report' >"$T/run.nsys-rep"
 PATH=/usr/bin:/bin expect_fail nsys_rep_without_nsys "nsys is not on PATH" -- stats "$T/run.nsys-rep"
 
