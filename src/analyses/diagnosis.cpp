@@ -482,7 +482,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                                                 : std::string()) + "."});
   }
   // What no rule proposed but the replay shows: a change that would shorten the headline group's
-  // steps by 5 % or more (a sync that keeps the host from running ahead on a GPU-bound loop, launches
+  // steps by 10 % or more (a sync that keeps the host from running ahead on a GPU-bound loop, launches
   // a graph would hide, copies to overlap) is an action, ranked by the time it saves.
   if (!d.steps.steps.empty()) {
     struct Candidate {
@@ -498,7 +498,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       if (predictions.contains(c.change)) continue;  // a rule's action already carries it
       const PredictedChange& p = predicted(c.change);
       if (!p.ran || p.traced_ns <= 0 || p.saving_ns() < threshold_ns) continue;
-      if (static_cast<double>(p.traced_ns - p.predicted_ns) < 0.05 * static_cast<double>(p.traced_ns)) continue;
+      if (static_cast<double>(p.traced_ns - p.predicted_ns) < 0.10 * static_cast<double>(p.traced_ns)) continue;
       actions.push_back({p.saving_ns(), std::string(c.text) + ": no rule flagged it, but the replay does (" + p.text() + ")."});
     }
   }
