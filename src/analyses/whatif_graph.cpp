@@ -442,14 +442,26 @@ class Builder {
       const std::int32_t by = graph_.nodes[static_cast<std::size_t>(o)].launch.node;
       if (by != kNoNode) launched.emplace(by, o);
     }
-    // The last operation of a stream launched before `t` and ended by `until`.
-    auto last_before = [&](const std::vector<std::int32_t>& stream, TimeNs t, TimeNs until) {
-      for (auto it = stream.rbegin(); it != stream.rend(); ++it) {
-        const Node& op = graph_.nodes[static_cast<std::size_t>(*it)];
+    // Per stream, when each of its operations was launched (its start where the launch is unknown):
+    // a stream runs its work in launch order, so these rise along it (kept monotone where the clocks
+    // of host and GPU blur them) and a binary search finds the last launched before an instant.
+    std::map<std::int64_t, std::vector<TimeNs>> launched_at;
+    for (const auto& [track, stream] : by_stream) {
+      auto& times = launched_at[track];
+      for (const std::int32_t o : stream) {
+        const Node& op = graph_.nodes[static_cast<std::size_t>(o)];
         const TimeNs launched = launch_time(op);
-        if ((launched != INT64_MIN ? launched : op.start) < t) return op.end <= until ? *it : kNoNode;
+        times.push_back(std::max(times.empty() ? INT64_MIN : times.back(), launched != INT64_MIN ? launched : op.start));
       }
-      return kNoNode;
+    }
+    // The last operation of a stream launched before `t` and ended by `until`.
+    auto last_before = [&](std::int64_t track, TimeNs t, TimeNs until) {
+      const auto& stream = by_stream[track];
+      const auto& times = launched_at[track];
+      const auto at = std::lower_bound(times.begin(), times.end(), t) - times.begin();
+      if (at == 0) return kNoNode;
+      const std::int32_t o = stream[static_cast<std::size_t>(at - 1)];
+      return graph_.nodes[static_cast<std::size_t>(o)].end <= until ? o : kNoNode;
     };
     for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
       Node& n = graph_.nodes[i];
@@ -471,11 +483,11 @@ class Builder {
         for (auto l = first; l != last_op; ++l) targets.push_back(l->second);
       } else if (device_wide) {
         for (const auto& [track, stream] : by_stream) {
-          const std::int32_t t = last_before(stream, n.start, n.end);
+          const std::int32_t t = last_before(track, n.start, n.end);
           if (t != kNoNode) targets.push_back(t);
         }
       } else if (held != kNoNode) {
-        const std::int32_t t = last_before(by_stream[graph_.nodes[static_cast<std::size_t>(held)].track], n.start, n.end);
+        const std::int32_t t = last_before(graph_.nodes[static_cast<std::size_t>(held)].track, n.start, n.end);
         targets.push_back(t != kNoNode ? t : held);
       }
       if (held != kNoNode && std::find(targets.begin(), targets.end(), held) == targets.end() && n.sync && !device_wide) targets.push_back(held);
