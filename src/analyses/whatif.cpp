@@ -24,9 +24,9 @@ using whatif::NodeKind;
 using whatif::OpKind;
 using whatif::Term;
 
-std::size_t at(std::int32_t i) { return static_cast<std::size_t>(i); }
+std::size_t node_index(std::int32_t i) { return static_cast<std::size_t>(i); }
 
-TimeCategory category_of_part(std::string_view part) {
+TimeCategory category_of_path_part(std::string_view part) {
   const std::string_view head = part.substr(0, part.find('.'));
   for (const TimeCategory c : kAllTimeCategories) {
     if (category_name(c) == head) return c;
@@ -34,7 +34,7 @@ TimeCategory category_of_part(std::string_view part) {
   return TimeCategory::kIdle;
 }
 
-std::int64_t median_of(std::vector<std::int64_t> v) {
+std::int64_t median_ns(std::vector<std::int64_t> v) {
   if (v.empty()) return 0;
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -68,7 +68,7 @@ Replay replay(const Graph& g) {
   for (std::size_t i = 0; i < n; ++i) {
     const Node& x = g.nodes[i];
     TimeNs key = x.start;
-    if (x.kind == NodeKind::kOp && x.launch.node != kNoNode) key = std::max(key, g.nodes[at(x.launch.node)].start);
+    if (x.kind == NodeKind::kOp && x.launch.node != kNoNode) key = std::max(key, g.nodes[node_index(x.launch.node)].start);
     events.push_back({key, 0, static_cast<std::int32_t>(i)});
     if (x.waits_begin != x.waits_end) events.push_back({std::max(x.end, x.start), 1, static_cast<std::int32_t>(i)});
   }
@@ -77,10 +77,10 @@ Replay replay(const Graph& g) {
   });
   auto value = [&](const Term& t) -> TimeNs {
     if (t.node == kNoNode) return t.fixed == INT64_MIN ? INT64_MIN : t.fixed + t.lag;
-    const Node& p = g.nodes[at(t.node)];
+    const Node& p = g.nodes[node_index(t.node)];
     // Not yet replayed (an order the trace's clocks blur): its traced time.
-    const bool known = t.from_end ? done[at(t.node)] >= 2 : done[at(t.node)] >= 1;
-    const TimeNs base = known ? (t.from_end ? r.end[at(t.node)] : r.start[at(t.node)]) : (t.from_end ? p.end : p.start);
+    const bool known = t.from_end ? done[node_index(t.node)] >= 2 : done[node_index(t.node)] >= 1;
+    const TimeNs base = known ? (t.from_end ? r.end[node_index(t.node)] : r.start[node_index(t.node)]) : (t.from_end ? p.end : p.start);
     return base + t.lag;
   };
   auto finish = [&](std::size_t i) {
@@ -99,7 +99,7 @@ Replay replay(const Graph& g) {
     done[i] = 2;
   };
   for (const Event& ev : events) {
-    const std::size_t i = at(ev.node);
+    const std::size_t i = node_index(ev.node);
     const Node& x = g.nodes[i];
     if (ev.phase == 1) {
       finish(i);
@@ -187,8 +187,8 @@ struct PathWalker {
     bool at_end = true;
     TimeNs t = completion;
     for (std::size_t guard = 0; cur != kNoNode && t > window_start && guard < 4 * g.nodes.size() + 4; ++guard) {
-      const Node& n = g.nodes[at(cur)];
-      const std::size_t i = at(cur);
+      const Node& n = g.nodes[node_index(cur)];
+      const std::size_t i = node_index(cur);
       if (at_end) {
         at_end = false;
         if (n.kind == NodeKind::kOp) {
@@ -197,10 +197,10 @@ struct PathWalker {
           const std::int32_t q = r.waited[i];
           const std::string call = std::string(api_base_name(context.trace().strings.get(n.name)));
           if (q != kNoNode) {
-            add(r.end[at(q)], r.end[i], "blocked." + call, &n);
+            add(r.end[node_index(q)], r.end[i], "blocked." + call, &n);
             cur = q;
             at_end = true;
-            t = r.end[at(q)];
+            t = r.end[node_index(q)];
             continue;
           }
           const std::string part = n.call == HostCallKind::kBlocking ? "blocked." + call
@@ -222,14 +222,14 @@ struct PathWalker {
         case Held::kNothing: break;
       }
       if (!term || term->node == kNoNode) break;
-      const TimeNs from_time = term->from_end ? r.end[at(term->node)] : r.start[at(term->node)];
+      const TimeNs from_time = term->from_end ? r.end[node_index(term->node)] : r.start[node_index(term->node)];
       add(from_time, r.start[i], part, nullptr);
       cur = term->node;
       at_end = term->from_end;
       t = from_time;
     }
     if (p.ns - given != 0) p.parts["idle.unexplained"] += p.ns - given;
-    for (const auto& [part, ns] : p.parts) p.category[static_cast<std::size_t>(category_of_part(part))] += ns;
+    for (const auto& [part, ns] : p.parts) p.category[static_cast<std::size_t>(category_of_path_part(part))] += ns;
     return p;
   }
 };
@@ -362,25 +362,25 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
     std::vector<Span> after(steps.size());
     auto extend = [&](std::vector<Span>& spans, const Replay& rp, std::size_t s, std::int32_t node) {
       Span& sp = spans[s];
-      sp.start = std::min(sp.start, rp.start[at(node)]);
-      if (rp.end[at(node)] > sp.completion) {
-        sp.completion = rp.end[at(node)];
+      sp.start = std::min(sp.start, rp.start[node_index(node)]);
+      if (rp.end[node_index(node)] > sp.completion) {
+        sp.completion = rp.end[node_index(node)];
         sp.last = node;
       }
     };
     for (std::size_t s = 0; s < steps.size(); ++s) {
       if (!replayed[s] || steps[s].global_pid != process) continue;
       const std::int32_t a = g.step_start_mark[s], b = g.step_end_mark[s];
-      if (a != kNoNode) after[s].start = r.start[at(a)];
+      if (a != kNoNode) after[s].start = r.start[node_index(a)];
       if (b != kNoNode) extend(after, r, s, b);
     }
     for (std::size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
-      if (n.kind != NodeKind::kOp || n.step < 0 || !replayed[at(n.step)] || steps[at(n.step)].global_pid != process) continue;
-      const bool has_mark = g.step_start_mark[at(n.step)] != kNoNode;
-      Span& sp = after[at(n.step)];
+      if (n.kind != NodeKind::kOp || n.step < 0 || !replayed[node_index(n.step)] || steps[node_index(n.step)].global_pid != process) continue;
+      const bool has_mark = g.step_start_mark[node_index(n.step)] != kNoNode;
+      Span& sp = after[node_index(n.step)];
       const TimeNs keep_start = sp.start;
-      extend(after, r, at(n.step), static_cast<std::int32_t>(i));
+      extend(after, r, node_index(n.step), static_cast<std::int32_t>(i));
       if (has_mark) sp.start = keep_start;  // a range's start is the step's start
     }
     std::vector<std::size_t> order;
@@ -452,8 +452,8 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
   }
   for (std::size_t i = 0; i < result.groups.size(); ++i) {
     WhatIfGroup& g = result.groups[i];
-    g.traced_step_ns = median_of(traced_ns[i]);
-    g.predicted_step_ns = median_of(predicted_ns[i]);
+    g.traced_step_ns = median_ns(traced_ns[i]);
+    g.predicted_step_ns = median_ns(predicted_ns[i]);
     for (const auto v : traced_ns[i]) g.traced_mean_ns += static_cast<double>(v) / static_cast<double>(traced_ns[i].size());
     for (const auto v : predicted_ns[i]) g.predicted_mean_ns += static_cast<double>(v) / static_cast<double>(predicted_ns[i].size());
   }

@@ -16,7 +16,7 @@ constexpr std::int64_t kLaunchGap = 100'000;
 constexpr std::int64_t kCopyTrackTag = std::int64_t{1} << 61;
 constexpr std::int64_t kCommTrackTag = std::int64_t{1} << 60;
 
-std::size_t at(std::int32_t i) { return static_cast<std::size_t>(i); }
+std::size_t node_index(std::int32_t i) { return static_cast<std::size_t>(i); }
 
 void graphs(Graph& g, const StepAnalysis& steps) {
   std::int64_t captured = 0, graphed_steps = 0;
@@ -26,12 +26,12 @@ void graphs(Graph& g, const StepAnalysis& steps) {
     if (a == kNoNode || b == kNoNode) continue;
     std::int32_t launch = kNoNode;
     auto gone = [&](std::int32_t i) {
-      const Node& n = g.nodes[at(i)];
+      const Node& n = g.nodes[node_index(i)];
       return n.kind == NodeKind::kCall && (n.call == HostCallKind::kLaunch || n.call == HostCallKind::kRuntime);
     };
     for (std::int32_t i = a + 1; i < b; ++i) {
       if (!gone(i)) continue;
-      Node& n = g.nodes[at(i)];
+      Node& n = g.nodes[node_index(i)];
       if (launch == kNoNode && n.call == HostCallKind::kLaunch) {
         launch = i;
         n.duration = g.graph_launch_ns;
@@ -44,11 +44,11 @@ void graphs(Graph& g, const StepAnalysis& steps) {
     if (launch == kNoNode) continue;
     ++graphed_steps;
     for (std::int32_t i = a + 1; i < b; ++i) {
-      if (gone(i)) graph_call[at(i)] = launch;
+      if (gone(i)) graph_call[node_index(i)] = launch;
     }
     // The framework's time between the launches goes with them; longer host work stays.
     for (std::int32_t i = a + 1; i <= b; ++i) {
-      Node& n = g.nodes[at(i)];
+      Node& n = g.nodes[node_index(i)];
       if (n.host_order.node == kNoNode || n.host_order.lag >= kLaunchGap) continue;
       if (gone(i) || gone(n.host_order.node)) n.host_order.lag = std::min<std::int64_t>(n.host_order.lag, 0);
     }
@@ -57,8 +57,8 @@ void graphs(Graph& g, const StepAnalysis& steps) {
   // (the latency, and where it waited longer for what the trace does not show, that wait: it is
   // the GPU's, not the launching host's).
   for (Node& n : g.nodes) {
-    if (n.kind != NodeKind::kOp || n.launch.node == kNoNode || graph_call[at(n.launch.node)] == kNoNode) continue;
-    n.launch = Term{graph_call[at(n.launch.node)], false, n.launch.lag};
+    if (n.kind != NodeKind::kOp || n.launch.node == kNoNode || graph_call[node_index(n.launch.node)] == kNoNode) continue;
+    n.launch = Term{graph_call[node_index(n.launch.node)], false, n.launch.lag};
     if (n.stream.node != kNoNode) n.stream.lag = g.graph_node_gap_ns;
   }
   if (graphed_steps == 0) g.notes.push_back("graphs: no step with a host range launches work here: nothing to capture");
@@ -110,8 +110,8 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
     if (g.nodes[i].kind == NodeKind::kOp) ops.push_back(static_cast<std::int32_t>(i));
   }
   std::sort(ops.begin(), ops.end(), [&](std::int32_t x, std::int32_t y) {
-    const Node& a = g.nodes[at(x)];
-    const Node& b = g.nodes[at(y)];
+    const Node& a = g.nodes[node_index(x)];
+    const Node& b = g.nodes[node_index(y)];
     return a.track != b.track ? a.track < b.track : a.start != b.start ? a.start < b.start : x < y;
   });
   std::int64_t moved = 0;
@@ -120,7 +120,7 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
   std::map<std::int64_t, std::int32_t> last_on;  // new track -> its last operation
   std::unordered_map<std::int32_t, std::vector<std::int32_t>> moved_after;  // kept op -> moved ops after it, for syncs
   for (const std::int32_t o : ops) {
-    Node& n = g.nodes[at(o)];
+    Node& n = g.nodes[node_index(o)];
     if (n.track != track) {
       track = n.track;
       last_kept = kNoNode;
@@ -167,7 +167,7 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
         std::int32_t latest = kNoNode;
         if (auto it = moved_after.find(t.node); it != moved_after.end()) {
           for (const std::int32_t m : it->second) {
-            if (g.nodes[at(m)].start <= until) latest = m;
+            if (g.nodes[node_index(m)].start <= until) latest = m;
           }
         }
         if (latest != kNoNode && latest != t.node) waits.push_back(Term{latest, true, t.lag});

@@ -34,25 +34,25 @@ constexpr std::int64_t kDefaultLaunchLatencyNs = 5'000;
 
 // A column's value, 0 where the reader left the column out (a plan that reads fewer columns).
 template <class T>
-T column_at(const std::vector<T>& column, RowIndex r) {
+T value_or_zero(const std::vector<T>& column, RowIndex r) {
   return r < column.size() ? column[r] : T{};
 }
 
-std::int64_t median(std::vector<std::int64_t> v, std::int64_t fallback) {
+std::int64_t median_or(std::vector<std::int64_t> v, std::int64_t fallback) {
   if (v.empty()) return fallback;
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
   return *mid;
 }
 
-std::int64_t percentile(std::vector<std::int64_t> v, double q, std::int64_t fallback) {
+std::int64_t percentile_or(std::vector<std::int64_t> v, double q, std::int64_t fallback) {
   if (v.empty()) return fallback;
   auto at = v.begin() + static_cast<std::ptrdiff_t>(q * static_cast<double>(v.size() - 1));
   std::nth_element(v.begin(), at, v.end());
   return *at;
 }
 
-double median(std::vector<double> v) {
+double median_or(std::vector<double> v) {
   if (v.empty()) return 0;
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
   std::nth_element(v.begin(), mid, v.end());
@@ -68,7 +68,7 @@ bool pageable_kind(const Trace& trace, std::int32_t kind) {
 }
 
 // The first row of data/whatif_calibration.tsv for `quantity` whose GPU part is in `device` (or *).
-double calibration(std::string_view quantity, const std::string& device) {
+double calibration_value(std::string_view quantity, const std::string& device) {
   std::string_view text = kernscope_builtin_whatif_calibration;
   while (!text.empty()) {
     const auto eol = text.find('\n');
@@ -88,9 +88,9 @@ double calibration(std::string_view quantity, const std::string& device) {
   return 0;
 }
 
-class Builder {
+class GraphBuilder {
  public:
-  Builder(const TraceContext& context, const StepAnalysis& steps, std::int64_t process, TimeNs lo, TimeNs hi,
+  GraphBuilder(const TraceContext& context, const StepAnalysis& steps, std::int64_t process, TimeNs lo, TimeNs hi,
           const std::vector<bool>& replayed)
       : context_(context), trace_(context.trace()), steps_(steps), process_(process), lo_(lo), hi_(hi), replayed_(replayed) {
     graph_.process = process;
@@ -236,11 +236,11 @@ class Builder {
       Node n;
       n.start = k.start_ns[r];
       n.end = k.end_ns[r];
-      n.track = stream_key(column_at(k.device_id, r), column_at(k.stream_id, r));
+      n.track = stream_key(value_or_zero(k.device_id, r), value_or_zero(k.stream_id, r));
       n.name = k.demangled_name[r];
       n.class_id = context_.kernel_class_id(k.demangled_name[r]);
       n.op = context_.class_names()[n.class_id] == "communication" ? OpKind::kComm : OpKind::kCompute;
-      add_op(n, k.global_pid[r], column_at(k.correlation_id, r), step_of(steps_.kernel_step, r));
+      add_op(n, k.global_pid[r], value_or_zero(k.correlation_id, r), step_of(steps_.kernel_step, r));
     }
     const auto& m = trace_.memcpys;
     for (RowIndex r = 0; r < m.size(); ++r) {
@@ -248,13 +248,13 @@ class Builder {
       Node n;
       n.start = m.start_ns[r];
       n.end = m.end_ns[r];
-      n.track = stream_key(column_at(m.device_id, r), column_at(m.stream_id, r));
+      n.track = stream_key(value_or_zero(m.device_id, r), value_or_zero(m.stream_id, r));
       n.op = OpKind::kCopy;
-      n.copy_kind = column_at(m.copy_kind, r);
-      n.bytes = column_at(m.bytes, r);
+      n.copy_kind = value_or_zero(m.copy_kind, r);
+      n.bytes = value_or_zero(m.bytes, r);
       n.pageable = (r < m.src_kind.size() && pageable_kind(trace_, m.src_kind[r])) ||
                    (r < m.dst_kind.size() && pageable_kind(trace_, m.dst_kind[r]));
-      add_op(n, m.global_pid[r], column_at(m.correlation_id, r), step_of(steps_.memcpy_step, r));
+      add_op(n, m.global_pid[r], value_or_zero(m.correlation_id, r), step_of(steps_.memcpy_step, r));
     }
     const auto& ms = trace_.memsets;
     for (RowIndex r = 0; r < ms.size(); ++r) {
@@ -262,9 +262,9 @@ class Builder {
       Node n;
       n.start = ms.start_ns[r];
       n.end = ms.end_ns[r];
-      n.track = stream_key(column_at(ms.device_id, r), column_at(ms.stream_id, r));
+      n.track = stream_key(value_or_zero(ms.device_id, r), value_or_zero(ms.stream_id, r));
       n.op = OpKind::kMemset;
-      add_op(n, ms.global_pid[r], column_at(ms.correlation_id, r), step_of(steps_.memset_step, r));
+      add_op(n, ms.global_pid[r], value_or_zero(ms.correlation_id, r), step_of(steps_.memset_step, r));
     }
     const auto& g = trace_.graph_execs;
     for (RowIndex r = 0; r < g.size(); ++r) {
@@ -272,9 +272,9 @@ class Builder {
       Node n;
       n.start = g.start_ns[r];
       n.end = g.end_ns[r];
-      n.track = stream_key(column_at(g.device_id, r), column_at(g.stream_id, r));
+      n.track = stream_key(value_or_zero(g.device_id, r), value_or_zero(g.stream_id, r));
       n.op = OpKind::kGraph;
-      add_op(n, g.global_pid[r], column_at(g.correlation_id, r), -1);
+      add_op(n, g.global_pid[r], value_or_zero(g.correlation_id, r), -1);
     }
   }
 
@@ -331,7 +331,7 @@ class Builder {
     }
     // A launch's latency is a floor: an operation that waited longer waited for something the trace
     // does not show (the GPU full with another stream's work, a peer rank): the 10th percentile.
-    graph_.launch_latency_ns = percentile(latencies, 0.10, kDefaultLaunchLatencyNs);
+    graph_.launch_latency_ns = percentile_or(latencies, 0.10, kDefaultLaunchLatencyNs);
     for (const std::int32_t o : ops) {
       const Node& n = graph_.nodes[static_cast<std::size_t>(o)];
       const TimeNs launched = launch_time(n);
@@ -340,7 +340,7 @@ class Builder {
       const TimeNs before = graph_.nodes[static_cast<std::size_t>(p)].end;
       if ((launched == INT64_MIN || launched + graph_.launch_latency_ns <= before) && n.start >= before) gaps.push_back(n.start - before);
     }
-    graph_.queue_gap_ns = median(gaps, 0);
+    graph_.queue_gap_ns = median_or(gaps, 0);
     // Kernels of one graph launch, one after the other on a stream: a graph's own gap.
     std::vector<std::int64_t> node_gaps;
     for (const std::int32_t o : ops) {
@@ -352,10 +352,10 @@ class Builder {
     }
     const std::string device = device_name(ops);
     if (node_gaps.size() >= 8) {
-      graph_.graph_node_gap_ns = median(node_gaps, 0);
+      graph_.graph_node_gap_ns = median_or(node_gaps, 0);
       graph_.graph_node_gap_source = "the trace's graph replays";
     } else {
-      graph_.graph_node_gap_ns = std::llround(calibration("graph_node_gap_ns", device));
+      graph_.graph_node_gap_ns = std::llround(calibration_value("graph_node_gap_ns", device));
       graph_.graph_node_gap_source = "data/whatif_calibration.tsv (the trace replays no graph)";
     }
     // Ends of operations by time, for cross-stream waits.
@@ -414,18 +414,18 @@ class Builder {
     for (const Node& n : graph_.nodes) {
       if (n.kind == NodeKind::kCall && n.graph_launch) graph_launches.push_back(n.duration);
     }
-    graph_.graph_launch_ns = median(graph_launches, kDefaultGraphLaunchNs);
+    graph_.graph_launch_ns = median_or(graph_launches, kDefaultGraphLaunchNs);
     std::vector<double> h2d, d2h;
     for (const Node& n : graph_.nodes) {
       if (n.kind != NodeKind::kOp || n.op != OpKind::kCopy || n.pageable || n.bytes < (1 << 20) || n.end <= n.start) continue;
       if (n.copy_kind == 1) h2d.push_back(static_cast<double>(n.bytes) / static_cast<double>(n.end - n.start));
       if (n.copy_kind == 2) d2h.push_back(static_cast<double>(n.bytes) / static_cast<double>(n.end - n.start));
     }
-    graph_.pinned_h2d_bytes_per_ns = median(h2d);
-    graph_.pinned_d2h_bytes_per_ns = median(d2h);
+    graph_.pinned_h2d_bytes_per_ns = median_or(h2d);
+    graph_.pinned_d2h_bytes_per_ns = median_or(d2h);
     // GB/s is bytes per ns.
-    if (graph_.pinned_h2d_bytes_per_ns == 0) graph_.pinned_h2d_bytes_per_ns = calibration("pinned_h2d_gbs", device);
-    if (graph_.pinned_d2h_bytes_per_ns == 0) graph_.pinned_d2h_bytes_per_ns = calibration("pinned_d2h_gbs", device);
+    if (graph_.pinned_h2d_bytes_per_ns == 0) graph_.pinned_h2d_bytes_per_ns = calibration_value("pinned_h2d_gbs", device);
+    if (graph_.pinned_d2h_bytes_per_ns == 0) graph_.pinned_d2h_bytes_per_ns = calibration_value("pinned_d2h_gbs", device);
     ops_by_track_ = std::move(ops);
   }
 
@@ -519,7 +519,7 @@ class Builder {
 
 Graph build_graph(const TraceContext& context, const StepAnalysis& steps, std::int64_t process, TimeNs lo, TimeNs hi,
                   const std::vector<bool>& replayed_step) {
-  return Builder(context, steps, process, lo, hi, replayed_step).build();
+  return GraphBuilder(context, steps, process, lo, hi, replayed_step).build();
 }
 
 }  // namespace kernscope::whatif

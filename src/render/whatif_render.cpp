@@ -7,9 +7,9 @@
 namespace kernscope {
 namespace {
 
-double ms(double ns) { return ns / 1e6; }
+double in_ms(double ns) { return ns / 1e6; }
 double change_percent(double traced, double predicted) { return traced > 0 ? 100.0 * (predicted - traced) / traced : 0.0; }
-double share(std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
+double path_share(std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0; }
 
 std::string changes_text(const WhatIfResult& r) {
   if (r.changes.empty()) return "no change (the replay as traced)";
@@ -19,14 +19,14 @@ std::string changes_text(const WhatIfResult& r) {
 }
 
 // The largest entries of a map of parts or operations, "name 12.3 %" each.
-std::string top_parts(const PathAccount& p, const std::string& prefix, std::size_t n) {
+std::string top_path_parts(const PathAccount& p, const std::string& prefix, std::size_t n) {
   std::vector<std::pair<std::int64_t, std::string>> parts;
   for (const auto& [k, v] : p.parts) {
     if (k.starts_with(prefix) && v > 0) parts.push_back({v, k.substr(prefix.size())});
   }
   std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   std::string out;
-  for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += fmt::format("{}{} {:.1f} %", i ? ", " : "", parts[i].second, share(parts[i].first, p.ns));
+  for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += fmt::format("{}{} {:.1f} %", i ? ", " : "", parts[i].second, path_share(parts[i].first, p.ns));
   return out;
 }
 
@@ -86,14 +86,14 @@ std::string render_whatif_text(const WhatIfResult& r) {
   std::string out = "What if: " + changes_text(r) + "\n";
   if (const WhatIfGroup* h = headline_group(r)) {
     const char* what = h->phase == Phase::kDecode ? "TPOT" : h->phase == Phase::kPrefill ? "TTFT" : "step time";
-    out += fmt::format("  {} {:.3f} ms -> {:.3f} ms predicted ({:+.1f} %), {}\n", what, ms(static_cast<double>(h->traced_step_ns)),
-                       ms(static_cast<double>(h->predicted_step_ns)),
+    out += fmt::format("  {} {:.3f} ms -> {:.3f} ms predicted ({:+.1f} %), {}\n", what, in_ms(static_cast<double>(h->traced_step_ns)),
+                       in_ms(static_cast<double>(h->predicted_step_ns)),
                        change_percent(static_cast<double>(h->traced_step_ns), static_cast<double>(h->predicted_step_ns)), group_label(*h));
   }
   out += "Step time by group (median; a step runs from the previous step's completion, its range's or GPU work's end):\n";
   for (const auto& g : r.groups) {
-    out += fmt::format("  {:<40} traced {:>10.3f} ms  predicted {:>10.3f} ms  ({:+.1f} %)\n", group_label(g), ms(static_cast<double>(g.traced_step_ns)),
-                       ms(static_cast<double>(g.predicted_step_ns)),
+    out += fmt::format("  {:<40} traced {:>10.3f} ms  predicted {:>10.3f} ms  ({:+.1f} %)\n", group_label(g), in_ms(static_cast<double>(g.traced_step_ns)),
+                       in_ms(static_cast<double>(g.predicted_step_ns)),
                        change_percent(static_cast<double>(g.traced_step_ns), static_cast<double>(g.predicted_step_ns)));
   }
   out += fmt::format("Read from the trace: launch latency {:.1f} us, gap between queued operations {:.1f} us, graph launch {:.1f} us; "
@@ -144,7 +144,7 @@ Table critical_path_table(const WhatIfResult& r) {
     for (const auto& [part, ns] : g.path.parts) {
       if (ns == 0) continue;
       const std::string category = part.substr(0, part.find('.'));
-      t.rows.push_back({g.group, std::string(phase_name(g.phase)), g.steps, category, part, ns, share(ns, g.path.ns)});
+      t.rows.push_back({g.group, std::string(phase_name(g.phase)), g.steps, category, part, ns, path_share(ns, g.path.ns)});
     }
   }
   return t;
@@ -155,15 +155,15 @@ std::string render_critical_path_text(const WhatIfResult& r) {
   if (!r.changes.empty()) out += "Critical path with " + changes_text(r) + " (replayed)\n";
   for (const auto& g : r.groups) {
     const PathAccount& p = g.path;
-    out += fmt::format("{}: path {:.3f} ms per step\n", group_label(g), ms(static_cast<double>(p.ns) / static_cast<double>(std::max<std::int64_t>(1, g.steps))));
+    out += fmt::format("{}: path {:.3f} ms per step\n", group_label(g), in_ms(static_cast<double>(p.ns) / static_cast<double>(std::max<std::int64_t>(1, g.steps))));
     std::string cats;
     for (const TimeCategory c : kAllTimeCategories) {
       const std::int64_t v = p.category[static_cast<std::size_t>(c)];
-      if (v > 0) cats += fmt::format("{}{} {:.1f} %", cats.empty() ? "" : ", ", category_name(c), share(v, p.ns));
+      if (v > 0) cats += fmt::format("{}{} {:.1f} %", cats.empty() ? "" : ", ", category_name(c), path_share(v, p.ns));
     }
     out += "  by category: " + cats + "\n";
     const TimeCategory b = path_bottleneck(p);
-    if (const std::string parts = top_parts(p, std::string(category_name(b)) + ".", 4); !parts.empty()) {
+    if (const std::string parts = top_path_parts(p, std::string(category_name(b)) + ".", 4); !parts.empty()) {
       out += fmt::format("  most: {} ({})\n", category_name(b), parts);
     }
     std::vector<std::pair<std::int64_t, std::string>> ops;
@@ -173,7 +173,7 @@ std::string render_critical_path_text(const WhatIfResult& r) {
       const auto& cn = p.operations.at(ops[i].second);
       std::string name = ops[i].second;
       if (name.size() > 70) name = name.substr(0, 69) + "…";
-      out += fmt::format("    {:>5.1f} %  {:>6} x  {}\n", share(ops[i].first, p.ns), cn.first, name);
+      out += fmt::format("    {:>5.1f} %  {:>6} x  {}\n", path_share(ops[i].first, p.ns), cn.first, name);
     }
     if (b != g.accounting_bottleneck) {
       out += fmt::format("  ! the step accounting's most is {}, the path's {}: the accounting counts what ran at each instant, the path what "
