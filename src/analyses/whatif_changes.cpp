@@ -203,6 +203,8 @@ void overlap_copies(Graph& g) {
 void overlap_comm(Graph& g) {
   const std::int64_t moved = move_to_own_stream(g, kCommTrackTag, [](const Node& n) { return n.op == OpKind::kComm; });
   if (moved == 0) g.notes.push_back("overlap-comm: no collective or peer-to-peer kernel to move");
+  else g.notes.push_back("overlap-comm: an upper bound: the trace does not say which kernel reads a collective's result, so only "
+                         "synchronizations wait for the moved collectives (tensor-parallel layers that need the result next save less)");
 }
 
 void host(Graph& g, double factor) {
