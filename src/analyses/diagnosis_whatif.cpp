@@ -70,7 +70,9 @@ std::string PredictedChange::text() const {
   const double t = static_cast<double>(traced_ns) / 1e6, p = static_cast<double>(predicted_ns) / 1e6;
   char change_pct[32];
   std::snprintf(change_pct, sizeof change_pct, "%+.1f %%", t > 0 ? 100.0 * (p - t) / t : 0.0);
-  return "predicted: " + headline + " " + fixed3(t) + " -> " + fixed3(p) + " ms (" + change_pct + ", " + source() + ")";
+  // overlap-comm's model is an upper bound (docs/whatif.md): said as one.
+  const char* lead = change == "overlap-comm" ? "predicted at best: " : "predicted: ";
+  return lead + headline + " " + fixed3(t) + " -> " + fixed3(p) + " ms (" + change_pct + ", " + source() + ")";
 }
 
 std::string PredictedChange::source() const {
