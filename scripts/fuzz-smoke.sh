@@ -14,16 +14,25 @@ run() {
   mkdir -p "$out/$target"
   local bound=(-seed=1 -runs="$runs")
   [ "$seconds" -gt 0 ] && bound=(-max_total_time="$seconds")
-  echo "fuzzing $target (${bound[*]})"
+  echo "fuzzing $target (${bound[*]})" >"$out/$target.summary"
   "$build/tests/fuzz/$target" "$out/$target" "$seeds" "${bound[@]}" -max_len="$max_len" \
-    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/" -print_final_stats=1 2>"$out/$target.log" || {
-    tail -40 "$out/$target.log"
-    echo "fuzz target $target failed; crashing input kept in ${FUZZ_ARTIFACTS:-$out}"
-    [ -n "${FUZZ_ARTIFACTS:-}" ] && cp "$out"/crash-* "$out"/leak-* "$out"/timeout-* "$FUZZ_ARTIFACTS" 2>/dev/null
-    exit 1
+    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/$target." -print_final_stats=1 2>"$out/$target.log" || {
+    tail -40 "$out/$target.log" >>"$out/$target.summary"
+    echo "fuzz target $target failed; crashing input kept in ${FUZZ_ARTIFACTS:-$out}" >>"$out/$target.summary"
+    [ -n "${FUZZ_ARTIFACTS:-}" ] && cp "$out/$target".crash-* "$out/$target".leak-* "$out/$target".timeout-* "$FUZZ_ARTIFACTS" 2>/dev/null
+    return 1
   }
-  grep -E "stat::number_of_executed_units|cov:" "$out/$target.log" | tail -2
+  grep -E "stat::number_of_executed_units|cov:" "$out/$target.log" | tail -2 >>"$out/$target.summary"
 }
-run fuzz_filter_grammar "$root/tests/fuzz/seeds/grammar" 256 200000
-run fuzz_nsys_reader "$root/tests/fuzz/seeds/nsys" 300000 600
-run fuzz_kineto_reader "$root/tests/fuzz/seeds/kineto" 65536 3000
+# The three targets run side by side (each is one process on one core); their summaries are printed
+# in this order once all have finished, and any failure fails the run.
+targets=(fuzz_filter_grammar fuzz_nsys_reader fuzz_kineto_reader)
+run fuzz_filter_grammar "$root/tests/fuzz/seeds/grammar" 256 200000 & pids=($!)
+run fuzz_nsys_reader "$root/tests/fuzz/seeds/nsys" 300000 600 & pids+=($!)
+run fuzz_kineto_reader "$root/tests/fuzz/seeds/kineto" 65536 3000 & pids+=($!)
+failed=0
+for i in "${!targets[@]}"; do
+  wait "${pids[$i]}" || failed=1
+  cat "$out/${targets[$i]}.summary"
+done
+exit $failed

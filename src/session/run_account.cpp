@@ -8,6 +8,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace account_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -53,8 +56,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace account_runner
 
 const AnalysisEntry& account_entry() {
+  using namespace account_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "account",
                    .summary = "Where each step's time goes: gpu, communication, copy, host, blocked, idle (sums to the step)",

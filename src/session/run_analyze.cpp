@@ -7,6 +7,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace analyze_runner {
 namespace {
 
 Result<AnalyzeOptions> rule_options(const Options& o) {
@@ -38,8 +41,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace analyze_runner
 
 const AnalysisEntry& analyze_entry() {
+  using namespace analyze_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "analyze",

@@ -6,6 +6,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace compare_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -69,8 +72,10 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
 }
 
 }  // namespace
+}  // namespace compare_runner
 
 const AnalysisEntry& compare_entry() {
+  using namespace compare_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "compare",

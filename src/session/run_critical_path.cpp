@@ -11,6 +11,9 @@
 #include "session/whatif_options.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace critical_path_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -59,8 +62,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace critical_path_runner
 
 const AnalysisEntry& critical_path_entry() {
+  using namespace critical_path_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "critical-path",
                    .summary = "Where each step's critical path runs: by category, part and operation; --perfetto FILE for one step's path",

@@ -9,6 +9,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace diff_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -177,8 +180,10 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
 }
 
 }  // namespace
+}  // namespace diff_runner
 
 const AnalysisEntry& diff_entry() {
+  using namespace diff_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "diff",

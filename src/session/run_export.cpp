@@ -4,6 +4,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace export_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
@@ -33,8 +36,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace export_runner
 
 const AnalysisEntry& export_entry() {
+  using namespace export_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "export",
                    .summary = "Write a timeline for ui.perfetto.dev or chrome://tracing (JSON, .gz to compress)",

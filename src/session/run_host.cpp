@@ -8,6 +8,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace host_runner {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
@@ -61,8 +64,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace host_runner
 
 const AnalysisEntry& host_entry() {
+  using namespace host_runner;
   static std::vector<OptionSpec> options = [] {
     auto o = step_option_specs();
     o.push_back({"thread", 0, OptionKind::kInteger, "0", "host thread id to analyse (0: the thread that launches most)"});

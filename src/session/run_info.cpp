@@ -5,6 +5,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace info_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
@@ -28,8 +31,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace info_runner
 
 const AnalysisEntry& info_entry() {
+  using namespace info_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "info",
                    .summary = "What a trace holds: source, span, devices, counts, NVTX, what is missing",

@@ -10,6 +10,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace ranks_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -75,8 +78,10 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
 }
 
 }  // namespace
+}  // namespace ranks_runner
 
 const AnalysisEntry& ranks_entry() {
+  using namespace ranks_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "ranks",

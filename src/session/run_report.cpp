@@ -11,6 +11,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace report_runner {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
@@ -57,8 +60,10 @@ std::vector<OptionSpec> report_options() {
 }
 
 }  // namespace
+}  // namespace report_runner
 
 const AnalysisEntry& report_entry() {
+  using namespace report_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "report",

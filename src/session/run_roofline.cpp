@@ -9,6 +9,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace roofline_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -86,8 +89,10 @@ std::vector<OptionSpec> roofline_options() {
 }
 
 }  // namespace
+}  // namespace roofline_runner
 
 const AnalysisEntry& roofline_entry() {
+  using namespace roofline_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "roofline",

@@ -6,6 +6,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace stats_runner {
 namespace {
 
 // nsys stats' default report set, less the APIs kernscope does not model (OpenMP, Vulkan...).
@@ -90,8 +93,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace stats_runner
 
 const AnalysisEntry& stats_entry() {
+  using namespace stats_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "stats",

@@ -7,6 +7,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace steps_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -58,8 +61,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace steps_runner
 
 const AnalysisEntry& steps_entry() {
+  using namespace steps_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "steps",

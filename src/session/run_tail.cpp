@@ -6,6 +6,9 @@
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace tail_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options& o) {
@@ -56,8 +59,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace tail_runner
 
 const AnalysisEntry& tail_entry() {
+  using namespace tail_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{
           .name = "tail",

@@ -10,6 +10,9 @@
 #include "session/whatif_options.hpp"
 
 namespace kernscope::session {
+// A named namespace (not an anonymous one): the session compiles as one unity unit, where every
+// runner's plan() and run() must have a name of its own.
+namespace whatif_runner {
 namespace {
 
 Result<OpenOptions> plan(const Options&) {
@@ -50,8 +53,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }
 
 }  // namespace
+}  // namespace whatif_runner
 
 const AnalysisEntry& whatif_entry() {
+  using namespace whatif_runner;
   static const AnalysisEntry entry{
       AnalysisSpec{.name = "whatif",
                    .summary = "Replay each step with a change (graphs, no-sync, scale, overlap-copies, overlap-comm, host) and predict its time",
