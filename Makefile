@@ -14,9 +14,9 @@ FUZZ_SECONDS ?= 0  # 0: the fixed, seeded run of `make test`; N: fuzz N seconds 
 
 # What building the CLI needs (`make run`); the tests need the rest. ninja-build and ccache make
 # builds faster (cmake/build_speed.cmake); the build works without them.
-RUN_PACKAGES := cmake make g++ pkg-config libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev libsimdjson-dev \
+RUN_PACKAGES := cmake make g++ pkg-config libsqlite3-dev libcli11-dev libfmt-dev zlib1g-dev liblzma-dev libsimdjson-dev \
                 llvm-14-dev ninja-build ccache
-APT_PACKAGES := $(RUN_PACKAGES) python3 gzip libgtest-dev libbenchmark-dev python3-venv python3-dev chromium
+APT_PACKAGES := $(RUN_PACKAGES) python3 gzip xz-utils libgtest-dev libbenchmark-dev python3-venv python3-dev chromium
 # libFuzzer needs a clang whose C++ front end takes libstdc++'s <expected> (clang >= 16).
 FUZZ_PACKAGES := clang-16 libclang-rt-16-dev
 
@@ -111,8 +111,13 @@ python: deps $(PY) core
 python-test: python
 	$(PY) -m pytest -q python/tests
 
+# The fuzz build: -O1 with line tables only (what a crash's stack needs), as libFuzzer's docs
+# suggest; full -O2 -g debug information made it the slowest compile of `make test`.
+FUZZ_FLAGS := -DCMAKE_BUILD_TYPE=RelWithDebInfo '-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG' \
+              '-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -gline-tables-only -DNDEBUG'
+
 fuzz-build: fuzz-deps
-	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) $(call generator,$(FUZZ_BUILD)) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	CC=clang-16 CXX=clang++-16 cmake -S . -B $(FUZZ_BUILD) $(call generator,$(FUZZ_BUILD)) $(FUZZ_FLAGS) \
 	  -DKERNSCOPE_BUILD_FUZZ=ON -DKERNSCOPE_BUILD_TESTS=OFF -DKERNSCOPE_BUILD_BENCH=OFF -DKERNSCOPE_BUILD_EXAMPLES=OFF \
 	  -DKERNSCOPE_BUILD_PEAKS=OFF $(UNITY_FLAG)
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_nsys_reader fuzz_filter_grammar fuzz_kineto_reader

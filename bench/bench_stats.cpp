@@ -9,7 +9,7 @@
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/reports.hpp"
-#include "kernscope/trace_filter.hpp"
+#include "model/trace_filter.hpp"
 
 namespace {
 

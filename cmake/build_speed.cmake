@@ -52,7 +52,7 @@ set(kernscope_unity_apart_kernscope_tracer_core termination_flush.cpp)  # its ow
 set(kernscope_unity_apart_kernscope_readers  # each defines the reader registry's sniff() and read()
     nsys_rep_entry.cpp nsys_sqlite/nsys_sqlite_entry.cpp kineto/kineto_entry.cpp ncu/ncu_entry.cpp)
 set(kernscope_unity_apart_kernscope_analyses
-    "model_cost_config.cpp|roofline.cpp|tracer_cost.cpp" "model_cost_report.cpp")
+    "work/model_cost_config.cpp|work/roofline.cpp|steps/tracer_cost.cpp" "work/model_cost_report.cpp")
 set(kernscope_unity_apart_kernscope_render "html/roofline_page.cpp|html/flame_chart.cpp|whatif_render.cpp")
 set(kernscope_unity_apart_kernscope_ncu_tests unit/cublas_log_test.cpp)
 

@@ -51,7 +51,7 @@ source "$here/gold_nsys_env.sh"
 source "$here/gold_filters.sh"
 max_kb=${GOLD_MAX_KB:-256}
 
-# Every report kernscope implements (src/analyses/report_registry.cpp; the golden coverage test fails
+# Every report kernscope implements (src/analyses/nsys/report_registry.cpp; the golden coverage test fails
 # when one is missing here). The kernel-name variants run in invocations of their own, so that an
 # argument nsys rejects cannot take the plain reports down with it.
 REPORTS=(cuda_api_gpu_sum cuda_api_sum cuda_api_trace cuda_gpu_kern_sum cuda_gpu_mem_size_sum

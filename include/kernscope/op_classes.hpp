@@ -74,7 +74,7 @@ struct OpsResult {
   double other_share = 0;                      // share of GPU time classed "other"
   std::string phase_source;                    // how attention phases were told apart
   std::string setup_note;                      // GPU work before the first step, left out (empty: none)
-  std::int64_t setup_kernels = 0;              // kernels left out as setup (analyses/setup_split.hpp)
+  std::int64_t setup_kernels = 0;              // kernels left out as setup (analyses/steps/setup_split.hpp)
   std::int64_t setup_copies = 0;               // copies left out as setup
 };
 

@@ -1,7 +1,7 @@
 // Prefill/decode phases and per-step decomposition (kernscope steps, report, LLM rules).
-// Steps come from the most trustworthy source the trace offers (analyses/step_windows.hpp:
+// Steps come from the most trustworthy source the trace offers (analyses/steps/step_windows.hpp:
 // --step-range, step-naming annotations, the kernel period, GPU idle gaps). The phase is read from
-// the annotation, else from the step's evidence (analyses/step_phases.hpp: attention shapes,
+// the annotation, else from the step's evidence (analyses/steps/step_phases.hpp: attention shapes,
 // attention kernel kinds, the GEMM/GEMV mix); `method` says which decided.
 #pragma once
 

@@ -41,7 +41,7 @@ def report_names() -> List[str]:
 
 
 def open(path: str) -> "Trace":  # noqa: A001 - the natural name, as in the CLI
-    """Opens a trace: Nsight Systems .sqlite/.sqlite.gz/.nsys-rep, or PyTorch-profiler .json/.json.gz."""
+    """Opens a trace: Nsight Systems .sqlite/.nsys-rep, or PyTorch-profiler .json; .sqlite and .json also gzip- or xz-compressed."""
     return Trace(_core.open(str(path)))
 
 
@@ -249,7 +249,7 @@ def _analysis_method(spec: Dict[str, Any]):
 def _label_of(item: Any) -> str:
     path = item._core.info()["path"] if isinstance(item, Trace) else str(item)
     name = path.rsplit("/", 1)[-1]
-    for ext in (".gz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"):
+    for ext in (".gz", ".xz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"):
         if name.endswith(ext) and len(name) > len(ext):
             name = name[: -len(ext)]
     return name

@@ -1,5 +1,5 @@
 // kernscope._core.fleet_digest(path, bin_ns): one trace reduced by the C++ core to the fleet tier's
-// digest tables (analyses/ranks_fleet_digest.hpp), as dicts of column lists that
+// digest tables (ranks/ranks_fleet_digest.hpp), as dicts of column lists that
 // python/kernscope/fleet turns into Arrow tables. Kept apart from the trace binding: it hands out
 // owned copies of small results, not views of a loaded trace.
 #include "fleet_digest_binding.hpp"
@@ -11,7 +11,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "analyses/ranks_fleet_digest.hpp"
+#include "ranks/ranks_fleet_digest.hpp"
 
 namespace nb = nanobind;
 using namespace kernscope;

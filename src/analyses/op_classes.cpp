@@ -9,12 +9,12 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "analyses/api_lookup.hpp"
+#include "analyses/nsys/api_lookup.hpp"
 #include "analyses/trace_context.hpp"
-#include "analyses/nvtx_ranges.hpp"
-#include "analyses/step_windows.hpp"
-#include "analyses/report_helpers.hpp"
-#include "analyses/setup_split.hpp"
+#include "analyses/nsys/nvtx_ranges.hpp"
+#include "analyses/steps/step_windows.hpp"
+#include "analyses/nsys/report_helpers.hpp"
+#include "analyses/steps/setup_split.hpp"
 #include "base/text_util.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/phase.hpp"

@@ -4,11 +4,11 @@
 #include <map>
 #include <set>
 
-#include "analyses/api_counts.hpp"
-#include "analyses/nvtx_ranges.hpp"
-#include "kernscope/api_roles.hpp"
-#include "kernscope/overview.hpp"
-#include "kernscope/record_kinds.hpp"
+#include "analyses/nsys/api_counts.hpp"
+#include "analyses/nsys/nvtx_ranges.hpp"
+#include "model/api_roles.hpp"
+#include "analyses/overview.hpp"
+#include "base/record_kinds.hpp"
 
 namespace kernscope {
 namespace {

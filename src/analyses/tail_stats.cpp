@@ -9,14 +9,14 @@
 #include <cmath>
 #include <map>
 
-#include "analyses/api_lookup.hpp"
+#include "analyses/nsys/api_lookup.hpp"
 #include "analyses/rank_select.hpp"
-#include "analyses/report_helpers.hpp"
-#include "analyses/sql_numeric.hpp"
+#include "analyses/nsys/report_helpers.hpp"
+#include "analyses/nsys/sql_numeric.hpp"
 #include "analyses/trace_context.hpp"
-#include "kernscope/api_roles.hpp"
-#include "kernscope/nvtx_names.hpp"
-#include "kernscope/tail.hpp"
+#include "model/api_roles.hpp"
+#include "model/nvtx_names.hpp"
+#include "analyses/tail.hpp"
 
 namespace kernscope {
 namespace {

@@ -11,15 +11,15 @@
 #include <string>
 #include <vector>
 
-#include "analyses/api_lookup.hpp"
-#include "kernscope/analyze.hpp"
-#include "kernscope/host_profile.hpp"
+#include "analyses/nsys/api_lookup.hpp"
+#include "analyses/nsys/analyze.hpp"
+#include "analyses/steps/host_profile.hpp"
 #include "kernscope/op_classes.hpp"
-#include "kernscope/step_accounting.hpp"
+#include "analyses/steps/step_accounting.hpp"
 #include "kernscope/steps.hpp"
-#include "kernscope/tail.hpp"
+#include "analyses/tail.hpp"
 #include "kernscope/trace.hpp"
-#include "kernscope/whatif.hpp"
+#include "analyses/whatif/whatif.hpp"
 
 namespace kernscope {
 

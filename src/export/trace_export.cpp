@@ -1,4 +1,4 @@
-#include "kernscope/export.hpp"
+#include "export/export.hpp"
 
 #include <fmt/format.h>
 #include <zlib.h>
@@ -11,7 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kernscope/nvtx_names.hpp"
+#include "model/nvtx_names.hpp"
 #include "model/kineto_names.hpp"
 #include "render/json_writer.hpp"
 

@@ -1,4 +1,4 @@
-#include "kernscope/api_roles.hpp"
+#include "model/api_roles.hpp"
 
 #include <cctype>
 #include <span>

@@ -1,4 +1,4 @@
-#include "kernscope/kernel_short_name.hpp"
+#include "model/kernel_short_name.hpp"
 
 namespace kernscope {
 namespace {

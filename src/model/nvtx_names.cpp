@@ -1,4 +1,4 @@
-#include "kernscope/nvtx_names.hpp"
+#include "model/nvtx_names.hpp"
 
 namespace kernscope {
 namespace {

@@ -1,11 +1,11 @@
-#include "kernscope/trace_filter.hpp"
+#include "model/trace_filter.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <unordered_map>
 #include <vector>
 
-#include "kernscope/columns.hpp"
+#include "model/columns.hpp"
 
 namespace kernscope {
 namespace {

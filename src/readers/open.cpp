@@ -1,11 +1,11 @@
-// Opens a trace: probes the file (its first bytes, inflated when gzip-compressed) and hands it to
+// Opens a trace: probes the file (its first bytes, decompressed when gzip or xz) and hands it to
 // the registered reader that recognises it best (readers/reader_registry.hpp).
 #include "kernscope/open.hpp"
 
 #include <filesystem>
 #include <fstream>
 
-#include "readers/gzip_file.hpp"
+#include "readers/compressed_file.hpp"
 #include "readers/reader_registry.hpp"
 
 namespace kernscope {
@@ -29,9 +29,9 @@ Result<readers::Probe> probe_file(const std::string& path) {
   in.read(reinterpret_cast<char*>(probe.head.data()), static_cast<std::streamsize>(probe.head.size()));
   probe.head.resize(static_cast<std::size_t>(in.gcount()));
   if (probe.head.empty()) return make_error(ErrorCode::kBadInput, path + ": empty file");
-  if (readers::is_gzip(probe.head.data(), probe.head.size())) {
-    probe.gzip = true;
-    probe.head = readers::gzip_head(path, kProbeBytes);
+  probe.compression = readers::compression_of(probe.head.data(), probe.head.size());
+  if (probe.compression != readers::Compression::kNone) {
+    probe.head = readers::decompressed_head(path, probe.compression, kProbeBytes);
   }
   return probe;
 }
@@ -51,14 +51,14 @@ Result<Trace> open_trace(const std::string& path, const OpenOptions& options) {
     }
   }
   if (best) return best->read(*probe, options);
-  if (probe->gzip) {
+  if (probe->compression != readers::Compression::kNone) {
     return make_error(ErrorCode::kBadInput,
                       path + ": compressed file holds neither an SQLite database nor JSON (supported: "
-                             "Nsight Systems .sqlite exports and PyTorch profiler / Chrome JSON traces, plain or gzip-compressed)");
+                             "Nsight Systems .sqlite exports and PyTorch profiler / Chrome JSON traces, plain, gzip- or xz-compressed)");
   }
   return make_error(ErrorCode::kBadInput,
                     path + ": unrecognized trace format (supported: Nsight Systems .sqlite exports and PyTorch "
-                           "profiler / Chrome JSON traces, plain or gzip-compressed, and .nsys-rep with nsys on PATH)");
+                           "profiler / Chrome JSON traces, plain, gzip- or xz-compressed, and .nsys-rep with nsys on PATH)");
 }
 
 }  // namespace kernscope

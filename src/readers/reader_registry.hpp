@@ -10,14 +10,15 @@
 #include "kernscope/error.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/trace.hpp"
+#include "readers/compressed_file.hpp"
 
 namespace kernscope::readers {
 
 // What sniffers see of a file.
 struct Probe {
   std::string path;
-  std::vector<unsigned char> head;  // the first bytes of the content (inflated when gzip)
-  bool gzip = false;                // the file is gzip-compressed
+  std::vector<unsigned char> head;  // the first bytes of the content (decompressed)
+  Compression compression = Compression::kNone;
   bool has_extension(std::string_view extension) const;
 };
 

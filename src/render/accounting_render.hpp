@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "kernscope/step_accounting.hpp"
+#include "analyses/steps/step_accounting.hpp"
 #include "kernscope/table.hpp"
 #include "render/json_writer.hpp"
 

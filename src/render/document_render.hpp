@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "kernscope/diagnosis.hpp"
-#include "kernscope/overview.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
+#include "analyses/overview.hpp"
 
 namespace kernscope {
 

@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "kernscope/render.hpp"
-#include "kernscope/render_findings.hpp"
+#include "render/render_findings.hpp"
 #include "render/json_writer.hpp"
 
 namespace kernscope {

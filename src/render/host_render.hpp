@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "kernscope/host_profile.hpp"
+#include "analyses/steps/host_profile.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernscope/table.hpp"
-#include "kernscope/whatif.hpp"
+#include "analyses/whatif/whatif.hpp"
 #include "render/json_writer.hpp"
 
 namespace kernscope {

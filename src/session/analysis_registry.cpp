@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <memory>
 
-#include "analyses/ranks_set.hpp"
-#include "kernscope/trace_filter.hpp"
+#include "ranks/ranks_set.hpp"
+#include "model/trace_filter.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope {
@@ -150,7 +150,7 @@ Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisReque
 
 std::string trace_label(const std::string& path) {
   std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-  for (const std::string_view ext : {".gz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"}) {
+  for (const std::string_view ext : {".gz", ".xz", ".sqlite", ".json", ".nsys-rep", ".pt.trace"}) {
     if (name.size() > ext.size() && name.ends_with(ext)) name.resize(name.size() - ext.size());
   }
   return name;

@@ -1,7 +1,7 @@
 // account: where each step's time goes, in exclusive categories that sum to the step's window.
 #include <sstream>
 
-#include "kernscope/step_accounting.hpp"
+#include "analyses/steps/step_accounting.hpp"
 #include "analyses/trace_context.hpp"
 #include "render/accounting_render.hpp"
 #include "render/json_writer.hpp"

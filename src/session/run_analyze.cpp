@@ -1,8 +1,8 @@
 // analyze: nsys analyze's six CUDA rules and kernscope's LLM rules, with evidence and actions.
 #include <future>
 
-#include "kernscope/analyze.hpp"
-#include "kernscope/render_findings.hpp"
+#include "analyses/nsys/analyze.hpp"
+#include "render/render_findings.hpp"
 #include "kernscope/steps.hpp"
 #include "session/analysis_entry.hpp"
 

@@ -1,7 +1,7 @@
 // compare: N traces side by side (engines, configs, batch sizes), one column each.
 #include <sstream>
 
-#include "analyses/compare.hpp"
+#include "analyses/diff/compare.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 

@@ -2,8 +2,8 @@
 // that explain most of it first, and the regression gate (--fail-if) for CI.
 #include <sstream>
 
-#include "analyses/diff.hpp"
-#include "analyses/gate.hpp"
+#include "analyses/diff/diff.hpp"
+#include "analyses/diff/gate.hpp"
 #include "render/html/diff_page.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"

@@ -1,5 +1,5 @@
 // export: a timeline for ui.perfetto.dev / chrome://tracing from any input trace.
-#include "kernscope/export.hpp"
+#include "export/export.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 

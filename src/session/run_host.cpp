@@ -2,7 +2,7 @@
 // garbage collections per step, and the stacks for flame-graph tools.
 #include <sstream>
 
-#include "kernscope/host_profile.hpp"
+#include "analyses/steps/host_profile.hpp"
 #include "render/host_render.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"

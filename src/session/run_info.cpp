@@ -1,6 +1,6 @@
 // info: what the trace holds and what it lacks.
-#include "analyses/tracer_cost.hpp"
-#include "kernscope/overview.hpp"
+#include "analyses/steps/tracer_cost.hpp"
+#include "analyses/overview.hpp"
 #include "render/document_render.hpp"
 #include "session/analysis_entry.hpp"
 

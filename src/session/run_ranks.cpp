@@ -3,10 +3,10 @@
 // stragglers, comm/compute overlap, skew over time, and the collectives some rank never reached.
 #include <sstream>
 
-#include "analyses/collectives_kineto_args.hpp"
-#include "analyses/ranks_set.hpp"
-#include "analyses/ranks_skew.hpp"
-#include "analyses/ranks_view.hpp"
+#include "ranks/collectives_kineto_args.hpp"
+#include "ranks/ranks_set.hpp"
+#include "ranks/ranks_skew.hpp"
+#include "ranks/ranks_view.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {

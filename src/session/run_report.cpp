@@ -2,9 +2,9 @@
 // one self-contained HTML page with charts).
 #include <fstream>
 
-#include "analyses/model_cost_report.hpp"
-#include "analyses/tracer_cost.hpp"
-#include "kernscope/diagnosis.hpp"
+#include "analyses/work/model_cost_report.hpp"
+#include "analyses/steps/tracer_cost.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "render/document_render.hpp"
 #include "render/html/report_page.hpp"
 #include "render/json_writer.hpp"

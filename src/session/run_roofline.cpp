@@ -1,9 +1,9 @@
-// roofline: speed of light per kernel, class or step (src/analyses/roofline.hpp).
+// roofline: speed of light per kernel, class or step (src/analyses/work/roofline.hpp).
 #include <fmt/format.h>
 
 #include <sstream>
 
-#include "analyses/roofline.hpp"
+#include "analyses/work/roofline.hpp"
 #include "render/html/roofline_page.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"

@@ -109,7 +109,7 @@ const AnalysisEntry& stats_entry() {
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,
-          .trace_help = "Nsight Systems export (.sqlite, .sqlite.gz, .nsys-rep) or PyTorch-profiler JSON"},
+          .trace_help = "Nsight Systems export (.sqlite, .nsys-rep; .sqlite.gz, .sqlite.xz) or PyTorch-profiler JSON (.json, .json.gz, .json.xz)"},
       plan, run};
   return entry;
 }

@@ -1,7 +1,7 @@
 // steps: prefill/decode phases and every step decomposed.
 #include <sstream>
 
-#include "analyses/tracer_cost.hpp"
+#include "analyses/steps/tracer_cost.hpp"
 #include "kernscope/steps.hpp"
 #include "render/steps_render.hpp"
 #include "session/analysis_entry.hpp"

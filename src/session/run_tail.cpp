@@ -1,7 +1,7 @@
 // tail: tail-aware statistics per kernel, API call or NVTX range.
 #include <sstream>
 
-#include "kernscope/tail.hpp"
+#include "analyses/tail.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 

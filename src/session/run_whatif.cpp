@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "analyses/trace_context.hpp"
-#include "kernscope/whatif.hpp"
+#include "analyses/whatif/whatif.hpp"
 #include "render/json_writer.hpp"
 #include "render/whatif_render.hpp"
 #include "session/analysis_entry.hpp"

@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "analyses/roofline.hpp"
-#include "kernscope/whatif.hpp"
+#include "analyses/work/roofline.hpp"
+#include "analyses/whatif/whatif.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {

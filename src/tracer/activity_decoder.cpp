@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "base/nsys_demangle.hpp"
-#include "kernscope/kernel_short_name.hpp"
+#include "model/kernel_short_name.hpp"
 
 namespace kernscope::tracer {
 

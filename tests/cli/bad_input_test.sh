@@ -46,6 +46,26 @@ expect_fail not_nsys "not an Nsight Systems export" -- stats "$T/notnsys.sqlite"
 expect_fail truncated "truncated or corrupted" -- stats -r cuda_api_trace "$T/truncated.sqlite"
 expect_fail truncated_gz "gzip" -- stats "$T/truncated.sqlite.gz"
 expect_fail garbage_gz "holds neither an SQLite database nor JSON" -- stats "$T/garbage.sqlite.gz"
+# The same for xz: cut short, damaged, not a trace inside.
+gunzip -c "$GOOD" | head -c 4000000 | xz -1 -c >"$T/whole_start.sqlite.xz"
+head -c 100000 "$T/whole_start.sqlite.xz" >"$T/truncated.sqlite.xz"
+expect_fail truncated_xz "truncated xz data" -- stats "$T/truncated.sqlite.xz"
+python3 - "$T/whole_start.sqlite.xz" "$T/damaged.sqlite.xz" <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+for i in range(len(data) // 3, len(data) // 3 + 64):
+    data[i] ^= 0x5A
+open(sys.argv[2], "wb").write(data)
+PY
+expect_fail damaged_xz "corrupted xz data" -- stats "$T/damaged.sqlite.xz"
+printf 'garbage' | xz -c >"$T/garbage.sqlite.xz"
+expect_fail garbage_xz "holds neither an SQLite database nor JSON" -- stats "$T/garbage.sqlite.xz"
+# A JSON trace cut short inside its xz stream is read up to its last complete event, and says so.
+gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | xz -c >"$T/whole.json.xz"
+head -c "$(( $(stat -c %s "$T/whole.json.xz") / 2 ))" "$T/whole.json.xz" >"$T/cut.json.xz"
+if ! "$K" info "$T/cut.json.xz" >"$T/cut.out" 2>&1 || ! grep -q "the file is cut short" "$T/cut.out"; then
+  echo "FAIL kineto_cut_xz: no 'the file is cut short' note:"; cat "$T/cut.out"; failures=$((failures + 1))
+fi
 expect_fail no_cuda "no CUDA data" -- stats "$T/nocuda.sqlite"
 expect_fail unknown_report "unknown report" -- stats -r cuda_gpu_nonsense "$GOOD"
 expect_fail bad_report_option "does not take the option" -- stats -r cuda_api_sum:base "$GOOD"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `kernscope record`'s summary, one line per traced process, without a GPU: the traced "program" is
-# a shell script that does what the tracer does in each process (src/tracer/file_list.hpp): it lists
+# a shell script that does what the tracer does in each process (src/tracer/config/file_list.hpp): it lists
 # a finished trace (a real kernscope tracer file from the fixtures), a process that recorded nothing
 # (#empty: its file removed), and a file whose process never finished. Kernel counts are sqlite3's.
 # Breaking check (2026-11-25): printing empty processes with the finished ones' format fails it.

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "kernscope/analysis.hpp"
-#include "kernscope/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/reports.hpp"
 #include "render/document_render.hpp"
 

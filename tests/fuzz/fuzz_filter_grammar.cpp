@@ -4,7 +4,7 @@
 
 #include "kernscope/reports.hpp"
 #include "kernscope/time_units.hpp"
-#include "kernscope/trace_filter.hpp"
+#include "model/trace_filter.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace kernscope;

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "kernscope/analysis.hpp"
-#include "kernscope/analyze.hpp"
+#include "analyses/nsys/analyze.hpp"
 #include "kernscope/open.hpp"
 #include "support/test_files.hpp"
 

@@ -9,10 +9,10 @@
 #include <sstream>
 
 #include "golden/gold_layout.hpp"
-#include "kernscope/analyze.hpp"
+#include "analyses/nsys/analyze.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
-#include "kernscope/render_findings.hpp"
+#include "render/render_findings.hpp"
 #include "support/test_files.hpp"
 
 namespace kernscope {

@@ -8,9 +8,9 @@
 #include <iostream>
 #include <map>
 
-#include "analyses/ranks_set.hpp"
-#include "analyses/ranks_skew.hpp"
-#include "analyses/ranks_view.hpp"
+#include "ranks/ranks_set.hpp"
+#include "ranks/ranks_skew.hpp"
+#include "ranks/ranks_view.hpp"
 
 namespace kernscope::ranks {
 namespace {

@@ -11,12 +11,12 @@
 #include <set>
 #include <tuple>
 
-#include "analyses/collectives.hpp"
-#include "analyses/ranks_fleet_digest.hpp"
-#include "analyses/ranks_links.hpp"
-#include "analyses/ranks_set.hpp"
-#include "analyses/ranks_skew.hpp"
-#include "analyses/ranks_view.hpp"
+#include "ranks/collectives.hpp"
+#include "ranks/ranks_fleet_digest.hpp"
+#include "ranks/ranks_links.hpp"
+#include "ranks/ranks_set.hpp"
+#include "ranks/ranks_skew.hpp"
+#include "ranks/ranks_view.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope::ranks {

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "kernscope/analyze.hpp"
+#include "analyses/nsys/analyze.hpp"
 
 namespace kernscope::testing {
 

@@ -1,7 +1,6 @@
-// Helpers for tests: read plain or gzip-compressed files, locate fixtures.
+// Helpers for tests: read plain, gzip- or xz-compressed files (through the readers' one home of
+// decompression), locate fixtures.
 #pragma once
-
-#include <zlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -9,20 +8,18 @@
 #include <stdexcept>
 #include <string>
 
+#include "readers/compressed_file.hpp"
+
 namespace kernscope::testing {
 
 inline std::filesystem::path fixtures_dir() { return KERNSCOPE_FIXTURES_DIR; }
 
 inline std::string read_file(const std::filesystem::path& path) {
-  if (path.extension() == ".gz") {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (!f) throw std::runtime_error("cannot open " + path.string());
-    std::string out;
-    char buf[1 << 16];
-    int n;
-    while ((n = gzread(f, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
-    gzclose(f);
-    return out;
+  if (path.extension() == ".gz" || path.extension() == ".xz") {
+    const auto compression = path.extension() == ".gz" ? readers::Compression::kGzip : readers::Compression::kXz;
+    auto bytes = readers::decompress_file(path.string(), compression);
+    if (!bytes) throw std::runtime_error(bytes.error().message);
+    return std::string(bytes->begin(), bytes->end());
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open " + path.string());

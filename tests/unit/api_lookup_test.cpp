@@ -5,7 +5,7 @@
 
 #include <random>
 
-#include "analyses/api_lookup.hpp"
+#include "analyses/nsys/api_lookup.hpp"
 
 namespace kernscope {
 namespace {

@@ -7,7 +7,7 @@
 
 #include <string_view>
 
-#include "kernscope/api_roles.hpp"
+#include "model/api_roles.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"

@@ -3,7 +3,7 @@
 // that ignored the noise (failed = holds) fails it.
 #include <gtest/gtest.h>
 
-#include "analyses/gate.hpp"
+#include "analyses/diff/gate.hpp"
 
 namespace {
 

@@ -6,11 +6,11 @@
 
 #include <sstream>
 
-#include "kernscope/export.hpp"
+#include "export/export.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
-#include "kernscope/overview.hpp"
-#include "kernscope/trace_filter.hpp"
+#include "analyses/overview.hpp"
+#include "model/trace_filter.hpp"
 
 namespace kernscope {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/kernel_identity.hpp"
+#include "analyses/diff/kernel_identity.hpp"
 #include "../support/tsv_fixture.hpp"
 
 namespace {

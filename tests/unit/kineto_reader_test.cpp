@@ -5,13 +5,13 @@
 #include <set>
 #include <string>
 
-#include "kernscope/nvtx_names.hpp"
+#include "model/nvtx_names.hpp"
 #include "kernscope/open.hpp"
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/decimal_time.hpp"
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
-#include "kernscope/kernel_short_name.hpp"
+#include "model/kernel_short_name.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 #include "support/test_files.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "kernscope/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
 #include "render/document_render.hpp"
 #include "support/findings.hpp"

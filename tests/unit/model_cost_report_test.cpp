@@ -17,9 +17,9 @@
 // bytes move by 16,384 and the test fails.
 #include <gtest/gtest.h>
 
-#include "analyses/model_cost_report.hpp"
-#include "analyses/roofline.hpp"
-#include "kernscope/diagnosis.hpp"
+#include "analyses/work/model_cost_report.hpp"
+#include "analyses/work/roofline.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
 
 namespace kernscope {

@@ -8,8 +8,8 @@
 
 #include <cmath>
 
-#include "analyses/model_cost.hpp"
-#include "analyses/model_cost_utilization.hpp"
+#include "analyses/work/model_cost.hpp"
+#include "analyses/work/model_cost_utilization.hpp"
 
 namespace kernscope {
 namespace {

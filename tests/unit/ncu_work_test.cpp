@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "analyses/kernel_work.hpp"
+#include "analyses/work/kernel_work.hpp"
 #include "kernscope/open.hpp"
 #include "readers/ncu/ncu_report.hpp"
 #include "readers/ncu/ncu_trace.hpp"

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/nsys_demangle.hpp"
-#include "kernscope/kernel_short_name.hpp"
+#include "model/kernel_short_name.hpp"
 #include "../support/tsv_fixture.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 #include <numeric>
 #include <random>
 
-#include "kernscope/analyze.hpp"
+#include "analyses/nsys/analyze.hpp"
 #include "support/findings.hpp"
 #include "support/synthetic_trace.hpp"
 

@@ -8,9 +8,9 @@
 // (-28079209200 ns, "30.871 s").
 #include <gtest/gtest.h>
 
-#include "kernscope/host_profile.hpp"
+#include "analyses/steps/host_profile.hpp"
 #include "kernscope/open.hpp"
-#include "kernscope/overview.hpp"
+#include "analyses/overview.hpp"
 #include "support/synthetic_trace.hpp"
 #include "support/test_files.hpp"
 

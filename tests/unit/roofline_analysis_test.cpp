@@ -5,8 +5,8 @@
 
 #include <sstream>
 
-#include "analyses/roofline.hpp"
-#include "kernscope/diagnosis.hpp"
+#include "analyses/work/roofline.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
 #include "support/synthetic_trace.hpp"

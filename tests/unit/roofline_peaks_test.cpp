@@ -2,7 +2,7 @@
 // count, memory and bandwidth; a GPU missing from the table gets a note, not zeros.
 #include <gtest/gtest.h>
 
-#include "analyses/gpu_peaks.hpp"
+#include "analyses/work/gpu_peaks.hpp"
 
 namespace kernscope {
 namespace {

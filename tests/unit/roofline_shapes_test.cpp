@@ -3,7 +3,7 @@
 // in shape_flops.hpp).
 #include <gtest/gtest.h>
 
-#include "analyses/shape_flops.hpp"
+#include "analyses/work/shape_flops.hpp"
 
 namespace kernscope::shapes {
 namespace {

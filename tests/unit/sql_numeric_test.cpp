@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "analyses/sql_numeric.hpp"
+#include "analyses/nsys/sql_numeric.hpp"
 
 namespace kernscope {
 namespace {

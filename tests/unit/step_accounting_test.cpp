@@ -2,7 +2,7 @@
 // worked out in the comments, so each category's total is known before kernscope runs.
 #include <gtest/gtest.h>
 
-#include "kernscope/step_accounting.hpp"
+#include "analyses/steps/step_accounting.hpp"
 #include "kernscope/steps.hpp"
 #include "support/synthetic_trace.hpp"
 

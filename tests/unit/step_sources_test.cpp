@@ -1,4 +1,4 @@
-// Where steps come from (analyses/step_windows.hpp). Annotation names: what engines and PyTorch
+// Where steps come from (analyses/steps/step_windows.hpp). Annotation names: what engines and PyTorch
 // call their steps, against names that only contain such a word (from the public traces in the
 // issue: nvFuser's resolveForwardedInputs, FSDP's pre_forward/post_forward, flash-attn's forward
 // call). Without annotations: our Llama fixtures' NVTX ranges are the truth (e.g. 2 prefill and 128
@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <set>
 
-#include "analyses/step_windows.hpp"
+#include "analyses/steps/step_windows.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"
-#include "kernscope/trace_filter.hpp"
+#include "model/trace_filter.hpp"
 #include "support/test_files.hpp"
 
 namespace kernscope {

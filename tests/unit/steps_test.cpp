@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "analyses/api_lookup.hpp"
-#include "analyses/step_chunks.hpp"
+#include "analyses/nsys/api_lookup.hpp"
+#include "analyses/steps/step_chunks.hpp"
 #include "analyses/trace_context.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/steps.hpp"

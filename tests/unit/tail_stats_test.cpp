@@ -5,7 +5,7 @@
 #include <map>
 
 #include "kernscope/open.hpp"
-#include "kernscope/tail.hpp"
+#include "analyses/tail.hpp"
 #include "support/synthetic_trace.hpp"
 #include "support/test_files.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "kernscope/export.hpp"
+#include "export/export.hpp"
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 #include "support/synthetic_trace.hpp"

@@ -2,7 +2,7 @@
 // only the range's thread (push/pop) and resolves RANGE[@DOMAIN][/INDEX].
 #include <gtest/gtest.h>
 
-#include "kernscope/trace_filter.hpp"
+#include "model/trace_filter.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope {

@@ -10,10 +10,10 @@
 #include <fstream>
 #include <thread>
 
-#include "analyses/tracer_cost.hpp"
+#include "analyses/steps/tracer_cost.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/open.hpp"
-#include "tracer/file_list.hpp"
+#include "tracer/config/file_list.hpp"
 #include "tracer/self_cost.hpp"
 #include "tracer/trace_db_writer.hpp"
 

@@ -53,7 +53,7 @@
 #include <vector>
 
 #include "kernscope/open.hpp"
-#include "kernscope/overview.hpp"
+#include "analyses/overview.hpp"
 #include "tracer/trace_db_writer.hpp"
 
 namespace kernscope::tracer {

@@ -15,7 +15,7 @@
 #include "tracer/buffer_pool.hpp"
 #include "tracer/nvml_sampler.hpp"
 #include "tracer/trace_db_writer.hpp"
-#include "tracer/tracer_config.hpp"
+#include "tracer/config/tracer_config.hpp"
 
 namespace kernscope::tracer {
 namespace {

@@ -2,9 +2,9 @@
 // the model in whatif.hpp, before kernscope runs. Times are in ns; "k" is a thousand.
 #include <gtest/gtest.h>
 
-#include "kernscope/step_accounting.hpp"
+#include "analyses/steps/step_accounting.hpp"
 #include "kernscope/steps.hpp"
-#include "kernscope/whatif.hpp"
+#include "analyses/whatif/whatif.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope {

@@ -25,8 +25,8 @@
 #include "readers/cublas_log/gemm_shapes_env.hpp"
 #include "readers/ncu/ncu_command.hpp"
 #include "readers/ncu/ncu_report.hpp"
-#include "tracer/file_list.hpp"
-#include "tracer/tracer_config.hpp"
+#include "tracer/config/file_list.hpp"
+#include "tracer/config/tracer_config.hpp"
 
 namespace kernscope::cli {
 namespace {

@@ -4,7 +4,7 @@ Ranks are numbered by the core's rules (_core.number_ranks: declared rank, else 
 devices, else file names, else order, with the evidence). Collectives are matched by identity
 (communicator and sequence number where every rank's collectives of a communicator carry one),
 else by position within the communicator; clock offsets, skew, stragglers and waits follow
-`kernscope ranks` (src/analyses/ranks_skew.hpp), written as SQL over the digests:
+`kernscope ranks` (src/ranks/ranks_skew.hpp), written as SQL over the digests:
   - reference: the lowest rank with collectives; a rank's offset is the median of its collectives'
     end-time differences to the reference's (kinds whose kernels end together; send/receive only
     when fewer than 3 of those), its spread their median absolute deviation; a rank in the

@@ -12,7 +12,7 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 
 GemmShapeLogs gemm_shape_logs(const std::string& trace_output) {
   std::string base = trace_output;
-  for (const std::string ext : {".sqlite.gz", ".sqlite", ".nsys-rep", ".json.gz", ".json"}) {
+  for (const std::string ext : {".sqlite.gz", ".sqlite.xz", ".sqlite", ".nsys-rep", ".json.gz", ".json.xz", ".json"}) {
     if (base.size() > ext.size() && base.ends_with(ext)) {
       base.resize(base.size() - ext.size());
       break;

@@ -1,8 +1,9 @@
 #include "readers/kineto/byte_source.hpp"
 
+#include "readers/compressed_file.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include <atomic>
 #include <cerrno>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -35,24 +37,24 @@ class FileSource final : public ByteSource {
   std::size_t size_;
 };
 
-// Inflates on a producer thread into a small bounded queue of blocks: memory stays at a few
-// blocks whatever the file size, and the consumer parses while the next block inflates.
-class GzipSource final : public ByteSource {
+// Decompresses (gzip or xz) on a producer thread into a small bounded queue of blocks: memory stays
+// at a few blocks whatever the file size, and the consumer parses while the next block decompresses.
+class CompressedSource final : public ByteSource {
  public:
   static constexpr std::size_t kBlockBytes = 4u << 20;
   static constexpr std::size_t kMaxQueued = 3;
 
-  GzipSource(gzFile file, std::string path, std::size_t size) : file_(file), path_(std::move(path)), size_(size) {
+  CompressedSource(std::unique_ptr<readers::Decompressor> reader, std::string path, std::size_t size)
+      : reader_(std::move(reader)), path_(std::move(path)), size_(size) {
     producer_ = std::thread([this] { produce(); });
   }
-  ~GzipSource() override {
+  ~CompressedSource() override {
     {
       std::lock_guard lock(mutex_);
       stop_ = true;
     }
     changed_.notify_all();
     producer_.join();
-    gzclose_r(file_);
   }
 
   Result<std::size_t> read(char* out, std::size_t capacity) override {
@@ -62,7 +64,7 @@ class GzipSource final : public ByteSource {
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [&] { return !queue_.empty() || finished_; });
         if (queue_.empty()) {
-          if (!error_.empty()) return make_error(ErrorCode::kBadInput, path_ + ": " + error_);
+          if (error_) return std::unexpected(*error_);
           break;
         }
         current_ = std::move(queue_.front());
@@ -78,33 +80,24 @@ class GzipSource final : public ByteSource {
     return copied;
   }
   std::size_t stored_bytes() const override { return size_; }
+  // A stream cut short reads as a clean end: the JSON reader then finds the cut itself and
+  // reports it as a truncated trace.
   bool cut_short() const override { return cut_short_; }
 
  private:
   void produce() {
     while (true) {
       std::vector<char> block(kBlockBytes);
-      const int n = gzread(file_, block.data(), static_cast<unsigned>(block.size()));
-      std::string error;
-      if (n < 0) {
-        int code = 0;
-        error = std::string("corrupted gzip data (") + gzerror(file_, &code) + ")";
-      } else if (n == 0) {
-        int code = 0;
-        const char* why = gzerror(file_, &code);
-        // A stream cut short reads as a clean end with Z_BUF_ERROR: the JSON reader then finds
-        // the cut itself and reports it as a truncated trace.
-        if (code == Z_BUF_ERROR) cut_short_ = true;
-        else if (code != Z_OK && code != Z_STREAM_END) error = std::string("corrupted gzip data (") + (why ? why : "") + ")";
-      }
+      auto n = reader_->read(reinterpret_cast<unsigned char*>(block.data()), block.size());
       std::unique_lock lock(mutex_);
-      if (n <= 0) {
-        error_ = error;
+      if (!n || *n == 0) {
+        if (!n) error_ = n.error();
+        cut_short_ = reader_->cut_short();
         finished_ = true;
         changed_.notify_all();
         return;
       }
-      block.resize(static_cast<std::size_t>(n));
+      block.resize(*n);
       changed_.wait(lock, [&] { return queue_.size() < kMaxQueued || stop_; });
       if (stop_) return;
       queue_.push_back(std::move(block));
@@ -112,7 +105,7 @@ class GzipSource final : public ByteSource {
     }
   }
 
-  gzFile file_;
+  std::unique_ptr<readers::Decompressor> reader_;
   std::string path_;
   std::size_t size_;
   std::thread producer_;
@@ -122,7 +115,7 @@ class GzipSource final : public ByteSource {
   bool finished_ = false;
   bool stop_ = false;
   std::atomic<bool> cut_short_{false};
-  std::string error_;
+  std::optional<Error> error_;
   std::vector<char> current_;
   std::size_t current_offset_ = 0;
 };
@@ -148,19 +141,16 @@ class MemorySource final : public ByteSource {
 Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return make_error(ErrorCode::kBadInput, path + ": cannot open: " + std::strerror(errno));
-  unsigned char magic[2] = {0, 0};
-  const ssize_t got = ::pread(fd, magic, 2, 0);
+  unsigned char magic[6] = {0, 0, 0, 0, 0, 0};
+  const ssize_t got = ::pread(fd, magic, sizeof magic, 0);
   const off_t size = ::lseek(fd, 0, SEEK_END);
   ::lseek(fd, 0, SEEK_SET);
   const std::size_t stored = size > 0 ? static_cast<std::size_t>(size) : 0;
-  if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-    gzFile file = gzdopen(fd, "rb");
-    if (!file) {
-      ::close(fd);
-      return make_error(ErrorCode::kBadInput, path + ": cannot open gzip file");
-    }
-    gzbuffer(file, 1 << 20);
-    return std::unique_ptr<ByteSource>(new GzipSource(file, path, stored));
+  const readers::Compression compression = readers::compression_of(magic, got > 0 ? static_cast<std::size_t>(got) : 0);
+  if (compression != readers::Compression::kNone) {
+    auto reader = readers::Decompressor::open(path, compression, fd);
+    if (!reader) return std::unexpected(reader.error());
+    return std::unique_ptr<ByteSource>(new CompressedSource(std::move(*reader), path, stored));
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::unique_ptr<ByteSource>(new FileSource(fd, path, stored));

@@ -1,4 +1,4 @@
-// The PyTorch-profiler (Kineto) / Chrome trace-event JSON reader in the registry, plain or gzip.
+// The PyTorch-profiler (Kineto) / Chrome trace-event JSON reader in the registry, plain, gzip or xz.
 #include "readers/kineto/byte_source.hpp"
 #include "readers/kineto/kineto_reader.hpp"
 #include "readers/reader_registry.hpp"
@@ -18,7 +18,7 @@ Match sniff(const Probe& probe) {
 }
 
 Result<Trace> read(const Probe& probe, const OpenOptions& options) {
-  auto source = kineto::open_byte_source(probe.path);  // streams, inflating gzip on its own thread
+  auto source = kineto::open_byte_source(probe.path);  // streams, decompressing on its own thread
   if (!source) return std::unexpected(source.error());
   return kineto::read_kineto(**source, probe.path, options);
 }

@@ -12,7 +12,7 @@
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
 #include "base/nsys_demangle.hpp"
-#include "kernscope/kernel_short_name.hpp"
+#include "model/kernel_short_name.hpp"
 #include "model/kineto_names.hpp"
 #include "readers/kineto/kineto_event.hpp"
 
@@ -568,7 +568,7 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
     notes.push_back("the file is cut short (the profiled process was killed?): read up to the last complete event; " +
                     std::to_string(split.truncated_bytes) + " bytes of an incomplete event were dropped");
   } else if (source.cut_short()) {
-    notes.push_back("the gzip stream is cut short after the end of the JSON document");
+    notes.push_back("the compressed stream is cut short after the end of the JSON document");
   }
   if (repaired_events_ > 0 || split.trailing_commas > 0) {
     std::string what = "repaired invalid JSON: " + std::to_string(repaired_events_) + " events (";

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "readers/gzip_file.hpp"
+#include "readers/compressed_file.hpp"
 
 namespace kernscope::readers {
 
@@ -13,10 +13,11 @@ Result<std::string> read_text_input(const std::string& path) {
   if (!std::filesystem::is_regular_file(path, ec)) return make_error(ErrorCode::kNotFound, path + ": no such file");
   std::ifstream in(path, std::ios::binary);
   if (!in) return make_error(ErrorCode::kNotFound, path + ": cannot open");
-  unsigned char head[2] = {0, 0};
-  in.read(reinterpret_cast<char*>(head), 2);
-  if (is_gzip(head, static_cast<std::size_t>(in.gcount()))) {
-    auto bytes = inflate_gzip(path);
+  unsigned char head[6] = {0, 0, 0, 0, 0, 0};
+  in.read(reinterpret_cast<char*>(head), sizeof head);
+  if (const Compression compression = compression_of(head, static_cast<std::size_t>(in.gcount()));
+      compression != Compression::kNone) {
+    auto bytes = decompress_file(path, compression);
     if (!bytes) return std::unexpected(bytes.error());
     return std::string(bytes->begin(), bytes->end());
   }

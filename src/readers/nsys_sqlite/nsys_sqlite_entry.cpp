@@ -1,5 +1,5 @@
-// The Nsight Systems export reader in the registry: SQLite files, plain or gzip-compressed.
-#include "readers/gzip_file.hpp"
+// The Nsight Systems export reader in the registry: SQLite files, plain or gzip/xz-compressed.
+#include "readers/compressed_file.hpp"
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 #include "readers/reader_registry.hpp"
 
@@ -13,13 +13,13 @@ Match sniff(const Probe& probe) {
 }
 
 Result<Trace> read(const Probe& probe, const OpenOptions& options) {
-  if (!probe.gzip) {
+  if (probe.compression == Compression::kNone) {
     auto db = nsys::Database::open_file(probe.path);
     if (!db) return std::unexpected(db.error());
     return nsys::read_export(*db, probe.path, options, &db->file_path());  // a recovered copy's, where one was made
   }
-  // Compressed exports are inflated into memory and given to SQLite as an image (no temporary file).
-  auto bytes = inflate_gzip(probe.path);
+  // Compressed exports are decompressed into memory and given to SQLite as an image (no temporary file).
+  auto bytes = decompress_file(probe.path, probe.compression);
   if (!bytes) return std::unexpected(bytes.error());
   auto db = nsys::Database::open_image(std::move(*bytes), probe.path);
   if (!db) return std::unexpected(db.error());

@@ -5,7 +5,7 @@
 #include "model/kineto_names.hpp"
 
 #include "kernscope/column_defs.hpp"
-#include "kernscope/columns.hpp"
+#include "model/columns.hpp"
 
 #include <algorithm>
 #include <cctype>

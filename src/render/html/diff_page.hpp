@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "analyses/diff.hpp"
+#include "analyses/diff/diff.hpp"
 #include "kernscope/table.hpp"
 
 namespace kernscope {

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kernscope/host_profile.hpp"
+#include "analyses/steps/host_profile.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope::html {

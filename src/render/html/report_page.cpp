@@ -5,9 +5,9 @@
 #include <limits>
 #include <unordered_map>
 
-#include "kernscope/host_profile.hpp"
-#include "kernscope/step_accounting.hpp"
-#include "kernscope/tail.hpp"
+#include "analyses/steps/host_profile.hpp"
+#include "analyses/steps/step_accounting.hpp"
+#include "analyses/tail.hpp"
 #include "render/html/bar_chart.hpp"
 #include "render/html/distribution.hpp"
 #include "render/html/flame_chart.hpp"

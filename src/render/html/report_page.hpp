@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "kernscope/diagnosis.hpp"
+#include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {

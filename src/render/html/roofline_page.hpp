@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "analyses/roofline.hpp"
+#include "analyses/work/roofline.hpp"
 
 namespace kernscope {
 

@@ -1,0 +1,59 @@
+// The one-screen diagnosis (kernscope report): what ran, where GPU time goes, how steps
+// decompose, what the rules found, and the next actions in plain words with their numbers.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "analyses/nsys/analyze.hpp"
+#include "kernscope/error.hpp"
+#include "kernscope/op_classes.hpp"
+#include "analyses/steps/step_accounting.hpp"
+#include "kernscope/steps.hpp"
+#include "analyses/tail.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+struct ClassShare {
+  std::string op_class;
+  std::int64_t ns = 0;
+  double share = 0;  // of the phase's kernel time
+};
+
+// How close the measured steps come to the GPU's speed of light for the model the user named
+// (report --model config.json): decode MBU (bytes per step / step time / peak bandwidth) and
+// prefill MFU (FLOPs / time / peak FLOP/s), each with what it divides and where that came from.
+struct SpeedOfLight {
+  std::string name;       // "decode MBU", "decode MBU over kernel time", "prefill MFU", ...
+  double fraction = 0;    // of the peak
+  double work = 0;        // bytes or FLOPs of one step
+  std::string work_unit;  // "B" or "FLOP"
+  double time_ns = 0;     // the step time it is divided by
+  double peak_per_s = 0;  // bytes/s or FLOP/s
+  std::string work_source, time_source, peak_source;
+};
+
+struct Diagnosis {
+  std::string trace;
+  std::vector<std::string> devices;
+  std::int64_t kernels = 0, api_calls = 0;
+  std::int64_t gpu_kernel_ns = 0;
+  std::vector<std::pair<std::string, double>> top_kernels;  // name, share of kernel time
+  OpsResult ops;
+  StepAnalysis steps;
+  StepAccounting accounting;  // where each step's time goes (step_accounting.hpp)
+  std::vector<ClassShare> decode_classes, prefill_classes;
+  std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
+  std::vector<Finding> findings;               // nsys rules + LLM rules
+  std::vector<std::string> diagnosis;          // sentences
+  std::vector<std::string> next_actions;       // sentences, most valuable first
+  std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
+  std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
+  std::vector<std::string> tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
+};
+
+Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,
+                           const AnalyzeOptions& analyze_options);
+
+}  // namespace kernscope

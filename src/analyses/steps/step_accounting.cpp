@@ -1,0 +1,456 @@
+// Where each step's time goes (step_accounting.hpp): a sweep over the edges of everything the
+// step's process did inside the step's window, GPU operations and host calls and ranges alike;
+// between two edges the state is constant, and that stretch of time goes to one category.
+#include "analyses/steps/step_accounting.hpp"
+
+#include "analyses/trace_context.hpp"
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+
+#include "analyses/nsys/rows_in_start_order.hpp"
+#include "base/parallel_chunks.hpp"
+#include "model/api_roles.hpp"
+
+namespace kernscope {
+namespace {
+
+// What a host call does while the GPU is idle (api_roles.hpp: host_call_kind).
+using HostCall = HostCallKind;
+HostCall host_call_of(std::string_view name) { return host_call_kind(name); }
+
+// Copies by direction (nsys's copy kinds: 1 HtoD, 2 DtoH, 8 DtoD, 10 PtoP), and sets.
+enum CopyPart : std::uint8_t { kH2d, kD2h, kD2d, kP2p, kOtherCopy, kMemsetPart, kCopyParts };
+constexpr const char* kCopyPartNames[kCopyParts] = {"h2d", "d2h", "d2d", "p2p", "other", "memset"};
+CopyPart copy_part(std::int32_t copy_kind) {
+  switch (copy_kind) {
+    case 1: return kH2d;
+    case 2: return kD2h;
+    case 8: return kD2d;
+    case 10: return kP2p;
+    default: return kOtherCopy;
+  }
+}
+
+enum HostPart : std::uint8_t { kLaunchPart, kRuntimePart, kFrameworkPart, kHostParts };
+constexpr const char* kHostPartNames[kHostParts] = {"launch", "runtime", "framework"};
+
+enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework };
+struct Edge {
+  TimeNs t;
+  std::uint32_t key;  // class id, copy part, call name, framework range number
+  EdgeKind kind;
+  std::int8_t delta;
+};
+
+// Adds `ns` under `key` in a short list (a step touches few classes, calls and ranges).
+template <class Key>
+void add_to(std::vector<std::pair<Key, std::int64_t>>& list, Key key, std::int64_t ns) {
+  for (auto& [k, total] : list) {
+    if (k == key) {
+      total += ns;
+      return;
+    }
+  }
+  list.emplace_back(key, ns);
+}
+
+// Counts of what is running, by key.
+template <class Key>
+void count(std::vector<std::pair<Key, std::int64_t>>& list, Key key, int delta) {
+  add_to(list, key, delta);
+}
+
+// One step's time by category and part, with keys as numbers until the end.
+struct Tally {
+  std::array<std::int64_t, kTimeCategories> ns{};
+  std::vector<std::pair<std::uint32_t, std::int64_t>> gpu_class, blocked_call, framework_range;
+  std::array<std::int64_t, kCopyParts> copy{};
+  std::array<std::int64_t, kHostParts> host{};
+  std::int64_t pageable = 0;
+};
+
+// Splits `length` among running things in proportion to their counts (the remainder to the first).
+template <class Key, class Add>
+void split(const std::vector<std::pair<Key, std::int64_t>>& running, std::int64_t total, std::int64_t length, Add&& add) {
+  std::int64_t given = 0;
+  for (const auto& [key, n] : running) {
+    if (n <= 0) continue;
+    const std::int64_t part = length * n / total;
+    add(key, part);
+    given += part;
+  }
+  for (const auto& [key, n] : running) {
+    if (n > 0) {
+      add(key, length - given);
+      break;
+    }
+  }
+}
+
+// What the run reads once, shared by every step.
+class Sources {
+ public:
+  explicit Sources(const TraceContext& context)
+      : context_(context),
+        trace_(context.trace()),
+        kernels_(trace_.kernels.start_ns, trace_.kernels.end_ns),
+        memcpys_(trace_.memcpys.start_ns, trace_.memcpys.end_ns),
+        memsets_(trace_.memsets.start_ns, trace_.memsets.end_ns),
+        graph_execs_(trace_.graph_execs.start_ns, trace_.graph_execs.end_ns),
+        api_(trace_.api_calls.start_ns, trace_.api_calls.end_ns),
+        framework_(framework_rows(), framework_end_) {
+    const auto& names = context.class_names();
+    for (std::uint32_t c = 0; c < names.size(); ++c) {
+      if (names[c] == "communication") communication_class_ = c;
+    }
+    whole_graph_class_ = static_cast<std::uint32_t>(names.size());
+    host_call_.assign(trace_.strings.size() + 1, 0xFF);
+    for (const StringId name : trace_.api_calls.name) {
+      const std::size_t slot = name == kNoString ? trace_.strings.size() : name;
+      if (host_call_[slot] == 0xFF) host_call_[slot] = static_cast<std::uint8_t>(host_call_of(trace_.strings.get(name)));
+    }
+    const auto pageable = [&](std::int32_t kind) {
+      if (trace_.has_memory_kind_labels) {
+        auto it = trace_.memory_kind_labels.find(kind);
+        if (it != trace_.memory_kind_labels.end()) return it->second.find("ageable") != std::string::npos;
+      }
+      return kind == 0;  // nsys's numbering: 0 is pageable
+    };
+    const auto& m = trace_.memcpys;
+    pageable_.resize(m.size());
+    for (RowIndex i = 0; i < m.size(); ++i) {
+      pageable_[i] = (i < m.src_kind.size() && pageable(m.src_kind[i])) || (i < m.dst_kind.size() && pageable(m.dst_kind[i]));
+    }
+  }
+
+  std::string class_name(std::uint32_t id) const {
+    return id == whole_graph_class_ ? std::string("cuda graph (not itemized)") : context_.class_names()[id];
+  }
+  std::string_view string(StringId id) const { return trace_.strings.get(id); }
+  std::string_view framework_name(std::uint32_t range) const { return trace_.strings.get(trace_.nvtx.text[framework_row_[range]]); }
+
+  // A host call of a thread, in thread and time order.
+  struct CallSpan {
+    std::int64_t global_tid;
+    TimeNs start_ns, end_ns;
+    HostCall call;
+    bool operator<(const CallSpan& o) const { return std::tie(global_tid, start_ns, end_ns) < std::tie(o.global_tid, o.start_ns, o.end_ns); }
+  };
+  // The longest gap between one thread's launches counted as their cost: eager PyTorch spends
+  // 5-50 us of framework time per operation; a tenth of a millisecond without a call is other work.
+  static constexpr TimeNs kLaunchGap = 100'000;
+
+  // The edges of everything process `pid` (0: any) did inside [lo, hi), clipped to it.
+  void edges(std::int64_t pid, TimeNs lo, TimeNs hi, const Step& step, std::vector<Edge>& out,
+             std::vector<CallSpan>& launches) const {
+    out.clear();
+    auto mine_gpu = [&](std::int64_t global_pid) { return pid == 0 || process_key(global_pid) == pid; };
+    auto push = [&](TimeNs s, TimeNs e, std::uint32_t key, EdgeKind kind) {
+      s = std::max(s, lo);
+      e = std::min(e, hi);
+      if (s >= e) return;
+      out.push_back({s, key, kind, 1});
+      out.push_back({e, key, kind, -1});
+    };
+    const auto& k = trace_.kernels;
+    kernels_.for_each_overlapping(lo, hi, [&](RowIndex r) {
+      if (!mine_gpu(k.global_pid[r])) return;
+      const std::uint32_t c = context_.kernel_class_id(k.demangled_name[r]);
+      push(k.start_ns[r], k.end_ns[r], c, c == communication_class_ ? EdgeKind::kComm : EdgeKind::kCompute);
+    });
+    const auto& g = trace_.graph_execs;
+    graph_execs_.for_each_overlapping(lo, hi, [&](RowIndex r) {
+      if (mine_gpu(g.global_pid[r])) push(g.start_ns[r], g.end_ns[r], whole_graph_class_, EdgeKind::kCompute);
+    });
+    const auto& m = trace_.memcpys;
+    memcpys_.for_each_overlapping(lo, hi, [&](RowIndex r) {
+      if (!mine_gpu(m.global_pid[r])) return;
+      push(m.start_ns[r], m.end_ns[r], copy_part(m.copy_kind[r]), EdgeKind::kCopy);
+      if (pageable_[r]) push(m.start_ns[r], m.end_ns[r], 0, EdgeKind::kPageable);
+    });
+    const auto& ms = trace_.memsets;
+    memsets_.for_each_overlapping(lo, hi, [&](RowIndex r) {
+      if (mine_gpu(ms.global_pid[r])) push(ms.start_ns[r], ms.end_ns[r], kMemsetPart, EdgeKind::kCopy);
+    });
+    const auto& a = trace_.api_calls;
+    launches.clear();
+    api_.for_each_overlapping(lo - kLaunchGap, hi + kLaunchGap, [&](RowIndex r) {
+      if (pid != 0 && process_key(a.global_tid[r]) != pid) return;
+      const StringId name = a.name[r];
+      const auto call = static_cast<HostCall>(host_call_[name == kNoString ? trace_.strings.size() : name]);
+      if (call == HostCall::kBlocking) push(a.start_ns[r], a.end_ns[r], name, EdgeKind::kBlocking);
+      launches.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], call});
+    });
+    // A run of one thread's CUDA calls that launch or prepare work (not waits), each within a
+    // short gap of the last, is host work for launching: the gaps are the framework's own cost of
+    // an operation (argument checks, dispatch, the Python around it; a launch is often preceded by
+    // cuKernelGetName or cuKernelGetAttribute), what CUDA graphs remove with the calls. A run is
+    // host.launch when it launches anything, else host.runtime (an allocation on its own). A
+    // longer gap, or a wait, ends the run. One interval per run keeps the sweep's edges few (an
+    // eager loop makes hundreds of calls a step).
+    if (!std::is_sorted(launches.begin(), launches.end())) std::sort(launches.begin(), launches.end());
+    std::size_t i = 0;
+    while (i < launches.size()) {
+      const CallSpan& first = launches[i];
+      if (first.call == HostCall::kBlocking) {
+        ++i;
+        continue;
+      }
+      TimeNs run_end = first.end_ns;
+      bool launching = first.call == HostCall::kLaunch;
+      std::size_t j = i + 1;
+      for (; j < launches.size(); ++j) {
+        const CallSpan& y = launches[j];
+        if (y.global_tid != first.global_tid || y.call == HostCall::kBlocking || y.start_ns - run_end > kLaunchGap) break;
+        run_end = std::max(run_end, y.end_ns);
+        launching = launching || y.call == HostCall::kLaunch;
+      }
+      push(first.start_ns, run_end, 0, launching ? EdgeKind::kLaunch : EdgeKind::kRuntime);
+      i = j;
+    }
+    framework_.for_each_overlapping(lo, hi, [&](RowIndex f) {
+      if (pid != 0 && process_key(framework_tid_[f]) != pid) return;
+      // The step's own range, and ranges around it (a "measure" phase), say nothing about an instant.
+      if (framework_start_[f] <= step.start_ns && framework_end_[f] >= step.end_ns) return;
+      push(framework_start_[f], framework_end_[f], f, EdgeKind::kFramework);
+    });
+    std::sort(out.begin(), out.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
+  }
+
+  TimeNs framework_start(std::uint32_t f) const { return framework_start_[f]; }
+
+ private:
+  // Host ranges that show framework work: NVTX push/pop and start/end ranges of host threads
+  // (user annotations, and PyTorch's cpu_op and record_function ranges in Kineto traces), closed.
+  const std::vector<TimeNs>& framework_rows() {
+    const auto& n = trace_.nvtx;
+    for (RowIndex i = 0; i < n.size(); ++i) {
+      if (!is_nvtx_range(n.event_type[i]) || n.end_ns[i] == kNoTime || n.end_ns[i] <= n.start_ns[i]) continue;
+      if ((n.global_tid[i] & kDeviceTrackBit) != 0 || n.domain_id[i] == kKinetoGpuAnnotationDomain) continue;
+      framework_row_.push_back(i);
+      framework_start_.push_back(n.start_ns[i]);
+      framework_end_.push_back(n.end_ns[i]);
+      framework_tid_.push_back(n.global_tid[i]);
+    }
+    return framework_start_;
+  }
+
+  const TraceContext& context_;
+  const Trace& trace_;
+  std::vector<RowIndex> framework_row_;
+  std::vector<TimeNs> framework_start_, framework_end_;
+  std::vector<std::int64_t> framework_tid_;
+  report::RowsInStartOrder kernels_, memcpys_, memsets_, graph_execs_, api_;
+  report::RowsInStartOrder framework_;
+  std::uint32_t communication_class_ = UINT32_MAX;
+  std::uint32_t whole_graph_class_ = 0;
+  std::vector<std::uint8_t> host_call_;  // HostCall by StringId of API names (the last slot: no name)
+  std::vector<bool> pageable_;           // per memcpy row
+};
+
+// The sweep: between consecutive edges the running set is constant.
+Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi) {
+  Tally tally;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> compute, blocking;
+  std::array<std::int64_t, kCopyParts> copies{};
+  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0;
+  std::set<std::pair<TimeNs, std::uint32_t>> ranges;  // open framework ranges by start: the first is outermost
+  auto account = [&](std::int64_t length) {
+    if (length <= 0) return;
+    TimeCategory category = TimeCategory::kIdle;
+    if (computing > 0) {
+      category = TimeCategory::kGpu;
+      split(compute, computing, length, [&](std::uint32_t c, std::int64_t ns) { add_to(tally.gpu_class, c, ns); });
+    } else if (communicating > 0) {
+      category = TimeCategory::kCommunication;
+    } else if (copying > 0) {
+      category = TimeCategory::kCopy;
+      std::int64_t given = 0;
+      int first = -1;
+      for (int p = 0; p < kCopyParts; ++p) {
+        if (copies[p] <= 0) continue;
+        if (first < 0) first = p;
+        const std::int64_t part = length * copies[p] / copying;
+        tally.copy[p] += part;
+        given += part;
+      }
+      tally.copy[first] += length - given;
+      if (pageable > 0) tally.pageable += length;
+    } else if (std::any_of(blocking.begin(), blocking.end(), [](const auto& b) { return b.second > 0; })) {
+      category = TimeCategory::kBlocked;
+      for (const auto& [name, n] : blocking) {
+        if (n > 0) {
+          add_to(tally.blocked_call, name, length);
+          break;
+        }
+      }
+    } else if (launching > 0 || runtime > 0 || !ranges.empty()) {
+      category = TimeCategory::kHost;
+      const HostPart part = launching > 0 ? kLaunchPart : runtime > 0 ? kRuntimePart : kFrameworkPart;
+      tally.host[part] += length;
+      if (part == kFrameworkPart) add_to(tally.framework_range, ranges.begin()->second, length);
+    }
+    tally.ns[static_cast<std::size_t>(category)] += length;
+  };
+  TimeNs at = lo;
+  for (std::size_t i = 0; i < edges.size();) {
+    const TimeNs t = edges[i].t;
+    account(t - at);
+    for (; i < edges.size() && edges[i].t == t; ++i) {
+      const Edge& e = edges[i];
+      switch (e.kind) {
+        case EdgeKind::kCompute: count(compute, e.key, e.delta); computing += e.delta; break;
+        case EdgeKind::kComm: communicating += e.delta; break;
+        case EdgeKind::kCopy: copies[e.key] += e.delta; copying += e.delta; break;
+        case EdgeKind::kPageable: pageable += e.delta; break;
+        case EdgeKind::kBlocking: count(blocking, e.key, e.delta); break;
+        case EdgeKind::kLaunch: launching += e.delta; break;
+        case EdgeKind::kRuntime: runtime += e.delta; break;
+        case EdgeKind::kFramework:
+          if (e.delta > 0) ranges.insert({sources.framework_start(e.key), e.key});
+          else ranges.erase({sources.framework_start(e.key), e.key});
+          break;
+      }
+    }
+    at = t;
+  }
+  account(hi - at);
+  return tally;
+}
+
+TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t window_ns) {
+  TimeAccount a;
+  a.window_ns = window_ns;
+  a.ns = tally.ns;
+  for (const auto& [c, ns] : tally.gpu_class) a.parts["gpu." + sources.class_name(c)] += ns;
+  for (int p = 0; p < kCopyParts; ++p) {
+    if (tally.copy[p]) a.parts[std::string("copy.") + kCopyPartNames[p]] += tally.copy[p];
+  }
+  for (int p = 0; p < kHostParts; ++p) {
+    if (tally.host[p]) a.parts[std::string("host.") + kHostPartNames[p]] += tally.host[p];
+  }
+  for (const auto& [name, ns] : tally.blocked_call) {
+    a.parts["blocked." + std::string(api_base_name(sources.string(name)))] += ns;
+  }
+  if (a.at(TimeCategory::kCommunication)) a.parts["communication.collectives"] = a.at(TimeCategory::kCommunication);
+  if (a.at(TimeCategory::kIdle)) a.parts["idle.unexplained"] = a.at(TimeCategory::kIdle);
+  for (const auto& [range, ns] : tally.framework_range) a.framework[std::string(sources.framework_name(range))] += ns;
+  a.pageable_copy_ns = tally.pageable;
+  return a;
+}
+
+}  // namespace
+
+std::vector<TimeNs> account_ends(const std::vector<Step>& steps) {
+  std::vector<std::size_t> order(steps.size());
+  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    return std::tie(steps[x].global_pid, steps[x].start_ns) < std::tie(steps[y].global_pid, steps[y].start_ns);
+  });
+  std::vector<TimeNs> ends(steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    const Step& s = steps[order[i]];
+    TimeNs gpu_end = s.gpu_end_ns;
+    // GPU work still running when the process's next step starts is that step's time.
+    if (i + 1 < order.size() && steps[order[i + 1]].global_pid == s.global_pid) gpu_end = std::min(gpu_end, steps[order[i + 1]].start_ns);
+    ends[order[i]] = std::max(s.end_ns, gpu_end);
+  }
+  return ends;
+}
+
+std::string_view category_name(TimeCategory category) {
+  switch (category) {
+    case TimeCategory::kGpu: return "gpu";
+    case TimeCategory::kCommunication: return "communication";
+    case TimeCategory::kCopy: return "copy";
+    case TimeCategory::kHost: return "host";
+    case TimeCategory::kBlocked: return "blocked";
+    case TimeCategory::kIdle: return "idle";
+  }
+  return "idle";
+}
+
+std::int64_t TimeAccount::sum() const {
+  std::int64_t total = 0;
+  for (auto v : ns) total += v;
+  return total;
+}
+
+void TimeAccount::add(const TimeAccount& other) {
+  window_ns += other.window_ns;
+  for (std::size_t c = 0; c < kTimeCategories; ++c) ns[c] += other.ns[c];
+  for (const auto& [k, v] : other.parts) parts[k] += v;
+  for (const auto& [k, v] : other.framework) framework[k] += v;
+  pageable_copy_ns += other.pageable_copy_ns;
+}
+
+TimeCategory TimeAccount::bottleneck() const {
+  std::size_t best = 0;
+  for (std::size_t c = 1; c < kTimeCategories; ++c) {
+    if (ns[c] > ns[best]) best = c;
+  }
+  return kAllTimeCategories[best];
+}
+
+StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps) {
+  const TraceContext context(trace, rules);
+  return account_steps(context, steps);
+}
+
+StepAccounting account_steps(const TraceContext& context, const StepAnalysis& analysis) {
+  StepAccounting result;
+  const auto& steps = analysis.steps;
+  result.steps.resize(steps.size());
+  if (steps.empty()) return result;
+  const Sources sources(context);
+  const std::vector<TimeNs> ends = account_ends(steps);
+  // Each step on its own: chunks of steps on several threads.
+  ChunkPlan(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
+    std::vector<Edge> edges;
+    std::vector<Sources::CallSpan> calls;
+    for (std::size_t w = begin; w < end; ++w) {
+      const Step& s = steps[w];
+      const TimeNs lo = s.start_ns, hi = ends[w];
+      sources.edges(s.global_pid, lo, hi, s, edges, calls);
+      result.steps[w] = account_of(sources, sweep(sources, edges, lo, hi), hi - lo);
+    }
+  });
+  // Groups (name and phase), in order of first start.
+  std::map<std::pair<std::string, Phase>, std::size_t> group_index;
+  std::map<std::int64_t, std::int64_t> gpu_by_process;
+  for (std::size_t w = 0; w < steps.size(); ++w) {
+    gpu_by_process[steps[w].global_pid] += result.steps[w].at(TimeCategory::kGpu);
+  }
+  result.processes = gpu_by_process.size();
+  result.process = gpu_by_process.begin()->first;
+  for (const auto& [pid, ns] : gpu_by_process) {
+    if (ns > gpu_by_process[result.process]) result.process = pid;
+  }
+  std::vector<std::size_t> order(steps.size());
+  for (std::size_t w = 0; w < order.size(); ++w) order[w] = w;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return steps[x].start_ns < steps[y].start_ns; });
+  std::map<Phase, std::size_t> phase_index;
+  for (const std::size_t w : order) {
+    const Step& s = steps[w];
+    auto [g, new_group] = group_index.try_emplace({s.group, s.phase}, result.groups.size());
+    if (new_group) result.groups.push_back({s.group, s.phase, 0, {}});
+    ++result.groups[g->second].steps;
+    result.groups[g->second].account.add(result.steps[w]);
+    if (s.global_pid != result.process) continue;
+    auto [p, new_phase] = phase_index.try_emplace(s.phase, result.phases.size());
+    if (new_phase) result.phases.push_back({std::string(phase_name(s.phase)), s.phase, 0, {}});
+    ++result.phases[p->second].steps;
+    result.phases[p->second].account.add(result.steps[w]);
+    result.loop.add(result.steps[w]);
+  }
+  if (result.processes > 1) {
+    result.notes.push_back("steps of " + std::to_string(result.processes) + " processes: phases and the loop are process " +
+                           std::to_string(pid_of(result.process)) + "'s (the most GPU time); every step is in the step table");
+  }
+  return result;
+}
+
+}  // namespace kernscope

@@ -1,0 +1,340 @@
+#include "analyses/steps/step_windows.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <unordered_map>
+
+#include "analyses/nsys/api_lookup.hpp"
+#include "analyses/nsys/nvtx_ranges.hpp"
+#include "analyses/trace_context.hpp"
+#include "base/text_util.hpp"
+#include "analyses/tail.hpp"
+
+namespace kernscope::report {
+namespace {
+
+// The part of a range's text that names it: after the last ':' or '/' ("measure:decode_step",
+// "llm/prefill"), so a label in front of the step's name does not hide it.
+std::string_view last_segment(std::string_view text) {
+  const auto cut = text.find_last_of(":/");
+  return cut == std::string_view::npos ? text : text.substr(cut + 1);
+}
+
+// Names a step is called by, whole (after lowercasing and dropping a trailing step number).
+bool is_step_word(std::string_view word) {
+  static constexpr std::string_view kWords[] = {
+      "prefill",    "decode",        "decode_step",  "prefill_step", "step",          "train_step", "training_step",
+      "iteration",  "iter",          "generate",     "generation",   "generate_step", "forward",    "forward_pass",
+      "forward_step", "model_forward", "execute_model", "profilerstep", "inference_step", "serving_step",
+      "denoise_step", "denoising_step"};
+  return std::find(std::begin(kWords), std::end(kWords), word) != std::end(kWords);
+}
+
+// "decode_step_12" / "ProfilerStep#3" / "step 7" -> "decode_step" / "profilerstep" / "step".
+std::string without_step_number(std::string text) {
+  std::size_t end = text.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(text[end - 1]))) --end;
+  if (end == text.size()) return text;
+  while (end > 0 && (text[end - 1] == '#' || text[end - 1] == '_' || text[end - 1] == ' ' || text[end - 1] == '-')) --end;
+  return text.substr(0, end);
+}
+
+Phase phase_from_counts(long context, long generation) {
+  if (context > 0 && generation > 0) return Phase::kMixed;
+  if (context > 0) return Phase::kPrefill;
+  if (generation > 0) return Phase::kDecode;
+  return Phase::kUnknown;
+}
+
+// "ProfilerStep#12" (any domain prefix): the range torch.profiler.profile.step() opens.
+bool is_profiler_step(std::string_view name) {
+  static const std::regex kProfilerStep(R"((^|:)ProfilerStep#\d+$)");
+  return std::regex_search(name.begin(), name.end(), kProfilerStep);
+}
+
+struct Occurrences {
+  std::vector<std::size_t> positions;  // in launch order of the process's kernels
+};
+
+}  // namespace
+
+// SGLang's ModelRunner.forward names each forward pass after its ForwardMode
+// (model_runner.py, _build_step_span_name): "step[EXTEND bs=15 toks=15360]", "step[DECODE bs=32]",
+// "step[MIXED bs=8]". What the mode means (forward_batch_info.py): EXTEND and PREFILL compute the
+// prompt's KV cache ("also called prefill"), SPLIT_PREFILL is a prefill run layer by layer,
+// DECODE makes one token per request, MIXED is chunked prefill batched with decodes. The modes of
+// speculative decoding (TARGET_VERIFY, DRAFT_EXTEND...), IDLE and the others are steps whose phase
+// the name does not state.
+static std::optional<StepAnnotation> sglang_step(std::string_view text) {
+  static const std::regex kSglang(R"(^step\[([A-Z_0-9]+)(?:[ \]].*)?$)");
+  const std::string copy(text);
+  std::smatch m;
+  if (!std::regex_match(copy, m, kSglang)) return std::nullopt;
+  const std::string mode = m[1];
+  if (mode == "EXTEND" || mode == "PREFILL" || mode == "SPLIT_PREFILL") return StepAnnotation{Phase::kPrefill};
+  if (mode == "DECODE") return StepAnnotation{Phase::kDecode};
+  if (mode == "MIXED") return StepAnnotation{Phase::kMixed};
+  return StepAnnotation{Phase::kUnknown};
+}
+
+std::optional<StepAnnotation> step_annotation(std::string_view text) {
+  if (auto sglang = sglang_step(text)) return sglang;
+  const std::string lower = text::lowercase(text);
+  // vLLM (the model runner's execute_model annotation, NVTX or record_function): the counts of
+  // context (prefill) and generation (decode) requests in the name, each optionally followed by
+  // their tokens in parentheses. Two spellings: "execute_8192_context_9(...)_generation_37(...)"
+  // (total scheduled tokens first, vLLM V1's gpu_model_runner) and the older
+  // "execute_context_1(888_788544)_generation_0(0)" without it.
+  static const std::regex kVllm(R"(execute_(?:\d+_)?context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
+  // TensorRT-LLM's PyExecutor: "_forward_step 12: 1 ctx reqs, 3 gen reqs".
+  static const std::regex kTrtllm(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
+  std::smatch m;
+  if (std::regex_search(lower, m, kVllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
+  if (std::regex_search(lower, m, kTrtllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
+  const std::string word = without_step_number(std::string(last_segment(lower)));
+  if (!is_step_word(word)) return std::nullopt;
+  return StepAnnotation{phase_from_name(word)};
+}
+
+namespace {
+
+std::vector<StepWindow> innermost(std::vector<StepWindow> chosen) {
+  // Drop a window that encloses another of its thread: per thread, sorted by start (longer
+  // first), a window encloses the next ones that start before it ends.
+  std::sort(chosen.begin(), chosen.end(), [](const StepWindow& a, const StepWindow& b) {
+    return std::tie(a.global_tid, a.start, b.end) < std::tie(b.global_tid, b.start, a.end);
+  });
+  std::vector<bool> outer(chosen.size(), false);
+  for (std::size_t i = 0; i + 1 < chosen.size(); ++i) {
+    const auto& a = chosen[i];
+    const auto& b = chosen[i + 1];
+    if (a.global_tid == b.global_tid && b.start < a.end && b.end <= a.end && (a.start != b.start || a.end != b.end)) {
+      outer[i] = true;
+    }
+  }
+  std::vector<StepWindow> out;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (!outer[i]) out.push_back(std::move(chosen[i]));
+  }
+  std::sort(out.begin(), out.end(), [](const StepWindow& a, const StepWindow& b) { return a.start < b.start; });
+  return out;
+}
+
+std::optional<StepWindows> from_annotations(const Trace& trace, const std::vector<IndexedRange>& ranges,
+                                            const StepOptions& options) {
+  std::vector<StepWindow> chosen;
+  std::unordered_map<std::string, std::optional<StepAnnotation>> seen;  // by range name
+  for (const auto& r : ranges) {
+    // PyTorch's operator ranges and their GPU-side copies are not steps, except the range
+    // torch.profiler's step() opens ("ProfilerStep#N"), which 2021 Kineto traces file as an
+    // operator ("Operator" category) rather than a user annotation.
+    const std::int64_t domain_id = trace.nvtx.domain_id[r.row];
+    if (is_kineto_op_domain(domain_id) && !(domain_id == kKinetoCpuOpDomain && is_profiler_step(r.name))) continue;
+    const auto colon = r.name.find(':');
+    const std::string domain = r.name.substr(0, colon);
+    const std::string text = r.name.substr(colon + 1);
+    if (options.step_range) {
+      const std::string label = domain.empty() ? text : text + "@" + domain;
+      if (label == *options.step_range || text == *options.step_range) {
+        chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(text)});
+      }
+      continue;
+    }
+    auto it = seen.find(r.name);
+    if (it == seen.end()) it = seen.emplace(r.name, step_annotation(text)).first;
+    if (it->second) chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, it->second->phase});
+  }
+  if (chosen.empty()) return std::nullopt;
+  StepWindows out;
+  out.windows = innermost(std::move(chosen));
+  out.source = options.step_range ? StepSource::kStepRange : StepSource::kAnnotations;
+  out.method = options.step_range ? "NVTX ranges named '" + *options.step_range + "'"
+                                  : "annotations that name steps (e.g. prefill, decode_step, ProfilerStep#N, execute_model)";
+  return out;
+}
+
+// The kernel launched once per forward pass: among kernels of the busiest process in launch order,
+// the name whose occurrences come at the most regular spacing (the same number of kernels apart
+// for at least half of them), the widest such spacing; of names equally spaced, the one that comes
+// first in the sequence (the start of the pass).
+std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
+  const Trace& trace = context.trace();
+  const auto& k = trace.kernels;
+  if (k.size() < 16) return std::nullopt;
+  std::unordered_map<std::int64_t, std::size_t> per_process;
+  for (RowIndex i = 0; i < k.size(); ++i) ++per_process[k.global_pid[i]];
+  const std::int64_t pid = std::max_element(per_process.begin(), per_process.end(), [](auto& a, auto& b) {
+                             return a.second < b.second;
+                           })->first;
+  std::vector<RowIndex> order;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (k.global_pid[i] == pid) order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
+  std::unordered_map<StringId, Occurrences> by_name;
+  for (std::size_t p = 0; p < order.size(); ++p) by_name[k.demangled_name[order[p]]].positions.push_back(p);
+
+  struct Candidate {
+    StringId name;
+    std::size_t spacing, count, first;
+  };
+  std::optional<Candidate> best;
+  for (const auto& [name, occ] : by_name) {
+    const auto& pos = occ.positions;
+    if (pos.size() < 4) continue;
+    std::map<std::size_t, std::size_t> spacings;
+    for (std::size_t j = 1; j < pos.size(); ++j) ++spacings[pos[j] - pos[j - 1]];
+    const auto mode = std::max_element(spacings.begin(), spacings.end(), [](auto& a, auto& b) { return a.second < b.second; });
+    if (mode->first < 2 || 2 * mode->second < pos.size() - 1) continue;
+    const Candidate c{name, mode->first, pos.size(), pos.front()};
+    if (!best || c.spacing > best->spacing || (c.spacing == best->spacing && c.first < best->first)) best = c;
+  }
+  if (!best) return std::nullopt;
+  std::vector<std::size_t> anchors = by_name[best->name].positions;
+  // Host windows on the launching thread when the launches are traced, else GPU-time windows.
+  const ApiLookup& lookup = context.api_lookup();
+  std::vector<std::pair<TimeNs, std::int64_t>> starts;  // (time, thread)
+  for (std::size_t p : anchors) {
+    const RowIndex i = order[p];
+    if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      starts.push_back({trace.api_calls.start_ns[*r], trace.api_calls.global_tid[*r]});
+    } else {
+      starts.push_back({k.start_ns[i], 0});
+    }
+  }
+  // An anchor whose launch is not in the trace while later ones are was launched before the
+  // capture began (or before a time filter's start): its step started outside the trace, so it
+  // is partial and left out rather than reported short.
+  // Only when most anchors were launched inside the trace (else GPU-time windows serve better).
+  std::size_t launched_before = 0;
+  while (launched_before < starts.size() && starts[launched_before].second == 0) ++launched_before;
+  const std::size_t launched_inside = starts.size() - launched_before;
+  TimeNs partial_gpu_start = 0;
+  if (launched_before > 0 && launched_inside > launched_before && launched_inside >= 3) {
+    partial_gpu_start = k.start_ns[order[anchors.front()]];
+    starts.erase(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(launched_before));
+    anchors.erase(anchors.begin(), anchors.begin() + static_cast<std::ptrdiff_t>(launched_before));
+  } else {
+    launched_before = 0;
+  }
+  const bool host = std::all_of(starts.begin(), starts.end(), [&](auto& s) { return s.second != 0 && s.second == starts[0].second; });
+  if (!host) {
+    for (std::size_t j = 0; j < anchors.size(); ++j) starts[j] = {k.start_ns[order[anchors[j]]], 0};
+  }
+  std::vector<std::int64_t> lengths;
+  for (std::size_t j = 1; j < starts.size(); ++j) lengths.push_back(starts[j].first - starts[j - 1].first);
+  std::sort(lengths.begin(), lengths.end());
+  const auto median = static_cast<std::int64_t>(percentile_linear(lengths, 50));
+  // The last step ends where its work ends: the last launch (host) or kernel (GPU) of its run
+  // that comes within two median steps of its start (later work is not the loop's).
+  TimeNs last_end = starts.back().first;
+  for (std::size_t p = anchors.back(); p < order.size(); ++p) {
+    const RowIndex i = order[p];
+    TimeNs t = k.end_ns[i];
+    if (host) {
+      auto r = lookup.find(k.global_pid[i], k.correlation_id[i]);
+      if (!r) continue;
+      t = trace.api_calls.end_ns[*r];
+    }
+    if (t <= starts.back().first + 2 * median) last_end = std::max(last_end, t);
+  }
+  // The last pass may be cut by the end of the trace (or of a filter). From its anchor on it
+  // lacks only the few kernels a pass launches before its anchor (the anchor is the earliest of
+  // the equally spaced names), so fewer than half the kernels of the shortest full pass in the
+  // trace is a pass that did not finish inside it: left out rather than reported as a short step.
+  std::size_t shortest_pass = order.size();
+  for (std::size_t j = 1; j < anchors.size(); ++j) shortest_pass = std::min(shortest_pass, anchors[j] - anchors[j - 1]);
+  const std::size_t last_pass = order.size() - anchors.back();
+  const bool last_cut = 2 * last_pass < shortest_pass && starts.size() > 3;
+  if (last_cut) {
+    last_end = starts.back().first;
+    starts.pop_back();
+    anchors.pop_back();
+  }
+  StepWindows out;
+  const std::string name = "period-step";  // not "forward": the name is kernscope's, not the trace's
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    const TimeNs end = j + 1 < starts.size() ? starts[j + 1].first : last_end;
+    out.windows.push_back({name, starts[j].first, end, starts[j].second, Phase::kUnknown, process_key(pid)});
+  }
+  out.source = StepSource::kKernelPeriod;
+  out.partial_gpu_start = partial_gpu_start;
+  std::string anchor(trace.strings.get(best->name));
+  if (anchor.size() > 60) anchor = anchor.substr(0, 59) + "\xE2\x80\xA6";
+  out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +
+               std::to_string(best->count) + " launches, most " + std::to_string(best->spacing) +
+               " kernels apart)";
+  if (per_process.size() > 1) {
+    out.method += "; steps of the busiest process (" + std::to_string(pid_of(pid)) + ", " +
+                  std::to_string(per_process[pid]) + " of " + std::to_string(k.size()) + " kernels)";
+  }
+  if (last_cut) {
+    out.method += "; the last step left out: the trace ends before its pass does (" + std::to_string(last_pass) +
+                  " kernels from its anchor on, under half of the shortest full pass's " + std::to_string(shortest_pass) + ")";
+  }
+  if (launched_before > 0) {
+    out.method += "; " + std::to_string(launched_before) +
+                  " earlier step(s) left out: launched before the trace starts, so only partly in it";
+  }
+  return out;
+}
+
+StepWindows from_gpu_gaps(const Trace& trace) {
+  const auto& k = trace.kernels;
+  StepWindows out;
+  if (k.size() == 0) return out;
+  // Stretches of GPU work separated by idle gaps far longer than usual.
+  std::vector<std::pair<TimeNs, TimeNs>> spans;
+  for (RowIndex i = 0; i < k.size(); ++i) spans.push_back({k.start_ns[i], k.end_ns[i]});
+  std::sort(spans.begin(), spans.end());
+  std::vector<std::int64_t> gaps;
+  TimeNs reach = spans[0].second;
+  for (std::size_t i = 1; i < spans.size(); ++i) {
+    gaps.push_back(std::max<std::int64_t>(0, spans[i].first - reach));
+    reach = std::max(reach, spans[i].second);
+  }
+  std::sort(gaps.begin(), gaps.end());
+  const double p90 = gaps.empty() ? 0 : percentile_linear(gaps, 90);
+  const std::int64_t threshold = std::max<std::int64_t>(1'000'000, static_cast<std::int64_t>(20 * p90));
+  TimeNs begin = spans[0].first;
+  reach = spans[0].second;
+  for (std::size_t i = 1; i <= spans.size(); ++i) {
+    if (i == spans.size() || spans[i].first - reach > threshold) {
+      out.windows.push_back({"gpu-segment", begin, reach, 0, Phase::kUnknown});
+      if (i < spans.size()) begin = spans[i].first;
+    }
+    if (i < spans.size()) reach = std::max(reach, spans[i].second);
+  }
+  out.source = StepSource::kGpuGaps;
+  char gap[32];
+  std::snprintf(gap, sizeof gap, "%.3f ms", static_cast<double>(threshold) / 1e6);
+  out.method = std::string("heuristic: GPU work split at idle gaps > ") + gap +
+               " (no step annotations, no regular kernel period)";
+  return out;
+}
+
+}  // namespace
+
+Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options) {
+  // Windows classify no kernels: the built-in rules only fill the context's place.
+  const TraceContext context(trace, OpRuleSet::builtin());
+  return find_step_windows(context, options);
+}
+
+Result<StepWindows> find_step_windows(const TraceContext& context, const StepOptions& options) {
+  const Trace& trace = context.trace();
+  const auto ranges = index_ranges(trace);
+  if (options.step_range && ranges.empty()) {
+    return make_error(ErrorCode::kNoData, trace.source.path + " has no NVTX ranges, so --step-range cannot be used");
+  }
+  if (auto annotated = from_annotations(trace, ranges, options)) return std::move(*annotated);
+  if (options.step_range) {
+    return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
+  }
+  if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) return std::move(*periodic);
+  return from_gpu_gaps(trace);
+}
+
+}  // namespace kernscope::report

@@ -1,0 +1,81 @@
+// The dependency graph the what-if replay runs on (whatif.hpp has the model): one process's host
+// calls, step marks and GPU operations inside a window, each with the edges that can hold its
+// start (and, for a blocking call, its end), and the lags the trace shows on them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "analyses/trace_context.hpp"
+#include "model/api_roles.hpp"
+#include "analyses/whatif/whatif.hpp"
+
+namespace kernscope::whatif {
+
+inline constexpr std::int32_t kNoNode = -1;
+
+enum class NodeKind : std::uint8_t { kCall, kMark, kOp };
+enum class OpKind : std::uint8_t { kCompute, kComm, kCopy, kMemset, kGraph };
+
+// One term of a start: the node it waits for, whether for its start or its end, and the lag.
+struct Term {
+  std::int32_t node = kNoNode;
+  bool from_end = true;
+  std::int64_t lag = 0;
+  // Outside the window (or not replayed): the time it gives, fixed.
+  TimeNs fixed = INT64_MIN;
+  bool set() const { return node != kNoNode || fixed != INT64_MIN; }
+};
+
+// Which term held a node's start, for the critical path.
+enum class Held : std::uint8_t { kNothing, kHostOrder, kLaunch, kStream, kCross, kExtra };
+
+struct Node {
+  NodeKind kind = NodeKind::kOp;
+  HostCallKind call = HostCallKind::kNone;
+  OpKind op = OpKind::kCompute;
+  bool sync = false;      // a call with the sync role (not a synchronous copy)
+  bool pageable = false;  // a copy from or to pageable memory
+  bool removed = false;   // graphs: a launch that is now inside the graph (no time)
+  bool graph_launch = false;  // a call that launches a whole graph
+  std::int32_t copy_kind = 0;
+  std::int64_t bytes = 0;
+  TimeNs start = 0, end = 0;   // traced
+  std::int64_t duration = 0;   // own time: the op's, or the call's when it does not wait
+  std::int64_t track = 0;      // a thread's global tid, or a stream key (see stream_key)
+  StringId name = kNoString;   // the kernel's demangled name or the call's name
+  std::uint32_t class_id = 0;  // compute and communication: the operation class
+  std::int32_t step = -1;      // the step it belongs to (an index into StepAnalysis::steps)
+  // Start terms: host order (calls and marks), or launch / stream / cross-stream / extra (ops).
+  Term host_order, launch, stream, cross, extra;
+  std::uint32_t waits_begin = 0, waits_end = 0;  // blocking calls: their wait terms in Graph::waits
+};
+
+// A GPU stream's key: the device above the stream; tracks of moved operations get a tag above it.
+inline std::int64_t stream_key(std::uint32_t device, std::uint32_t stream) {
+  return (std::int64_t{1} << 62) | (static_cast<std::int64_t>(device) << 32) | stream;
+}
+
+struct Graph {
+  std::int64_t process = 0;  // process_key packing
+  std::vector<Node> nodes;
+  std::vector<Term> waits;
+  std::vector<std::int32_t> step_start_mark, step_end_mark;  // per step of StepAnalysis (kNoNode: none here)
+  std::int64_t launch_latency_ns = 0, queue_gap_ns = 0, graph_launch_ns = 0;
+  std::int64_t graph_node_gap_ns = 0;  // between two kernels of one graph on one stream
+  std::string graph_node_gap_source;   // "the trace's graphs", or the calibration row's
+  double pinned_h2d_bytes_per_ns = 0, pinned_d2h_bytes_per_ns = 0;  // measured, 0: no pinned copy traced
+  std::int64_t unexplained_ns = 0;  // starts held later than the nominal lags explain
+  std::vector<std::string> notes;
+};
+
+// The graph of process `process` over [lo, hi): its calls, the marks of `steps`' ranges that are
+// inside, and its GPU operations.
+Graph build_graph(const TraceContext& context, const StepAnalysis& steps, std::int64_t process, TimeNs lo, TimeNs hi,
+                  const std::vector<bool>& replayed_step);
+
+// Applies `change` to the graph (whatif.hpp says what each does); notes what it could not do.
+void apply_change(const TraceContext& context, const StepAnalysis& steps, const WhatIfChange& change, Graph& graph);
+
+}  // namespace kernscope::whatif

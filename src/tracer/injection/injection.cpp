@@ -1,0 +1,721 @@
+// The injected tracer: CUDA loads this library through CUDA_INJECTION64_PATH and calls
+// InitializeInjection() when the program initializes CUDA. It turns on CUPTI's activity records,
+// hands CUPTI buffers from a preallocated pool, decodes completed buffers on a collector thread
+// and appends them to an SQLite file with Nsight Systems' schema; NVML samples run on their own
+// thread. The program is never stopped or crashed by the tracer: every failure becomes one line
+// on stderr and tracing stops, the program goes on.
+#include <cupti.h>
+#include <generated_nvtx_meta.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "base/version.hpp"
+#include "tracer/activity_decoder.hpp"
+#include "tracer/buffer_pool.hpp"
+#include "tracer/config/file_list.hpp"
+#include "tracer/native_recording.hpp"
+#include "tracer/nvml_sampler.hpp"
+#include "tracer/self_cost.hpp"
+#include "tracer/termination_flush.hpp"
+#include "tracer/trace_db_writer.hpp"
+#include "tracer/config/tracer_config.hpp"
+
+namespace kernscope::tracer {
+namespace {
+
+void say(const std::string& line) { std::fprintf(stderr, "kernscope tracer: %s\n", line.c_str()); }
+
+const char* cupti_error(CUptiResult r) {
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  return text ? text : "unknown CUPTI error";
+}
+
+// The runtime and driver calls recorded by default: what launches, copies, allocates or waits.
+bool default_api(const char* name) {
+  static const char* const kPrefixes[] = {
+      "cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc",
+      "cudaHostRegister", "cudaHostUnregister", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+      "cudaEventSynchronize", "cudaStreamWaitEvent", "cudaEventRecord", "cudaEventQuery", "cudaStreamQuery",
+      "cudaProfilerStart", "cudaProfilerStop", "cuLaunch", "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc",
+      "cuMemFree", "cuMemHostAlloc", "cuCtxSynchronize", "cuStreamSynchronize", "cuEventSynchronize",
+      "cuStreamWaitEvent", "cuEventRecord", "cuProfilerStart", "cuProfilerStop"};
+  for (const char* p : kPrefixes) {
+    if (std::strncmp(name, p, std::strlen(p)) == 0) return true;
+  }
+  return false;
+}
+
+std::atomic<bool> g_started{false};
+
+std::string cupti_api_version() {
+  uint32_t version = 0;
+  return cuptiGetVersion(&version) == CUPTI_SUCCESS ? std::to_string(version) : "unknown";
+}
+
+// The CPU model and how many CPUs this process may run on: the host the cost estimate names.
+std::string host_cpu() {
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string model = "unknown CPU";
+  for (std::string line; std::getline(cpuinfo, line);) {
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos) {
+      model = line.substr(line.find(':') + 1);
+      model.erase(0, model.find_first_not_of(' '));
+      break;
+    }
+  }
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  const int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  return model + (cpus > 0 ? ", " + std::to_string(cpus) + " CPUs" : std::string());
+}  // init succeeded in this process (not in a forked child)
+
+// How long a SIGTERM/SIGINT/SIGHUP waits for the trace to be written before the program dies.
+constexpr std::chrono::milliseconds kTerminationBound{5000};
+
+class Tracer {
+ public:
+  static Tracer& get() {
+    static Tracer* tracer = new Tracer;  // never destroyed: CUPTI may call back during exit
+    return *tracer;
+  }
+
+  bool init();
+  void finish();
+
+  static void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid);
+  static void CUPTIAPI on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data);
+  // Subscribes on_callback once (CUPTI takes one subscriber per process); says why not and returns
+  // false when another subscriber holds CUPTI.
+  bool subscribe(const char* what);
+  void enable_hw_trace();
+
+ private:
+  void set_activities(bool on);
+  std::string recorded_kinds() const;
+  void find_default_api();
+  void switch_default_api(bool on);
+  void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
+  void collect();
+  void range_started();
+  void range_ended();
+  void on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+
+  TracerConfig config_;
+  std::unique_ptr<BufferPool> pool_;
+  std::mutex queue_mutex_;
+  std::condition_variable queue_cv_;
+  std::deque<std::pair<uint8_t*, size_t>> completed_;
+  bool stopping_ = false;
+  std::thread collector_;
+  std::thread timer_;
+
+  StringPool strings_;
+  std::unique_ptr<ActivityDecoder> decoder_;
+  std::unique_ptr<TraceDbWriter> writer_;
+  std::unique_ptr<NvmlSampler> sampler_;
+  NativeRecording native_;  // --sample cpu on a program that is not Python
+  std::string path_;
+  std::string nvml_note_;
+  std::string kernel_timestamps_ = "software (CUPTI instrumentation)";  // or hardware events (--hw-trace)
+  std::mutex kernel_timestamps_mutex_;  // set on the program's thread that creates the first context
+  std::atomic<std::uint64_t> dropped_{0};
+  std::atomic<bool> active_{false};
+  std::atomic<bool> finished_{false};
+  std::atomic<int> ranges_done_{0};
+  std::int64_t kernels_ = 0, graph_execs_ = 0, api_calls_ = 0, unknown_ = 0;
+  // Records of what the program did (kernels, copies, sets, graphs, API calls, syncs, NVTX): a
+  // process with none leaves no file.
+  std::int64_t activity_ = 0;
+  SelfCost cost_;  // the tracer's own time on threads it does not own (self_cost.hpp)
+  double timing_cost_ns_ = 0;
+  std::set<std::uint32_t> threads_;
+  std::string write_error_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;  // CUPTI allows one per process: shared (subscribe())
+  bool hw_trace_tried_ = false;                  // --hw-trace: asked for at the first context creation
+  // Runtime [0] and driver [1] callback ids of the calls recorded by default.
+  std::vector<CUpti_CallbackId> default_cbids_[2];
+  bool records_always_ = false;    // recording starts with the program and never stops
+  std::mutex window_mutex_;
+  std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
+  std::mutex domain_mutex_;
+  std::mutex capture_mutex_;
+  std::vector<NvtxRow> capture_open_, capture_rows_;  // the NVTX capture range's own instances
+  StringId capture_text_ = kNoString, capture_domain_ = kNoString;
+  std::map<nvtxDomainHandle_t, std::string> domain_names_;
+};
+
+// Every way the trace gets written (exit, a terminating signal, os._exit through
+// kernscope_tracer_finish) goes through here: a process whose tracer never started, or a child
+// forked from a traced one (which has a copy of the tracer but not its threads), writes nothing.
+void finish_if_started() {
+  if (g_started) Tracer::get().finish();
+}
+
+void CUPTIAPI Tracer::buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  Tracer& t = get();
+  ScopedCost timed(&t.cost_, CostSite::kBufferRequest);
+  *buffer = t.pool_->take();  // nullptr when all buffers are in use: CUPTI drops and counts
+  *size = *buffer ? t.config_.buffer_bytes : 0;
+  *max_records = 0;
+}
+
+void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* buffer, size_t size, size_t valid) {
+  (void)size;
+  Tracer& t = get();
+  ScopedCost timed(&t.cost_, CostSite::kBufferComplete);
+  size_t dropped = 0;
+  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
+  if (!buffer) return;
+  {
+    std::lock_guard lock(t.queue_mutex_);
+    t.completed_.emplace_back(buffer, valid);
+  }
+  t.queue_cv_.notify_one();
+}
+
+void Tracer::collect() {
+  RecordBatch batch;
+  while (true) {
+    std::pair<uint8_t*, size_t> item{nullptr, 0};
+    {
+      std::unique_lock lock(queue_mutex_);
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !completed_.empty() || stopping_; });
+      if (completed_.empty() && stopping_) break;
+      if (!completed_.empty()) {
+        item = completed_.front();
+        completed_.pop_front();
+      }
+    }
+    if (item.first) {
+      CUpti_Activity* record = nullptr;
+      while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) {
+        decoder_->decode(record, batch);
+      }
+      pool_->give_back(item.first);
+    }
+    if (sampler_) sampler_->drain(batch.samples);
+    keep_recorded_windows(batch.graph_traces);
+    if (batch.empty()) continue;
+    kernels_ += static_cast<std::int64_t>(batch.kernels.size());
+    graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
+    api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
+    unknown_ += batch.unknown_records;
+    activity_ += static_cast<std::int64_t>(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() +
+                                           batch.graph_traces.size() + batch.api_calls.size() + batch.syncs.size() +
+                                           batch.nvtx.size());
+    for (const auto& a : batch.api_calls) threads_.insert(a.tid);
+    if (writer_ && write_error_.empty()) {
+      if (auto r = writer_->append(batch, strings_); !r) {
+        write_error_ = r.error().message;
+        say("cannot write the trace, tracing stops: " + write_error_);
+      }
+    }
+    batch.clear();
+  }
+}
+
+// The recorded kinds in kRecordKinds' order, with how API calls were chosen: "kernel,...,overhead
+// api:default" (the defaults record every kind).
+std::string Tracer::recorded_kinds() const {
+  std::string kinds;
+  for (const auto kind : kRecordKinds) {
+    if (config_.records_kind(kind)) kinds += (kinds.empty() ? "" : ",") + std::string(kind);
+  }
+  return kinds + (config_.api_all ? " api:all" : " api:default");
+}
+
+void Tracer::set_activities(bool on) {
+  // In the order of kRecordKinds, whose names --record takes.
+  static constexpr CUpti_ActivityKind kKinds[] = {
+      CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+      CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+      CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
+  static_assert(std::size(kKinds) == kRecordKinds.size());
+  {
+    // The recording windows, for the records enabled once for the whole run (whole graphs).
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    std::lock_guard lock(window_mutex_);
+    if (on) windows_.push_back({static_cast<std::int64_t>(now), std::numeric_limits<std::int64_t>::max()});
+    else if (!windows_.empty()) windows_.back().second = static_cast<std::int64_t>(now);
+  }
+  for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
+    const CUpti_ActivityKind kind = kKinds[i];
+    if (!config_.records_kind(kRecordKinds[i])) continue;
+    const bool api_kind = kind == CUPTI_ACTIVITY_KIND_RUNTIME || kind == CUPTI_ACTIVITY_KIND_DRIVER;
+    if (api_kind && !config_.api_all) continue;  // default calls: one by one (switch_default_api)
+    const CUptiResult r = on ? cuptiActivityEnable(kind) : cuptiActivityDisable(kind);
+    if (r != CUPTI_SUCCESS && r != CUPTI_ERROR_NOT_COMPATIBLE && r != CUPTI_ERROR_INVALID_KIND) {
+      say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
+    }
+  }
+  if (!config_.api_all && !records_always_) switch_default_api(on);
+  active_ = on;
+}
+
+// Default API records are enabled call by call, never through the RUNTIME/DRIVER kind: with the
+// kind on, CUPTI intercepts every runtime call even when the other calls are then switched off, and
+// PyTorch makes several bookkeeping calls per launch (eager Llama A/B on an H100: +11.7 % TPOT by
+// kind, +6.2 % call by call, kernels included). Found on that H100 (CUPTI 2025.3.1): calls switched
+// on first from a cudaProfilerStart callback or a timer thread produce no records, nor do they once
+// every call was switched off; so all are switched on once at start, and between recordings all
+// but the profiler calls are switched off.
+void Tracer::switch_default_api(bool on) {
+  for (bool driver : {false, true}) {
+    if (!config_.records_kind(driver ? "driver" : "runtime")) continue;
+    for (CUpti_CallbackId cbid : default_cbids_[driver]) {
+      // The profiler calls stay on between recordings (rare calls, nsys records them too).
+      const bool profiler_call = driver ? (cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart || cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)
+                                        : (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000 ||
+                                           cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+      if (!on && profiler_call) continue;
+      const uint8_t flag = on ? 1 : 0;
+      const CUptiResult r = driver ? cuptiActivityEnableDriverApi(cbid, flag) : cuptiActivityEnableRuntimeApi(cbid, flag);
+      if (r != CUPTI_SUCCESS) {
+        say(std::string("cannot switch API records: ") + cupti_error(r));
+        return;
+      }
+    }
+  }
+}
+
+void Tracer::find_default_api() {
+  for (bool driver : {false, true}) {
+    const CUpti_CallbackDomain domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    const auto size = static_cast<CUpti_CallbackId>(driver ? static_cast<int>(CUPTI_DRIVER_TRACE_CBID_SIZE)
+                                                           : static_cast<int>(CUPTI_RUNTIME_TRACE_CBID_SIZE));
+    for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
+      const char* name = nullptr;
+      if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
+      if (default_api(name)) default_cbids_[driver].push_back(cbid);
+    }
+  }
+}
+
+// Whole-graph records are enabled once for the whole run and kept to the recording windows here:
+// enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were instantiated, crashed the
+// traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
+void Tracer::keep_recorded_windows(std::vector<GraphTraceRow>& rows) {
+  std::lock_guard lock(window_mutex_);
+  std::erase_if(rows, [&](const GraphTraceRow& row) {
+    for (const auto& [begin, end] : windows_) {
+      if (row.start >= begin && row.start < end) return false;
+    }
+    return true;
+  });
+}
+
+void Tracer::range_started() {
+  if (config_.capture_ranges > 0 && ranges_done_ >= config_.capture_ranges) return;
+  if (!active_) set_activities(true);
+}
+
+void Tracer::range_ended() {
+  if (!active_) return;
+  set_activities(false);
+  ++ranges_done_;
+}
+
+// NVTX capture ranges: each thread keeps a stack of its open ranges, marking the ones that match
+// the capture range, so the matching pop ends the capture even with ranges nested inside.
+void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  thread_local std::vector<bool> stack;
+  auto matches = [&](const nvtxEventAttributes_t* attributes, const std::string& domain) {
+    if (!attributes || attributes->messageType != NVTX_MESSAGE_TYPE_ASCII || !attributes->message.ascii) return false;
+    return domain == config_.nvtx_domain && config_.nvtx_range == attributes->message.ascii;
+  };
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+      const auto* p = static_cast<const nvtxDomainCreateA_params*>(data->functionParams);
+      const auto* handle = static_cast<const nvtxDomainHandle_t*>(data->functionReturnValue);
+      if (p && p->name && handle) {
+        std::lock_guard lock(domain_mutex_);
+        domain_names_[*handle] = p->name;
+      }
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
+      stack.push_back(p && p->message && config_.nvtx_domain.empty() && config_.nvtx_range == p->message);
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
+      stack.push_back(p && matches(p->eventAttrib, ""));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
+      std::string domain;
+      if (p) {
+        std::lock_guard lock(domain_mutex_);
+        auto it = domain_names_.find(p->domain);
+        if (it != domain_names_.end()) domain = it->second;
+      }
+      stack.push_back(p && matches(p->core.eventAttrib, domain));
+      break;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      if (!stack.empty()) {
+        const bool was_capture = stack.back();
+        stack.pop_back();
+        if (was_capture) {
+          // The capturing range itself began before recording did: written from our own stamps.
+          uint64_t now = 0;
+          cuptiGetTimestamp(&now);
+          std::lock_guard lock(capture_mutex_);
+          if (!capture_open_.empty()) {
+            NvtxRow row = capture_open_.back();
+            capture_open_.pop_back();
+            row.end = static_cast<std::int64_t>(now);
+            row.end_tid = row.tid;
+            if (active_) capture_rows_.push_back(row);
+          }
+          range_ended();
+        }
+      }
+      return;
+    default:
+      return;
+  }
+  if (stack.back()) {
+    const bool was_active = active_;
+    range_started();
+    if (active_ && !was_active) {
+      uint64_t now = 0;
+      cuptiGetTimestamp(&now);
+      NvtxRow row;
+      row.start = static_cast<std::int64_t>(now);
+      row.pid = static_cast<std::uint32_t>(getpid());
+      row.tid = static_cast<std::uint32_t>(gettid());
+      std::lock_guard lock(capture_mutex_);
+      row.text = capture_text_;
+      row.domain = capture_domain_;
+      capture_open_.push_back(row);
+    }
+  }
+}
+
+void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  auto* t = static_cast<Tracer*>(self);
+  ScopedCost timed(&t->cost_, domain == CUPTI_CB_DOMAIN_NVTX ? CostSite::kNvtxCallback : CostSite::kApiCallback);
+  if (domain == CUPTI_CB_DOMAIN_NVTX) {
+    t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+    return;
+  }
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+    if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) t->enable_hw_trace();
+    return;
+  }
+  const auto* info = static_cast<const CUpti_CallbackData*>(data);
+  const bool start = (domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000) ||
+                     (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+  // Start after the call returns, stop before it runs: the range holds only the work between.
+  if (start && info->callbackSite == CUPTI_API_EXIT) t->range_started();
+  if (!start && info->callbackSite == CUPTI_API_ENTER) t->range_ended();
+}
+
+bool Tracer::subscribe(const char* what) {
+  if (subscriber_) return true;
+  const CUptiResult r = cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+  if (r == CUPTI_SUCCESS) return true;
+  subscriber_ = nullptr;
+  say(std::string(what) + " (CUPTI already has a subscriber): " + cupti_error(r) + "; not tracing");
+  return false;
+}
+
+void Tracer::enable_hw_trace() {
+  std::lock_guard lock(kernel_timestamps_mutex_);
+  if (hw_trace_tried_) return;  // the first context decides; later ones share the setting
+  hw_trace_tried_ = true;
+  const CUptiResult hw = cuptiActivityEnableHWTrace(1);
+  kernel_timestamps_ = hw == CUPTI_SUCCESS ? "hardware events (CUPTI HW trace)"
+                                           : std::string("software (--hw-trace refused by CUPTI: ") + cupti_error(hw) + ")";
+  if (hw != CUPTI_SUCCESS) say("--hw-trace: " + kernel_timestamps_);
+}
+
+bool Tracer::init() {
+  TerminationSignalsBlocked blocked;  // inherited by the collector, sampler and timer threads
+  // Set-up runs inside the program's first CUDA call (cuInit): its time is the program's too.
+  ScopedCost timed(&cost_, CostSite::kInit);
+  timing_cost_ns_ = SelfCost::timing_cost_ns();
+  auto config = config_from_env([](const char* name) { return std::getenv(name); });
+  if (!config) {
+    say(config.error().message + "; not tracing");
+    return false;
+  }
+  config_ = *config;
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  path_ = expand_output_path(
+      config_.output, getpid(), host, [](const char* name) { return std::getenv(name); },
+      [](const std::string& p) { return access(p.c_str(), F_OK) == 0; });
+  auto writer = TraceDbWriter::create(path_, static_cast<std::uint32_t>(getpid()));
+  if (!writer) {
+    say(writer.error().message + "; not tracing");
+    return false;
+  }
+  writer_ = std::move(*writer);
+  // Listed now, not at exit: a program killed by a signal never reaches the exit handler, and
+  // its file still holds every batch committed before.
+  if (!config_.file_list.empty()) {
+    std::ofstream list(config_.file_list, std::ios::app);
+    list << path_ << "\n";
+  }
+  decoder_ = std::make_unique<ActivityDecoder>(strings_, [](bool driver, std::uint32_t cbid) {
+    const char* name = nullptr;
+    cuptiGetCallbackName(driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name);
+    return std::string(name ? name : "unknown API " + std::to_string(cbid));
+  });
+  pool_ = std::make_unique<BufferPool>(config_.buffers, config_.buffer_bytes);
+
+  // NVTX must reach the CUPTI copy this library is bound to: a process can hold two (PyTorch
+  // wheels ship their own libcupti), and `record` can only guess the path. NVTX reads the variable
+  // at its first call, which in most programs comes after CUDA starts (ranges before are lost).
+  Dl_info cupti_info{};
+  if (dladdr(reinterpret_cast<void*>(&cuptiActivityEnable), &cupti_info) && cupti_info.dli_fname) {
+    setenv("NVTX_INJECTION64_PATH", cupti_info.dli_fname, 1);
+  }
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  // The pool hands out zeroed buffers (see BufferPool), so CUPTI need not zero them in the launch path.
+  uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof zeroed;
+  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
+  CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
+  if (r != CUPTI_SUCCESS) {
+    say(std::string("CUPTI is not available (another profiler such as nsys or the PyTorch profiler may hold it): ") +
+        cupti_error(r) + "; not tracing");
+    return false;
+  }
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
+  if (config_.hw_trace) {
+    // Kernel timestamps from the GPU's hardware event system instead of CUPTI's instrumentation of
+    // each launch (Blackwell only; CUPTI refuses elsewhere, and then the usual timestamps are taken).
+    // CUPTI takes it only once the driver is initialized, which it is not yet here (this runs inside
+    // cuInit: asked here, CUPTI answered NOT_INITIALIZED on an H200): it is asked for when the first
+    // context is created, before any kernel can run.
+    if (!subscribe("cannot wait for the first CUDA context to enable --hw-trace")) return false;
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  }
+  find_default_api();
+  records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0;
+  if (!config_.api_all) {
+    switch_default_api(true);
+    if (!records_always_) switch_default_api(false);  // each recording switches them on again
+  }
+  if (!config_.graph_nodes && config_.records_kind("kernel")) {
+    // One record per whole graph: CUPTI then stops itemizing graph nodes (eager kernels are still
+    // recorded one by one), which removes the per-node timestamp cost.
+    r = cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+    if (r != CUPTI_SUCCESS) say(std::string("cannot trace whole CUDA graphs, graph nodes are itemized instead: ") + cupti_error(r));
+  }
+  cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
+
+  if (config_.capture == TracerConfig::Capture::kProfilerApi) {
+    if (!subscribe("cannot watch cudaProfilerStart/Stop")) return false;
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
+  } else if (config_.capture == TracerConfig::Capture::kNvtx) {
+    if (!subscribe("cannot watch NVTX ranges")) return false;
+    cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_NVTX);
+    capture_text_ = strings_.intern(config_.nvtx_range);  // before the collector thread starts
+    if (!config_.nvtx_domain.empty()) capture_domain_ = strings_.intern(config_.nvtx_domain);
+  } else if (config_.delay_s > 0 || config_.duration_s > 0) {
+    timer_ = std::thread([this] {
+      std::this_thread::sleep_for(std::chrono::duration<double>(config_.delay_s));
+      if (finished_) return;
+      set_activities(true);
+      if (config_.duration_s > 0) {
+        std::this_thread::sleep_for(std::chrono::duration<double>(config_.duration_s));
+        if (!finished_) set_activities(false);
+      }
+    });
+    timer_.detach();
+  } else {
+    set_activities(true);
+  }
+
+  if (config_.nvml_interval_ms > 0) {
+    std::string why;
+    if (auto api = load_nvml(why)) {
+      sampler_ = std::make_unique<NvmlSampler>(*api, [] {
+        uint64_t ts = 0;
+        cuptiGetTimestamp(&ts);
+        return static_cast<std::int64_t>(ts);
+      }, config_.nvml_interval_ms, config_.nvml_pcie);
+      if (!sampler_->start()) {
+        nvml_note_ = sampler_->why();
+        sampler_.reset();
+      }
+    } else {
+      nvml_note_ = why;
+    }
+    if (!nvml_note_.empty()) say(nvml_note_);
+  }
+  // Native stacks from here on (the program's first CUDA call); Python programs are sampled by
+  // kernscope's Python hook instead.
+  native_.start(config_.sample_hz);
+  if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
+  collector_ = std::thread([this] { collect(); });
+  std::atexit(finish_if_started);
+  finish_on_termination(finish_if_started, kTerminationBound);
+  // A child forked without exec holds a copy of this tracer, without its threads, and shares its
+  // file: it must not write or wait for the collector (a join that never returns). CUDA cannot be
+  // used in such a child anyway; one that execs is traced anew through the environment.
+  pthread_atfork(nullptr, nullptr, [] { g_started = false; });
+  return true;
+}
+
+void Tracer::finish() {
+  if (finished_.exchange(true)) return;
+  const std::int64_t finish_start = monotonic_ns();
+  native_.stop();  // first: the finish's own work is not the program's
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (sampler_) sampler_->stop();
+  {
+    std::lock_guard lock(queue_mutex_);
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (collector_.joinable()) collector_.join();
+  RecordBatch rest;
+  decoder_->flush_open_ranges(rest);
+  {
+    std::lock_guard lock(capture_mutex_);
+    rest.nvtx.insert(rest.nvtx.end(), capture_rows_.begin(), capture_rows_.end());
+  }
+  if (sampler_) sampler_->drain(rest.samples);
+  activity_ += static_cast<std::int64_t>(rest.nvtx.size());
+  const std::string command = own_command();
+  if (activity_ == 0 && writer_ && write_error_.empty()) {
+    // CUDA started but the program did nothing with it (a torchrun parent, a compiler worker):
+    // no file, and `record` lists the process as such.
+    if (auto r = writer_->discard(); !r) say(r.error().message);
+    writer_.reset();
+    if (!config_.file_list.empty()) append_to_file_list(config_.file_list, empty_line(getpid(), path_, command));
+    say("no GPU activity and no CUDA calls recorded in process " + std::to_string(getpid()) + ": no file written" +
+        (native_.samples() > 0 ? " (its " + std::to_string(native_.samples()) + " native stack samples are not kept)" : ""));
+    return;
+  }
+  if (writer_ && write_error_.empty() && !rest.empty()) {
+    if (auto r = writer_->append(rest, strings_); !r) write_error_ = r.error().message;
+  }
+  // Thread names from /proc, for the threads that made CUDA calls.
+  std::vector<std::pair<std::uint32_t, std::string>> names;
+  for (std::uint32_t tid : threads_) {
+    std::ifstream comm("/proc/self/task/" + std::to_string(tid) + "/comm");
+    std::string name;
+    if (std::getline(comm, name)) names.emplace_back(tid, name);
+  }
+  std::string process;
+  std::ifstream("/proc/self/comm") >> process;
+  std::vector<std::pair<std::string, std::string>> info = {
+      {"tracer", kVersionLine},
+      {"dropped_records", std::to_string(dropped_.load())},
+      {"unmapped_records", std::to_string(unknown_)},
+      {"buffers_exhausted", std::to_string(pool_->exhausted())},
+      {"api_records", config_.api_all ? "all" : "default"},
+      {"cuda_graph_trace", config_.graph_nodes ? "node" : "graph"},
+      {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi"
+                        : config_.capture == TracerConfig::Capture::kNvtx     ? "nvtx:" + config_.nvtx_range
+                                                                              : "none"},
+      {"capture_ranges_recorded", std::to_string(ranges_done_.load())},
+      // What the cost estimate (kernscope info/report, data/tracer_cost.tsv) is matched on.
+      {"recorded_kinds", recorded_kinds()},
+      {"nvml_interval_ms", std::to_string(config_.nvml_interval_ms)},
+      {"cupti_api_version", cupti_api_version()},
+      {"host_cpu", host_cpu()},
+      {"command", command},
+      // The tracer's own time (KERNSCOPE_TRACER_COST) is measured with two clock reads per timed
+      // call; this is what one timing adds to the time it measures.
+      {"timing_cost_ns", std::to_string(static_cast<std::int64_t>(timing_cost_ns_ + 0.5))}};
+  if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
+  {
+    std::lock_guard lock(kernel_timestamps_mutex_);
+    info.emplace_back("kernel_timestamps", kernel_timestamps_);
+  }
+  // Buffers CUPTI never handed back: another CUPTI client in the program (the PyTorch profiler)
+  // registered its own callbacks and received them.
+  const std::size_t missing = pool_->size() - pool_->free_count();
+  if (missing > 0) {
+    info.emplace_back("cupti_taken_over", std::to_string(missing));
+    say("another profiler in the program (e.g. torch.profiler) took over CUPTI; " + std::to_string(missing) +
+        " buffers of records went to it, and the trace lacks them");
+  }
+  if (sampler_) {
+    for (std::size_t i = 0; i < sampler_->uuids().size(); ++i) info.emplace_back("nvml_uuid_" + std::to_string(i), sampler_->uuids()[i]);
+  }
+  if (writer_ && write_error_.empty()) {
+    // The finish's own time, up to here (flush, collector join, last batch); its last writes are
+    // not in it.
+    cost_.add(CostSite::kFinish, monotonic_ns() - finish_start);
+    std::set<std::uint32_t> program_threads = threads_;
+    program_threads.insert(static_cast<std::uint32_t>(getpid()));
+    const auto cost_rows = cost_.rows();
+    for (const auto& row : cost_rows) {
+      // CUPTI calls API and NVTX callbacks on the thread making the call: the program's.
+      if (row.site == CostSite::kApiCallback || row.site == CostSite::kNvtxCallback) program_threads.insert(row.tid);
+    }
+    if (auto r = writer_->write_cost(cost_rows, program_threads); !r) write_error_ = r.error().message;
+  }
+  if (writer_ && write_error_.empty()) {
+    if (auto r = writer_->finish(info, process, names, strings_); !r) write_error_ = r.error().message;
+  }
+  writer_.reset();
+  // The host tables go into the finished, self-contained file, as the Python hook's do.
+  if (write_error_.empty()) {
+    if (auto r = native_.write(path_, static_cast<std::uint32_t>(getpid()), process); !r) say(r.error().message);
+  }
+  if (write_error_.empty() && !config_.file_list.empty()) {
+    append_to_file_list(config_.file_list, finished_line(getpid(), path_, command));
+  }
+  if (!write_error_.empty()) {
+    say("the trace is incomplete: " + write_error_);
+  } else {
+    say("wrote " + path_ + ": " + std::to_string(kernels_) + " kernels, " +
+        (graph_execs_ > 0 ? std::to_string(graph_execs_) + " whole-graph executions, " : std::string()) + std::to_string(api_calls_) +
+        " API calls, " + std::to_string(dropped_.load()) + " records dropped");
+  }
+}
+
+}  // namespace
+}  // namespace kernscope::tracer
+
+// Writes the trace now, as the exit handler would: for processes that end without running exit
+// handlers (Python's multiprocessing workers end with os._exit; `record` makes os._exit call this).
+// A no-op when tracing never started or already finished.
+extern "C" __attribute__((visibility("default"))) void kernscope_tracer_finish(void) {
+  kernscope::tracer::finish_if_started();
+}
+
+// The entry point CUDA calls for a library named in CUDA_INJECTION64_PATH.
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  static std::once_flag once;
+  std::call_once(once, [] { kernscope::tracer::g_started = kernscope::tracer::Tracer::get().init(); });
+  return 1;  // tracing or not, CUDA goes on
+}
