@@ -6,7 +6,7 @@
 BUILD      ?= build
 FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
-TRACE      ?= tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz
+TRACE      ?= tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz
 KERNSCOPE  := $(BUILD)/tools/kernscope/kernscope
 VENV       := $(BUILD)/venv
 PY         := $(VENV)/bin/python

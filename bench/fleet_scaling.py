@@ -12,7 +12,6 @@ usage: fleet_scaling.py SET_DIR "8 16 ... 512" REPEAT WORKERS KERNSCOPE RANKS_MA
   HolisticTraceAnalysis, run on the 8-rank set in the same rounds (load + comm/comp overlap).
 Prints a TSV row per run on stdout.
 """
-import gzip
 import json
 import os
 import subprocess
@@ -22,6 +21,8 @@ import tempfile
 HTA_SCRIPT = r"""
 import sys, time, resource
 from hta.trace_analysis import TraceAnalysis
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'tests', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 t = time.perf_counter()
 analyzer = TraceAnalysis(trace_dir=sys.argv[1])
 loaded = time.perf_counter() - t
@@ -48,10 +49,10 @@ def hta_copy(folder):
     if not os.path.isdir(out):
         os.makedirs(out)
         for name in sorted(os.listdir(folder)):
-            with gzip.open(os.path.join(folder, name), "rt") as f:
+            with open_any(os.path.join(folder, name), "rt") as f:
                 text = f.read()
             text = text.replace('"distributedInfo":{"backend":"nccl","rank":', '"distributedInfo":{"backend":"nccl","rank": ', 1)
-            with gzip.open(os.path.join(out, name), "wt", compresslevel=6) as f:
+            with open_any(os.path.join(out, name), "wt", compresslevel=6) as f:
                 f.write(text)
     return out
 

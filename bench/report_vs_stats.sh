@@ -22,9 +22,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 if [[ ! -f $TRACE ]]; then
   [[ -n ${MAKE_FROM:-} ]] || { echo "error: $TRACE does not exist and MAKE_FROM is not set" >&2; exit 2; }
   src=$MAKE_FROM
-  if [[ $src == *.gz ]]; then
+  if [[ $src == *.gz || $src == *.xz ]]; then
     src=$TRACE.source.sqlite
-    gunzip -c "$MAKE_FROM" >"$src"
+    if [[ $MAKE_FROM == *.xz ]]; then xz -dc "$MAKE_FROM" >"$src"; else gunzip -c "$MAKE_FROM" >"$src"; fi
   fi
   python3 "$here/make_big_export.py" "$src" "$TRACE" "${SIZE_GB:-1.05}" | tail -1
   [[ $src == "$MAKE_FROM" ]] || rm -f "$src"

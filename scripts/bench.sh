@@ -7,7 +7,7 @@ K=$1
 B=$(dirname "$K")/../../bench
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-gunzip -c tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz >"$T/llama.sqlite"
+xz -dc tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz >"$T/llama.sqlite"
 KERNSCOPE_BENCH_TRACE="$T/llama.sqlite" "$B/bench_stats" --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 for i in 1 2 3; do
   /usr/bin/time -f "kernscope stats (4 reports): %e s, peak RSS %M KB" "$K" stats -r cuda_gpu_kern_sum -r cuda_api_sum \

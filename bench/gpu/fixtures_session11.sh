@@ -241,7 +241,7 @@ step_gold() {
     f=$(chosen "llama_$n")
     [ -n "$f" ] || continue
     mkdir -p "$repo/tests/fixtures/nsys/llama_decode_${n}_h200"
-    cp "$f" "$repo/tests/fixtures/nsys/llama_decode_${n}_h200/trace.sqlite.gz"
+    cp "$f" "$repo/tests/fixtures/nsys/llama_decode_${n}_h200/trace.sqlite.xz"
     names+=("llama_decode_${n}_h200")
     say "gold: llama_decode_${n}_h200 from $(basename "$f")"
   done

@@ -11,8 +11,8 @@
 #   gold/analyze.txt                        nsys analyze (console)
 #   gold/analyze/<rule>.json                nsys analyze --format json
 #   gold/MANIFEST.txt                       every file made, and every file left out and why
-# A report nsys printed nothing for gets an empty file. Files over 100 kB are gzip-compressed (-n:
-# the same bytes every time). Any other file than the 14 plain ns CSVs that is still over GOLD_MAX_KB
+# A report nsys printed nothing for gets an empty file. Files over 4 kB are xz-compressed (-9,
+# one thread: the same bytes every time). Any other file than the 14 plain ns CSVs that is still over GOLD_MAX_KB
 # (default 256) once compressed is left out (listed in MANIFEST.txt) to keep the repository small:
 # the formats and units are the same code on a big table as on a small one, and the big tables here
 # (the llama export's two trace reports, the nsys-ai windows' thousands of NVTX names) would add about
@@ -20,7 +20,7 @@
 #
 # Usage: bench/gpu/gold_collect.sh [--dest DIR] [--logs LOGS] [--jobs N] FIXTURE... | --all
 #   DIR defaults to tests/fixtures/nsys (the gold is replaced in place); FIXTURE names a folder there
-#   holding trace.sqlite.gz. LOGS defaults to /tmp/gold_logs. nsys runs are independent and run N at
+#   holding trace.sqlite.xz. LOGS defaults to /tmp/gold_logs. nsys runs are independent and run N at
 #   a time (default: GOLD_JOBS, else all CPUs).
 #   NSYS: see gold_nsys_env.sh.
 set -euo pipefail
@@ -38,14 +38,14 @@ while [ $# -gt 0 ]; do
     --dest) [ $# -ge 2 ] || usage; dest=$2; shift 2 ;;
     --logs) [ $# -ge 2 ] || usage; logs_root=$2; shift 2 ;;
     --jobs) [ $# -ge 2 ] || usage; jobs=$2; shift 2 ;;
-    --all) for d in "$fixtures"/*/trace.sqlite.gz; do names+=("$(basename "$(dirname "$d")")"); done; shift ;;
+    --all) for d in "$fixtures"/*/trace.sqlite.xz; do names+=("$(basename "$(dirname "$d")")"); done; shift ;;
     -*) usage ;;
     *) names+=("$1"); shift ;;
   esac
 done
 [ ${#names[@]} -gt 0 ] || usage
 for f in "${names[@]}"; do
-  [ -f "$fixtures/$f/trace.sqlite.gz" ] || { echo "gold: no $fixtures/$f/trace.sqlite.gz" >&2; exit 2; }
+  [ -f "$fixtures/$f/trace.sqlite.xz" ] || { echo "gold: no $fixtures/$f/trace.sqlite.xz" >&2; exit 2; }
 done
 source "$here/gold_nsys_env.sh"
 source "$here/gold_filters.sh"
@@ -86,7 +86,7 @@ add_job() {  # FIXTURE LABEL nsys-args...
 stats_reports() { local r a=(); for r in "$@"; do a+=(--report "$r"); done; printf '%s\n' "${a[@]}"; }
 
 for f in "${names[@]}"; do
-  gunzip -c "$fixtures/$f/trace.sqlite.gz" > "$work/$f.sqlite"
+  xz -dc "$fixtures/$f/trace.sqlite.xz" > "$work/$f.sqlite"
   mapfile -t plain < <(stats_reports "${REPORTS[@]}")
   add_job "$f" plain stats "${plain[@]}" --format csv --force-overwrite=true --output out/x "$f.sqlite"
   for v in base mangled; do
@@ -118,17 +118,17 @@ store() {  # SRC DIR NAME CAPPED
   mkdir -p "$dir"
   rel=${dir#"$gold"}; rel=${rel#/}; rel=${rel:+$rel/}$name
   if [ ! -f "$src" ]; then : > "$dir/$name"; echo "gold $rel" >> "$manifest"; return; fi
-  if [ "$(stat -c %s "$src")" -le 102400 ]; then
+  if [ "$(stat -c %s "$src")" -le 4096 ]; then
     cp "$src" "$dir/$name"; echo "gold $rel" >> "$manifest"; return
   fi
-  gzip -9 -n -c "$src" > "$dir/$name.gz"
-  local size; size=$(stat -c %s "$dir/$name.gz")
+  xz -9 -T1 -c "$src" > "$dir/$name.xz"
+  local size; size=$(stat -c %s "$dir/$name.xz")
   if [ "$capped" = 1 ] && [ "$size" -gt $((max_kb * 1024)) ]; then
-    rm "$dir/$name.gz"
-    echo "left-out $rel.gz $size bytes compressed, over GOLD_MAX_KB=$max_kb" >> "$manifest"
+    rm "$dir/$name.xz"
+    echo "left-out $rel.xz $size bytes compressed, over GOLD_MAX_KB=$max_kb" >> "$manifest"
     return
   fi
-  echo "gold $rel.gz" >> "$manifest"
+  echo "gold $rel.xz" >> "$manifest"
 }
 
 # nsys's file for a report: PREFIX_<report>.<ext>, ':' spelled '_' (both spellings are looked for);

@@ -40,7 +40,7 @@ say "== 2. collecting gold"
 # Small exports first, in one pass, so that their gold comes back even if the big ones run out of time.
 scratch=$(mktemp -d)
 small=(); big=()
-for t in "$fixtures"/*/trace.sqlite.gz; do
+for t in "$fixtures"/*/trace.sqlite.xz; do
   f=$(basename "$(dirname "$t")")
   if [ "$(stat -c %s "$t")" -le $((5 * 1024 * 1024)) ]; then small+=("$f"); else big+=("$f"); fi
 done
@@ -54,7 +54,7 @@ done
 
 say "== 3. the gold already here, reproduced?"
 # Inside analyze.txt nsys names the file it analysed; the first gold used other names for the copies.
-normalize() { case $1 in */analyze.txt) sed -E 's/^(Processing |SKIPPED: )\[?[^] ]*\]?/\1<file>/' "$1" ;; *.gz) gunzip -c "$1" ;; *) cat "$1" ;; esac; }
+normalize() { case $1 in */analyze.txt) sed -E 's/^(Processing |SKIPPED: )\[?[^] ]*\]?/\1<file>/' "$1" ;; *.gz) gunzip -c "$1" ;; *.xz) xz -dc "$1" ;; *) cat "$1" ;; esac; }
 same=0; differ=0; gone=0
 : > "$out/gold_removed.txt"
 list=$scratch/changed.txt
@@ -81,12 +81,12 @@ for new_gold in "$scratch"/*/gold; do
   f=$(basename "$(dirname "$new_gold")")
   while IFS= read -r rel; do
     old=$fixtures/$f/gold/$rel
-    [ -f "$old" ] && [ "$rel" != MANIFEST.txt ] && cmp -s <(gunzip -c -f "$old") <(gunzip -c -f "$new_gold/$rel") && continue
+    [ -f "$old" ] && [ "$rel" != MANIFEST.txt ] && cmp -s <(xz -dcf "$old" 2>/dev/null || gunzip -c -f "$old") <(xz -dcf "$new_gold/$rel") && continue
     echo "$f/gold/$rel" >> "$list"
   done < <(cd "$new_gold" && find . -type f | sed 's|^\./||' | sort)
 done
-[ -f "$fixtures/gaps_memset_sync/trace.sqlite.gz" ] && echo "gaps_memset_sync/trace.sqlite.gz" >> "$list"
-cp "$fixtures/gaps_memset_sync/trace.sqlite.gz" "$scratch/gaps_memset_sync/" 2>/dev/null
+[ -f "$fixtures/gaps_memset_sync/trace.sqlite.xz" ] && echo "gaps_memset_sync/trace.sqlite.xz" >> "$list"
+cp "$fixtures/gaps_memset_sync/trace.sqlite.xz" "$scratch/gaps_memset_sync/" 2>/dev/null
 # Files come back at most 16 MB each: gold.tgz is cut into gold.tgz.aa, .ab ... (cat them to unpack).
 tar czf "$scratch/gold.tgz" -C "$scratch" -T "$list"
 split -b 15M "$scratch/gold.tgz" "$out/gold.tgz."

@@ -20,5 +20,5 @@ nvcc -O2 -arch=sm_90 "$fixture/workload.cu" -o "$work/app"
 "$NSYS" profile --trace=cuda,nvtx --force-overwrite=true -o "$work/gaps_memset" "$work/app"
 "$NSYS" export --type sqlite --force-overwrite=true -o "$work/gaps_memset.sqlite" "$work/gaps_memset.nsys-rep"
 # -n: no name or time in the gzip header, so the same export compresses to the same bytes.
-gzip -9 -n -c "$work/gaps_memset.sqlite" > "$fixture/trace.sqlite.gz"
-ls -l "$fixture/trace.sqlite.gz"
+gzip -9 -n -c "$work/gaps_memset.sqlite" > "$fixture/trace.sqlite.xz"
+ls -l "$fixture/trace.sqlite.xz"

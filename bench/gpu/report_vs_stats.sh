@@ -16,7 +16,7 @@ work=${WORK:-/tmp/ks_report_vs_stats}
 mkdir -p "$work"
 big=$work/llama_1gb.sqlite
 if [[ ! -f $big ]]; then
-  gunzip -c tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz >"$work/llama.sqlite"
+  xz -dc tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz >"$work/llama.sqlite"
   start=$(date +%s)
   python3 bench/make_big_export.py "$work/llama.sqlite" "$big" 1.05 | tail -1
   echo "export made in $(( $(date +%s) - start )) s"

@@ -15,7 +15,7 @@ BIG_GB=${3:-1.05}
 source .gpu/tools/gpu-nsys-env.sh >/dev/null
 export LD_LIBRARY_PATH=$PWD/.gpu/lib:$LD_LIBRARY_PATH
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; nproc; "$NSYS" --version; date -u
-gunzip -c tests/fixtures/nsys/llama_decode_h200/trace.sqlite.gz > /tmp/llama.sqlite
+xz -dc tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz > /tmp/llama.sqlite
 KERNSCOPE_BENCH_TRACE=/tmp/llama.sqlite .gpu/bin/bench_stats --benchmark_filter=OpenAnd --benchmark_repetitions=5 --benchmark_report_aggregates_only=true | grep median
 python3 bench/compare_nsys.py --nsys "$NSYS" --kernscope .gpu/bin/kernscope --floor .gpu/bin/sqlite_scan_floor --trace /tmp/llama.sqlite --reps "$REPS_LLAMA"
 python3 bench/make_big_export.py /tmp/llama.sqlite /tmp/big.sqlite "$BIG_GB" | tail -1

@@ -6,6 +6,8 @@ never what kernscope printed: a kernel benchmark is not LLM inference and its NV
 whose names contain "forward" and none of them is a step; the FastVideo windows are training;
 the Llama decode is LLM inference, with 1 prefill and 64 decode steps per phase.
 """
+import sys
+import os
 import gzip
 import json
 import pathlib
@@ -13,22 +15,24 @@ import pathlib
 import pytest
 
 import kernscope
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 NSYS = FIXTURES / "nsys"
 KINETO = FIXTURES / "kineto"
-SGLANG = KINETO / "tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz"
-RESNET = KINETO / "kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz"
-HTA_DDP = FIXTURES / "ranks" / "hta__nccl_parser_config__nccl_data.json.gz"  # the ranks fixture (one copy)
-LLAMA_KINETO = KINETO / "llama_decode_h200_gen16.json.gz"
+SGLANG = KINETO / "tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.xz"
+RESNET = KINETO / "kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.xz"
+HTA_DDP = FIXTURES / "ranks" / "hta__nccl_parser_config__nccl_data.json.xz"  # the ranks fixture (one copy)
+LLAMA_KINETO = KINETO / "llama_decode_h200_gen16.json.xz"
 
 
 def report(name):
-    return kernscope.open(str(NSYS / name / "trace.sqlite.gz")).report()
+    return kernscope.open(str(NSYS / name / "trace.sqlite.xz")).report()
 
 
 def kineto_events(path):
-    with gzip.open(path, "rt") as f:
+    with open_any(path, "rt") as f:
         doc = json.load(f)
     return doc, doc["traceEvents"] if isinstance(doc, dict) else doc
 

@@ -1,8 +1,8 @@
 """kernscope.diff / kernscope.compare from Python: the registry's multi-trace analyses as module
 functions. Expected values: sums with Python's json over the traces, and the CLI's text."""
+import sys
 import collections
 import decimal
-import gzip
 import json
 import os
 import pathlib
@@ -11,14 +11,16 @@ import subprocess
 import pytest
 
 import kernscope
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
-CONTROL = FIXTURES / "kineto" / "trace_diff__control__control.json.gz"
-TEST = FIXTURES / "kineto" / "trace_diff__test__test.json.gz"
+CONTROL = FIXTURES / "kineto" / "trace_diff__control__control.json.xz"
+TEST = FIXTURES / "kineto" / "trace_diff__test__test.json.xz"
 
 
 def kernel_sums(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_any(path, "rt", encoding="utf-8") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     sums = collections.defaultdict(lambda: [0, 0])
     for e in doc["traceEvents"]:

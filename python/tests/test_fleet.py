@@ -3,7 +3,6 @@ tests/ranks/make_rank_set.py: the generator's truths (clock offsets it chose, st
 ranks it cut, hung or left out), the source trace read with Python's json (kernel counts, busy time),
 and `kernscope ranks` on the same set. The Dask path runs on a distributed.LocalCluster."""
 import decimal
-import gzip
 import json
 import os
 import pathlib
@@ -16,9 +15,11 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
 from kernscope import fleet  # noqa: E402
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCE = ROOT / "tests" / "fixtures" / "ranks" / "hta__nccl_parser_config__nccl_data.json.gz"
+SOURCE = ROOT / "tests" / "fixtures" / "ranks" / "hta__nccl_parser_config__nccl_data.json.xz"
 GENERATOR = ROOT / "tests" / "ranks" / "make_rank_set.py"
 
 
@@ -111,7 +112,7 @@ def test_one_export_of_two_processes(tmp_path):
     # A real nsys export holding two torchrun processes (tests/fixtures/ranks/README.md): truths from
     # sqlite3 there — 33 NCCL kernels per GPU, end differences (device 1 - device 0, start order)
     # median -22214 ns, median absolute deviation 3272 ns; one file, one clock: no offset applied.
-    export = ROOT / "tests" / "fixtures" / "ranks" / "nsysai_mfu_2gpu_before.sqlite.gz"
+    export = ROOT / "tests" / "fixtures" / "ranks" / "nsysai_mfu_2gpu_before.sqlite.xz"
     result = fleet.run([str(export)], str(tmp_path / "digests"), workers=1)
     ranks = by_rank(result["tables"]["ranks"])
     assert sorted(ranks) == [0, 1]
@@ -125,7 +126,7 @@ def test_one_export_of_two_processes(tmp_path):
 
 
 def kineto_events(path):
-    with gzip.open(path, "rt") as f:
+    with open_any(path, "rt") as f:
         return json.load(f, parse_float=decimal.Decimal)["traceEvents"]
 
 

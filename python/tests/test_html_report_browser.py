@@ -7,7 +7,7 @@ Proven able to fail (each broken once on purpose): the class chart's bars given 
 (bar_chart.cpp): "chart-classes plot 0: 0 coloured pixels"; the sort script's order reversed
 (page.cpp): the sort check; escape() passing '<' through (html_text.cpp): the page's structure
 broke (a plot frame with negative width)."""
-import gzip
+import sys
 import io
 import json
 import os
@@ -21,11 +21,13 @@ from decimal import Decimal
 import pytest
 
 from chromium_cdp import Browser, find_chromium
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+from compressed import decompress_any, open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
-LLAMA = FIXTURES / "nsys" / "llama_decode_h200" / "trace.sqlite.gz"
-KINETO = FIXTURES / "kineto" / "llama_decode_h200_gen16.json.gz"  # the same workload, by PyTorch's profiler
-NO_KERNELS = FIXTURES / "kineto" / "cupti_profiler__benchmark_result_924719_1679055439_trace.json.gz"
+LLAMA = FIXTURES / "nsys" / "llama_decode_h200" / "trace.sqlite.xz"
+KINETO = FIXTURES / "kineto" / "llama_decode_h200_gen16.json.xz"  # the same workload, by PyTorch's profiler
+NO_KERNELS = FIXTURES / "kineto" / "cupti_profiler__benchmark_result_924719_1679055439_trace.json.xz"
 STEP_AND_KERNEL_CHARTS = ("chart-accounting-groups", "chart-accounting-steps", "chart-step-duration", "chart-step-busy-idle",
                           "chart-classes", "chart-kernel-tails", "chart-kernel-histograms")
 
@@ -53,7 +55,7 @@ def kernscope_cli():
 
 def top_kernels_nsys(path, n):
     """The n kernels with the most total time, read from the export with sqlite3."""
-    raw = gzip.decompress(path.read_bytes())
+    raw = decompress_any(path.read_bytes())
     con = sqlite3.connect(":memory:")
     con.deserialize(raw)
     rows = con.execute("SELECT s.value, SUM(k.end - k.start) AS total FROM CUPTI_ACTIVITY_KIND_KERNEL k "
@@ -63,7 +65,7 @@ def top_kernels_nsys(path, n):
 
 def top_kernels_kineto(path, n):
     """The same from the PyTorch-profiler JSON, with Python's json module (durations as exact decimals)."""
-    with gzip.open(path, "rt") as f:
+    with open_any(path, "rt") as f:
         events = json.load(f, parse_float=Decimal)["traceEvents"]
     totals = {}
     for e in events:
@@ -172,7 +174,7 @@ def test_report_html_in_headless_chromium(trace, charts_expected, top_kernels, b
 def test_roofline_html_in_headless_chromium(browser, tmp_path):
     # The MI300X Qwen trace has PyTorch's shapes (record_shapes): rows with FLOPs and bytes. The
     # roofs are grey, so the coloured pixels counted are the rows' dots.
-    trace = FIXTURES / "kineto" / "tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
+    trace = FIXTURES / "kineto" / "tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.xz"
     run = subprocess.run([kernscope_cli(), "roofline", "--format", "html", str(trace)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     page = tmp_path / "roofline.html"
@@ -183,8 +185,8 @@ def test_roofline_html_in_headless_chromium(browser, tmp_path):
 
 def test_diff_html_in_headless_chromium(browser, tmp_path):
     # HTA's trace_diff pair (tests/fixtures/kineto): waterfalls by class and by kernel, tables.
-    a = FIXTURES / "kineto" / "trace_diff__control__control.json.gz"
-    b = FIXTURES / "kineto" / "trace_diff__test__test.json.gz"
+    a = FIXTURES / "kineto" / "trace_diff__control__control.json.xz"
+    b = FIXTURES / "kineto" / "trace_diff__test__test.json.xz"
     run = subprocess.run([kernscope_cli(), "diff", "--format", "html", str(a), str(b)], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     page = tmp_path / "diff.html"
@@ -195,7 +197,7 @@ def test_diff_html_in_headless_chromium(browser, tmp_path):
     assert rows[0].startswith("A: ") and rows[-1].startswith("B: ") and len(rows) >= 3
 
 
-PYSAMPLE = FIXTURES / "nsys" / "llama_decode_pysample_h200" / "trace.sqlite.gz"  # nsys's Python samples of the Llama decode
+PYSAMPLE = FIXTURES / "nsys" / "llama_decode_pysample_h200" / "trace.sqlite.xz"  # nsys's Python samples of the Llama decode
 
 
 def collapsed_frames(text):

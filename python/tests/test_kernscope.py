@@ -1,7 +1,6 @@
 """The Python package against Nsight Systems' own outputs and independent readings of the fixtures."""
 import csv
 import decimal
-import gzip
 import sqlite3
 import io
 import json
@@ -15,20 +14,21 @@ import pytest
 
 import kernscope
 from kernscope import annotate
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+from compressed import decompress_any, gold_text, open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 LLAMA = FIXTURES / "nsys" / "llama_decode_h200"
-KINETO = FIXTURES / "kineto" / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+KINETO = FIXTURES / "kineto" / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.xz"
 
 
 @pytest.fixture(scope="module")
 def llama():
-    return kernscope.open(str(LLAMA / "trace.sqlite.gz"))
+    return kernscope.open(str(LLAMA / "trace.sqlite.xz"))
 
 
 def gold_csv(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(f))
+    return list(csv.DictReader(io.StringIO(gold_text(path))))
 
 
 def test_stats_json_equals_nsys_json(llama):
@@ -36,11 +36,11 @@ def test_stats_json_equals_nsys_json(llama):
     # rendered JSON text, byte for byte.
     for report in ("cuda_gpu_kern_sum", "cuda_api_sum"):
         gold = LLAMA / "gold" / "variants" / f"json_{report}.json"
-        want = json.loads(gold.read_text())
+        want = json.loads(gold_text(gold))
         frame = llama.stats(report)
         assert list(frame.columns) == list(want[0].keys())
         assert frame.to_dict("records") == want
-        assert llama.stats(report, format="json") == gold.read_text()
+        assert llama.stats(report, format="json") == gold_text(gold)
         assert json.loads(llama.run("stats", report=report, format="json")) == want
 
 
@@ -50,7 +50,7 @@ def test_stats_with_filters_equal_nsys(llama):
     for case in cases:
         args = (case / "args.txt").read_text().split()
         kwargs = {"filter_time" if args[0] == "--filter-time" else "filter_nvtx": args[1]}
-        want = (case / "cuda_gpu_kern_sum.csv").read_text()
+        want = gold_text(case / "cuda_gpu_kern_sum.csv")
         if not want.strip():  # nsys printed nothing: the range does not exist, an error here
             with pytest.raises(kernscope.Error):
                 llama.stats("cuda_gpu_kern_sum", **kwargs)
@@ -98,9 +98,9 @@ def test_api_nvtx_memops_and_samples(llama):
 
 def test_graph_execs_equal_sqlite(tmp_path):
     # nsys --cuda-graph-trace=graph export: the frame holds every row of its graph-trace table.
-    src = FIXTURES / "graph_trace" / "nsys_graph_level_h100.sqlite.gz"
+    src = FIXTURES / "graph_trace" / "nsys_graph_level_h100.sqlite.xz"
     db = tmp_path / "g.sqlite"
-    db.write_bytes(gzip.decompress(src.read_bytes()))
+    db.write_bytes(decompress_any(src.read_bytes()))
     rows = sqlite3.connect(db).execute(
         "SELECT start, end, graphExecId FROM CUPTI_ACTIVITY_KIND_GRAPH_TRACE ORDER BY start").fetchall()
     g = kernscope.open(str(src)).graph_execs()
@@ -109,12 +109,12 @@ def test_graph_execs_equal_sqlite(tmp_path):
     assert int(g["duration_ns"].sum()) == sum(r[1] - r[0] for r in rows)
     assert set(g["graph_exec_id"]) == {r[2] for r in rows}
     assert "correlation" in g.columns  # named as in the kernel, copy and API frames, to join on
-    node_level = kernscope.open(str(LLAMA / "trace.sqlite.gz")).graph_execs()
+    node_level = kernscope.open(str(LLAMA / "trace.sqlite.xz")).graph_execs()
     assert len(node_level) == 0 and "graph_id" in node_level.columns
 
 
 def test_kineto_kernels_equal_python_json():
-    with gzip.open(KINETO, "rt") as f:
+    with open_any(KINETO, "rt") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     durations = {}
     for e in doc["traceEvents"]:
@@ -177,7 +177,7 @@ def test_every_analysis_runs_through_python_as_through_the_cli(llama, tmp_path):
     """Walks the registry: each analysis and format gives the same text from Python as from the CLI."""
     cli = os.environ.get("KERNSCOPE_CLI")
     assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
-    trace = str(LLAMA / "trace.sqlite.gz")
+    trace = str(LLAMA / "trace.sqlite.xz")
     specs = kernscope.analyses()
     assert {s["name"] for s in specs} >= {"info", "stats", "tail", "ops", "analyze", "steps", "report", "export"}
     for spec in specs:
@@ -223,7 +223,7 @@ def test_json_outputs_stay_valid_with_control_characters_in_names(tmp_path):
 
 def LLAMA_COPY(tmp_path):
     out = tmp_path / "llama.sqlite"
-    with gzip.open(LLAMA / "trace.sqlite.gz", "rb") as f:
+    with open_any(LLAMA / "trace.sqlite.xz", "rb") as f:
         out.write_bytes(f.read())
     return str(out)
 
@@ -253,7 +253,7 @@ def test_without_pandas_frames_are_dicts_of_arrays():
     code = (
         "import sys; sys.modules['pandas'] = None\n"
         "import kernscope\n"
-        f"t = kernscope.open({str(LLAMA / 'trace.sqlite.gz')!r})\n"
+        f"t = kernscope.open({str(LLAMA / 'trace.sqlite.xz')!r})\n"
         "k = t.kernels()\n"
         "assert isinstance(k, dict) and k['start_ns'].dtype.name == 'int64'\n"
         "assert k['name'][0].startswith('void')\n"

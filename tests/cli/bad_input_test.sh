@@ -5,7 +5,7 @@ K=$1
 FIX=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-GOOD="$FIX/nsys/llama_decode_h200/trace.sqlite.gz"
+GOOD="$FIX/nsys/llama_decode_h200/trace.sqlite.xz"
 failures=0
 
 expect_fail() {  # expect_fail NAME EXPECTED_SUBSTRING -- ARGS...
@@ -24,8 +24,8 @@ expect_fail() {  # expect_fail NAME EXPECTED_SUBSTRING -- ARGS...
 
 printf 'not a database at all\n' >"$T/text.sqlite"
 : >"$T/empty.sqlite"
-head -c 3000000 <(gunzip -c "$GOOD") >"$T/truncated.sqlite"
-head -c 200000 "$GOOD" >"$T/truncated.sqlite.gz"
+head -c 3000000 <(xz -dc "$GOOD") >"$T/truncated.sqlite"
+xz -dc "$GOOD" | head -c 3000000 | gzip -1 | head -c 200000 >"$T/truncated.sqlite.gz"
 printf 'garbage' | gzip >"$T/garbage.sqlite.gz"
 python3 - "$T/notnsys.sqlite" <<'PY'
 import sqlite3, sys
@@ -47,7 +47,7 @@ expect_fail truncated "truncated or corrupted" -- stats -r cuda_api_trace "$T/tr
 expect_fail truncated_gz "gzip" -- stats "$T/truncated.sqlite.gz"
 expect_fail garbage_gz "holds neither an SQLite database nor JSON" -- stats "$T/garbage.sqlite.gz"
 # The same for xz: cut short, damaged, not a trace inside.
-gunzip -c "$GOOD" | head -c 4000000 | xz -1 -c >"$T/whole_start.sqlite.xz"
+xz -dc "$GOOD" | head -c 4000000 | xz -1 -c >"$T/whole_start.sqlite.xz"
 head -c 100000 "$T/whole_start.sqlite.xz" >"$T/truncated.sqlite.xz"
 expect_fail truncated_xz "truncated xz data" -- stats "$T/truncated.sqlite.xz"
 python3 - "$T/whole_start.sqlite.xz" "$T/damaged.sqlite.xz" <<'PY'
@@ -61,7 +61,7 @@ expect_fail damaged_xz "corrupted xz data" -- stats "$T/damaged.sqlite.xz"
 printf 'garbage' | xz -c >"$T/garbage.sqlite.xz"
 expect_fail garbage_xz "holds neither an SQLite database nor JSON" -- stats "$T/garbage.sqlite.xz"
 # A JSON trace cut short inside its xz stream is read up to its last complete event, and says so.
-gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | xz -c >"$T/whole.json.xz"
+cp "$FIX/kineto/triton_example__triton_example.json.xz" "$T/whole.json.xz"
 head -c "$(( $(stat -c %s "$T/whole.json.xz") / 2 ))" "$T/whole.json.xz" >"$T/cut.json.xz"
 if ! "$K" info "$T/cut.json.xz" >"$T/cut.out" 2>&1 || ! grep -q "the file is cut short" "$T/cut.out"; then
   echo "FAIL kineto_cut_xz: no 'the file is cut short' note:"; cat "$T/cut.out"; failures=$((failures + 1))
@@ -95,7 +95,7 @@ printf '{"traceEvents": [{"ph": "M", "name": "process_name", "pid": 1, "args": {
 expect_fail kineto_metadata_only "no complete trace event" -- stats "$T/metadata_only.json"
 printf '[1, 2' >"$T/array.json"
 expect_fail kineto_array_of_numbers "malformed trace event" -- info "$T/array.json"
-gunzip -c "$FIX/kineto/triton_example__triton_example.json.gz" | sed 's/"ph": "X",/"ph": "X",,/' >"$T/badkey.json"
+xz -dc "$FIX/kineto/triton_example__triton_example.json.xz" | sed 's/"ph": "X",/"ph": "X",,/' >"$T/badkey.json"
 expect_fail kineto_double_comma "malformed trace event" -- stats "$T/badkey.json"
 expect_fail export_bad_format "unknown format 'svg' (expected perfetto or chrome)" -- export --format svg -o "$T/x.json" "$GOOD"
 expect_fail export_unwritable "cannot write" -- export -o /nonexistent/dir/x.json.gz "$GOOD"

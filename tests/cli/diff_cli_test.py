@@ -18,7 +18,6 @@ Checked to fail: with 1 ns added to each JSON duration 320 checks fail; with the
 import collections
 import csv
 import decimal
-import gzip
 import io
 import json
 import os
@@ -28,6 +27,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 KERNSCOPE, FIXTURES = sys.argv[1], sys.argv[2]
 # The llama trace's most launched GEMV kernel (8,192 launches, C linkage: one name in every tool).
@@ -55,7 +56,7 @@ def to_ns(value):
 
 def kineto_kernels(path):
     """name -> [count, total ns] of the kernel events ("X", cat kernel) of a PyTorch-profiler trace."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_any(path, "rt", encoding="utf-8") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     sums = collections.defaultdict(lambda: [0, 0])
     for e in doc["traceEvents"]:
@@ -66,10 +67,10 @@ def kineto_kernels(path):
 
 
 def unzipped(path, tmp):
-    # Fixtures share a file name (nsys/NAME/trace.sqlite.gz): the copy is named by its folder too.
-    out = os.path.join(tmp, os.path.basename(os.path.dirname(path)) + "_" + os.path.basename(path).replace(".gz", ""))
+    # Fixtures share a file name (nsys/NAME/trace.sqlite.xz): the copy is named by its folder too.
+    out = os.path.join(tmp, os.path.basename(os.path.dirname(path)) + "_" + os.path.basename(path).replace(".gz", "").replace(".xz", ""))
     if not os.path.exists(out):
-        with gzip.open(path, "rb") as f, open(out, "wb") as w:
+        with open_any(path, "rb") as f, open(out, "wb") as w:
             shutil.copyfileobj(f, w)
     return out
 
@@ -93,8 +94,8 @@ def main():
     nsys = os.path.join(FIXTURES, "nsys")
 
     # --- the CSV's columns, exactly -------------------------------------------------------------
-    control = os.path.join(kineto, "trace_diff__control__control.json.gz")
-    test = os.path.join(kineto, "trace_diff__test__test.json.gz")
+    control = os.path.join(kineto, "trace_diff__control__control.json.xz")
+    test = os.path.join(kineto, "trace_diff__test__test.json.xz")
     p = run("diff", "--format", "csv", control, test)
     header = p.stdout.splitlines()[0] if p.stdout else ""
     check(header == "Name,Count A,Count B,Total A (ns),Total B (ns),Delta (ns),Delta (%),Mean A (ns),Mean B (ns)", header)
@@ -121,8 +122,8 @@ def main():
     check(deltas == sorted(deltas, reverse=True), "rows by |delta|, largest first")
 
     # --- nsys-ai's MFU fix: matched by mangled name ---------------------------------------------
-    before = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.gz")
-    after = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.gz")
+    before = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.xz")
+    after = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.xz")
     p = run("diff", "--format", "csv", before, after)
     by_name = collections.defaultdict(lambda: [0, 0, 0, 0])
     for r in kernel_rows(p.stdout):
@@ -149,8 +150,8 @@ def main():
           "the first contributor is the kernel that changed most")
 
     # --- across sources: nsys export vs PyTorch-profiler trace ----------------------------------
-    llama = os.path.join(nsys, "llama_decode_h200", "trace.sqlite.gz")
-    qwen = os.path.join(kineto, "tracelens__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+    llama = os.path.join(nsys, "llama_decode_h200", "trace.sqlite.xz")
+    qwen = os.path.join(kineto, "tracelens__traces__h100__Qwen_Qwen1.5-0.5B-Chat__1016005.json.xz")
     p = run("diff", "--format", "csv", "--limit", "0", llama, qwen)
     rows = kernel_rows(p.stdout)
     nsys_sums = nsys_kernels(llama, tmp)
@@ -268,7 +269,7 @@ def main():
     # The llama trace's first step is its warmup:prefill NVTX range. GPU work launched before it
     # starts (its launching call by correlation id, sqlite3) is setup: all 149 weight copies and one
     # kernel. The class table holds the rest, to the nanosecond, and says what it left out.
-    llama = os.path.join(nsys, "llama_decode_h200", "trace.sqlite.gz")
+    llama = os.path.join(nsys, "llama_decode_h200", "trace.sqlite.xz")
     con = sqlite3.connect(unzipped(llama, tmp))
     first = con.execute("SELECT MIN(start) FROM NVTX_EVENTS WHERE text IN "
                         "('warmup:prefill', 'warmup:decode_step', 'measure:prefill', 'measure:decode_step')").fetchone()[0]
@@ -296,8 +297,8 @@ def main():
     # --- the step time leads (issue 27): the nsys-ai MFU pair's windows differ in length; the
     # "after" has 8.7 % less kernel time in all but runs slower per step. The headline is the step
     # time, equal to the mean window `kernscope account` gives its measured steps, then what moved.
-    mfu_a = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.gz")
-    mfu_b = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.gz")
+    mfu_a = os.path.join(nsys, "nsysai_mfu_2gpu_before", "trace.sqlite.xz")
+    mfu_b = os.path.join(nsys, "nsysai_mfu_2gpu_after", "trace.sqlite.xz")
     p = run("diff", mfu_a, mfu_b)
     lines = [l for l in p.stdout.splitlines() if l.strip()]
     check(len(lines) > 3 and lines[1].startswith("Step time"), f"the step time leads: {lines[1:3]}")
@@ -324,7 +325,7 @@ def main():
     run("diff", before, "--a", after, "--b", before, expect=2)  # positional traces mixed with --a/--b
     run("diff", "--a", before, after, expect=2)  # --a without --b
     run("diff", before, os.path.join(tmp, "missing.sqlite"), expect=2)
-    triton = os.path.join(kineto, "triton_example__triton_example.json.gz")
+    triton = os.path.join(kineto, "triton_example__triton_example.json.xz")
     p = run("diff", control, triton)
     check("no kernel in common" in p.stdout, "nothing in common is said")
     shutil.rmtree(tmp)

@@ -11,13 +11,14 @@ A gold file that is empty means nsys printed nothing: kernscope must then write 
 file, or none because it skipped the report). Checked to fail: with one byte of a copied gold file
 changed (cuda_api_sum.csv of llama_decode_h200, "," -> ";") this test reports that file and exits 1.
 """
-import gzip
 import os
 import subprocess
 import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import decompress_any, strip_compression  # noqa: E402  (gzip, xz or plain by magic)
 
 GOLD_SKIPS = Path(__file__).resolve().parent.parent / "golden" / "gold_skips.txt"
 # gold/variants/<prefix>_<report>.<ext>: the prefix says what nsys was asked for.
@@ -47,13 +48,13 @@ def read_skips():
 
 def read_gold(path):
     data = path.read_bytes()
-    return gzip.decompress(data) if path.suffix == ".gz" else data
+    return decompress_any(data)
 
 
 def stem(path):
-    """cuda_gpu_kern_sum_base.csv.gz -> cuda_gpu_kern_sum_base"""
+    """cuda_gpu_kern_sum_base.csv.xz -> cuda_gpu_kern_sum_base"""
     name = path.name
-    if name.endswith(".gz"):
+    if name.endswith((".gz", ".xz")):
         name = name[:-3]
     return name.rsplit(".", 1)[0]
 
@@ -70,7 +71,7 @@ def groups_of(gold):
     """(label, format, unit, filter args, {report option: gold file}) per kernscope invocation."""
     groups = []
     plain = {report_option(stem(f)): f for f in sorted(gold.iterdir())
-             if f.is_file() and f.name not in ("analyze.txt", "MANIFEST.txt")}
+             if f.is_file() and f.name not in ("analyze.txt", "analyze.txt.xz", "MANIFEST.txt")}
     groups.append(("plain", "csv", "ns", [], plain))
     by_prefix = defaultdict(dict)
     if (gold / "variants").is_dir():
@@ -92,7 +93,7 @@ def groups_of(gold):
 def check_fixture(kernscope, fixture_dir, differs, tmp):
     """Returns (compared, skipped, failures) for one fixture."""
     name = fixture_dir.name
-    trace = fixture_dir / "trace.sqlite.gz"
+    trace = fixture_dir / "trace.sqlite.xz"
     gold = fixture_dir / "gold"
     compared, skipped, failures = 0, 0, []
     for label, fmt, unit, filters, files in groups_of(gold):
@@ -107,7 +108,7 @@ def check_fixture(kernscope, fixture_dir, differs, tmp):
             failures.append(f"{name} {label}: exit {run.returncode}: {run.stderr.strip()}")
             continue
         for report, gold_file in files.items():
-            rel = gold_file.relative_to(gold).as_posix()
+            rel = strip_compression(gold_file.relative_to(gold).as_posix())
             if (name, rel) in differs:
                 skipped += 1
                 print(f"SKIP {name} {rel}: {differs[(name, rel)]}")

@@ -16,9 +16,8 @@ Synthetic (times in ns, tables from src/tracer/nsys_schema.sql plus nsys's sampl
     thread 2 has 3 samples too (not counted), each one frame whose symbol is missing (address 0xdead).
 Breaking check (2026-11-23): expecting 1 ns of GIL wait in step 3 fails; so would counting
 thread 2's own wait (step 2 would show 0.1 ms) or a slow-step factor of 3 or more (no GC finding).
-Usage: host_nsys_test.py KERNSCOPE SCHEMA_SQL [REAL_EXPORT.sqlite[.gz] STEP_RANGE]
+Usage: host_nsys_test.py KERNSCOPE SCHEMA_SQL [REAL_EXPORT.sqlite[.gz|.xz] STEP_RANGE]
 """
-import gzip
 import json
 import os
 import shutil
@@ -26,6 +25,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 MS = 1_000_000
 PID = 100
@@ -136,8 +137,8 @@ def check_synthetic(kernscope, schema):
 def check_real(kernscope, path, step_range):
     work = tempfile.mkdtemp(prefix="kernscope-host-real-")
     plain = os.path.join(work, "real.sqlite")
-    if path.endswith(".gz"):
-        with gzip.open(path) as src, open(plain, "wb") as dst:
+    if path.endswith((".gz", ".xz")):
+        with open_any(path) as src, open(plain, "wb") as dst:
             shutil.copyfileobj(src, dst)
     else:
         shutil.copy(path, plain)

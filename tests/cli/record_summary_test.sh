@@ -12,7 +12,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*"; echo "--- output:"; cat "$work/out.txt"; exit 1; }
 
-gunzip -c "$FIX/graph_trace/kernscope_graph_level_h100.sqlite.gz" > "$work/finished.sqlite"
+xz -dc "$FIX/graph_trace/kernscope_graph_level_h100.sqlite.xz" > "$work/finished.sqlite"
 kernels=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL').fetchone()[0])" "$work/finished.sqlite")
 cp "$work/finished.sqlite" "$work/killed.sqlite"
 

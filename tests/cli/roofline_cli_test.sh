@@ -6,8 +6,8 @@ K=$1
 FIX=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-MI300="$FIX/kineto/tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz"
-A100PG="$FIX/kineto/trace_diff__control__control.json.gz"  # 'NVIDIA A100-PG509-200': not in the table
+MI300="$FIX/kineto/tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.xz"
+A100PG="$FIX/kineto/trace_diff__control__control.json.xz"  # 'NVIDIA A100-PG509-200': not in the table
 failures=0
 fail() { echo "FAIL $*"; failures=$((failures + 1)); }
 
@@ -29,7 +29,7 @@ grep -q ",compute,.*,kineto-shapes$" "$T/mi300.csv" || fail "no compute-bound ro
 grep -q ",memory,.*,kineto-shapes$" "$T/mi300.csv" || fail "no memory-bound row from kineto-shapes"
 # Every kernel appears: the rows' counts add up to the trace's kernels (python's json count).
 rows_kernels=$(python3 -c "import csv,sys; print(sum(int(r['Count']) for r in csv.DictReader(open(sys.argv[1]))))" "$T/mi300.csv")
-json_kernels=$(python3 -c "import gzip,json,sys; print(sum(e.get('cat')=='kernel' for e in json.load(gzip.open(sys.argv[1]))['traceEvents']))" "$MI300")
+json_kernels=$(python3 -c "import lzma,json,sys; print(sum(e.get('cat')=='kernel' for e in json.load(lzma.open(sys.argv[1]))['traceEvents']))" "$MI300")
 [ "$rows_kernels" = "$json_kernels" ] || fail "rows count $rows_kernels kernels, the JSON holds $json_kernels"
 
 "$K" roofline "$MI300" >"$T/mi300.txt" 2>&1 || fail "roofline table exit code $?"

@@ -13,7 +13,6 @@
    their split-K reductions and the CUTLASS sgemm of the rotary embedding), mean per step.
 Usage: roofline_gemv_hand_test.py KERNSCOPE FIXTURES_DIR
 """
-import gzip
 import json
 import os
 import re
@@ -23,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 K, FIX = sys.argv[1], sys.argv[2]
 BW = 4800e9          # H200 HBM3e, datasheet
@@ -59,8 +60,8 @@ def percent_after(lines, prefix):
 
 
 # ---- 1. Kineto: bandwidth efficiency and % of roof of the same GEMVs ------------------------------
-kineto = os.path.join(FIX, "kineto", "llama_decode_h200_gen16.json.gz")
-events = json.load(gzip.open(kineto))["traceEvents"]
+kineto = os.path.join(FIX, "kineto", "llama_decode_h200_gen16.json.xz")
+events = json.load(open_any(kineto))["traceEvents"]
 mm = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op" and e["name"] == "aten::mm"}
 kernels = defaultdict(list)
 for e in events:
@@ -108,11 +109,11 @@ check("launches", int(m.group(2)) if m else -1, launches, 0)
 hidden, ffn, layers, heads, head_dim, kv_heads, vocab = 2048, 5632, 16, 32, 64, 8, 32000
 per_layer = hidden * heads * head_dim * 2 + hidden * kv_heads * head_dim * 2 + 3 * hidden * ffn  # q, o, k, v, gate/up/down
 weight_bytes = 2 * (layers * per_layer + hidden * vocab)  # + the untied LM head; bf16
-nsys_gz = os.path.join(FIX, "nsys", "llama_decode_h200", "trace.sqlite.gz")
+nsys_gz = os.path.join(FIX, "nsys", "llama_decode_h200", "trace.sqlite.xz")
 tmp = tempfile.mkdtemp()
 try:
     db = os.path.join(tmp, "t.sqlite")
-    with gzip.open(nsys_gz) as src, open(db, "wb") as dst:
+    with open_any(nsys_gz) as src, open(db, "wb") as dst:
         shutil.copyfileobj(src, dst)
     con = sqlite3.connect(db)
     steps, ns = con.execute("""

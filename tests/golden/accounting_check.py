@@ -17,6 +17,7 @@ A trace without steps is listed as such with kernscope's reason; nothing is skip
 fails on 99 steps of the project's fixtures.)
 
 usage: accounting_check.py KERNSCOPE FIXTURE_DIR [REALWORLD_DIR]"""
+import os
 import collections
 import decimal
 import gzip
@@ -27,6 +28,8 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 CATEGORIES = ["gpu", "communication", "copy", "host", "blocked", "idle"]
 
@@ -140,7 +143,7 @@ def gpu_ops_nsys(path):
     """(start, end, pid) of every kernel, copy and set, from the export's CUPTI tables."""
     with tempfile.TemporaryDirectory() as tmp:
         db = pathlib.Path(tmp) / "t.sqlite"
-        opener = gzip.open if str(path).endswith(".gz") else open
+        opener = open_any
         with opener(path, "rb") as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         con = sqlite3.connect(db)
@@ -159,7 +162,7 @@ def gpu_ops_nsys(path):
 def gpu_ops_kineto(path, kernscope):
     """(start, end, pid) of every kernel, copy and set in ns on kernscope's clock: the JSON's exact
     microseconds, shifted by the difference of the first kernel's start here and in kernscope."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_any(path, "rt", encoding="utf-8") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     events = doc["traceEvents"] if isinstance(doc, dict) else doc
     ops = []
@@ -182,11 +185,11 @@ def gpu_ops_kineto(path, kernscope):
 
 def traces(fixture_dir, realworld):
     found = []
-    for pattern in ("nsys/*/*.sqlite.gz", "accounting/*.sqlite.gz", "whatif/*.sqlite.gz", "kineto/*.json.gz", "ranks/*.json.gz", "ranks/*.sqlite.gz", "ranks/*/*.sqlite.gz",
-                    "graph_trace/*.sqlite.gz"):
+    for pattern in ("nsys/*/*.sqlite.xz", "accounting/*.sqlite.xz", "whatif/*.sqlite.xz", "kineto/*.json.xz", "ranks/*.json.xz", "ranks/*.sqlite.xz", "ranks/*/*.sqlite.xz",
+                    "graph_trace/*.sqlite.xz"):
         found += sorted(pathlib.Path(fixture_dir).glob(pattern))
     if realworld and pathlib.Path(realworld).is_dir():
-        found += sorted(p for p in pathlib.Path(realworld).iterdir() if p.name.endswith((".sqlite.gz", ".json.gz")))
+        found += sorted(p for p in pathlib.Path(realworld).iterdir() if p.name.endswith((".sqlite.gz", ".json.gz", ".sqlite.xz", ".json.xz")))
     return found
 
 
@@ -248,7 +251,7 @@ def main():
                 failures.append(f"{path.name}: report's loop {r['accounting']['loop']['wall_ns']} ns, account's steps of {lead} {walls} ns")
         key, check = expectation_for(path)
         if check == "deepseek":
-            with gzip.open(path, "rt") as f:
+            with open_any(path, "rt") as f:
                 d = json.load(f)
             ev = d["traceEvents"] if isinstance(d, dict) else d
             comm = union([(float(e["ts"]) * 1000, (float(e["ts"]) + float(e.get("dur", 0))) * 1000) for e in ev

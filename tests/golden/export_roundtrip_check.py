@@ -7,15 +7,17 @@
   (kernscope's reports on both; the timestamps are exact, so the numbers are identical).
 
 usage: export_roundtrip_check.py KERNSCOPE FIXTURE_DIR"""
+import os
 import collections
 import csv
 import decimal
-import gzip
 import json
 import pathlib
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 REPORTS = ["cuda_gpu_kern_sum", "cuda_api_sum", "cuda_gpu_mem_time_sum", "cuda_gpu_mem_size_sum", "nvtx_sum"]
 
@@ -31,7 +33,7 @@ def stats_csv(kernscope, report, path):
 
 
 def check_structure(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_any(path, "rt", encoding="utf-8") as f:
         doc = json.load(f, parse_float=decimal.Decimal)
     events = doc["traceEvents"]
     tracks = collections.defaultdict(list)
@@ -94,15 +96,15 @@ def tie_blocks(csv_text):
 
 def main():
     kernscope, fixtures = sys.argv[1], pathlib.Path(sys.argv[2])
-    sources = (sorted((fixtures / "nsys").glob("*/trace.sqlite.gz")) + sorted((fixtures / "kineto").glob("*.json.gz")) +
-               sorted((fixtures / "graph_trace").glob("*.sqlite.gz")))
+    sources = (sorted((fixtures / "nsys").glob("*/trace.sqlite.xz")) + sorted((fixtures / "kineto").glob("*.json.xz")) +
+               sorted((fixtures / "graph_trace").glob("*.sqlite.xz")))
     failures = 0
     with tempfile.TemporaryDirectory() as tmp:
         for source in sources:
             out = pathlib.Path(tmp) / "export.json.gz"
             run(kernscope, "export", "-o", str(out), str(source))
             problems, slices, flows = check_structure(out)
-            name = source.parent.name if source.name == "trace.sqlite.gz" else source.name
+            name = source.parent.name if source.name == "trace.sqlite.xz" else source.name
             if slices == 0:
                 # Nothing on the timeline (a trace with no CUDA rows and no ranges): reading back a
                 # JSON trace with no complete event is refused, exit code 2 with that reason.

@@ -9,15 +9,17 @@ kernscope's host_functions table within 2 ns (rounding of the microsecond decima
 top function its host_steps column.
 
 usage: kineto_host_functions_check.py KERNSCOPE TRACE.json.gz [TRACE.json.gz ...]"""
+import os
 import collections
 import csv
 import decimal
-import gzip
 import io
 import json
 import re
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
@@ -27,7 +29,7 @@ def ns(us):
 
 
 def truth(path):
-    with gzip.open(path, "rt", encoding="utf-8") as f:
+    with open_any(path, "rt", encoding="utf-8") as f:
         events = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
     steps = [e for e in events if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#") and e.get("cat") in ("user_annotation", "cpu_op", "Operator")]
     category = "python_function" if any(e.get("cat") == "python_function" and e.get("tid") == steps[0]["tid"] for e in events) else "cpu_op"

@@ -8,7 +8,7 @@ kind, kernscope must say the report has no data (an empty output is not taken fo
 every fixture must have names compared.
 
 Which files: every Kineto trace anywhere under FIXTURE_DIR, found by content: each *.json or
-*.json.gz file (so *.pt.trace.json[.gz] too) whose text holds "traceEvents" is a Kineto trace and
+*.json.gz or *.json.xz file (so *.pt.trace.json[.gz|.xz] too) whose text holds "traceEvents" is a Kineto trace and
 must be checked; the check fails if fewer files pass than were found (a file that holds
 "traceEvents" but does not read as a trace fails rather than being skipped). Model configs and
 nsys's JSON reports have no "traceEvents" and are not traces.
@@ -43,10 +43,10 @@ a .pt.trace.json two folders down and a .json.gz whose traceEvents is not a list
 found and checked, the second fails the run.)
 
 usage: kineto_json_check.py KERNSCOPE FIXTURE_DIR"""
+import os
 import collections
 import csv
 import decimal
-import gzip
 import io
 import json
 import pathlib
@@ -54,6 +54,8 @@ import re
 import shutil
 import subprocess
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import decompress_any  # noqa: E402  (gzip, xz or plain by magic)
 
 KERNEL_CATS = {"kernel", "Kernel"}
 API_CATS = {"cuda_runtime", "Runtime", "cuda_driver"}
@@ -77,17 +79,16 @@ def to_ns(value):
 def read_text(path):
     with open(path, "rb") as f:
         data = f.read()
-    if data[:2] == b"\x1f\x8b":
-        data = gzip.decompress(data)
+    data = decompress_any(data)
     return data.decode("utf-8")
 
 
 def kineto_traces(root):
-    """Every *.json / *.json.gz file under root whose text holds "traceEvents" (links followed, each
+    """Every *.json / *.json.gz / *.json.xz file under root whose text holds "traceEvents" (links followed, each
     file once)."""
     found = {}
     for path in sorted(root.rglob("*")):
-        if not (path.name.endswith(".json") or path.name.endswith(".json.gz")) or not path.is_file():
+        if not path.name.endswith((".json", ".json.gz", ".json.xz")) or not path.is_file():
             continue
         if '"traceEvents"' in read_text(path):
             found.setdefault(path.resolve(), path)
@@ -309,7 +310,7 @@ def check_file(kernscope, path, tables, demangled):
 def main():
     kernscope, root = sys.argv[1], pathlib.Path(sys.argv[2])
     traces = kineto_traces(root)
-    print(f"{len(traces)} Kineto traces under {root} (*.json / *.json.gz holding \"traceEvents\"):")
+    print(f"{len(traces)} Kineto traces under {root} (*.json / *.json.gz / *.json.xz holding \"traceEvents\"):")
     for path in traces:
         print(f"     {path.relative_to(root)}")
     tables = {}

@@ -30,7 +30,7 @@ std::string name_of(const ::testing::TestParamInfo<Case>& info) {
 class LoadPlansAgree : public ::testing::TestWithParam<Case> {};
 
 TEST_P(LoadPlansAgree, PlannedLoadEqualsFullLoad) {
-  const auto path = (testing::fixtures_dir() / "nsys" / GetParam().fixture / "trace.sqlite.gz").string();
+  const auto path = (testing::fixtures_dir() / "nsys" / GetParam().fixture / "trace.sqlite.xz").string();
   AnalysisRequest request;
   request.analysis = GetParam().analysis;
   request.format = GetParam().format;
@@ -69,7 +69,7 @@ INSTANTIATE_TEST_SUITE_P(NsysFixtures, LoadPlansAgree, ::testing::ValuesIn(cases
 // the device's last-ending operation (end 3,470,646,902, a copy in context 0); kernels and memsets,
 // all in context 1, end earlier (max 3,470,451,411 and 3,470,425,523).
 TEST(LoadPlansAgree, GpuTimeUtilContextIsTheLastEndingOperations) {
-  const auto path = (testing::fixtures_dir() / "nsys/gaps_memset_sync/trace.sqlite.gz").string();
+  const auto path = (testing::fixtures_dir() / "nsys/gaps_memset_sync/trace.sqlite.xz").string();
   AnalysisRequest request;
   request.analysis = "analyze";
   auto planned = open_for_analysis(path, request);

@@ -37,8 +37,8 @@ class NsysAnalyzeGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(NsysAnalyzeGolden, SixRulesEqualNsys) {
   const auto dir = testing::fixtures_dir() / "nsys" / GetParam();
-  const auto gold = gold_sections(testing::read_file(dir / "gold/analyze.txt"));
-  auto trace = open_trace((dir / "trace.sqlite.gz").string());
+  const auto gold = gold_sections(testing::read_file(testing::existing(dir / "gold/analyze.txt")));
+  auto trace = open_trace((dir / "trace.sqlite.xz").string());
   ASSERT_TRUE(trace) << trace.error().message;
   const AnalyzeOptions options;
   const auto findings = run_nsys_rules(*trace, options);
@@ -66,14 +66,13 @@ TEST_P(NsysAnalyzeGolden, SixRulesEqualNsys) {
 TEST_P(NsysAnalyzeGolden, JsonRowsEqualNsys) {
   const auto dir = testing::fixtures_dir() / "nsys" / GetParam();
   if (!std::filesystem::is_directory(dir / "gold/analyze")) GTEST_SKIP() << "no nsys analyze --format json gold";
-  auto trace = open_trace((dir / "trace.sqlite.gz").string());
+  auto trace = open_trace((dir / "trace.sqlite.xz").string());
   ASSERT_TRUE(trace) << trace.error().message;
   const AnalyzeOptions options;
   int compared = 0;
   for (const auto& f : run_nsys_rules(*trace, options)) {
     const auto gold_rel = "analyze/" + f.rule + ".json";
-    auto path = dir / "gold" / gold_rel;
-    if (!std::filesystem::exists(path)) path += ".gz";
+    const auto path = testing::existing(dir / "gold" / gold_rel);
     if (!std::filesystem::exists(path)) {
       EXPECT_TRUE(f.skipped || f.rows.rows.empty()) << f.rule << ": kernscope found rows, nsys wrote no file";
       continue;

@@ -34,7 +34,7 @@ struct GoldCase {
 
 std::string stem_of(const fs::path& p) {
   std::string name = p.filename().string();
-  for (const char* ext : {".gz", ".csv", ".tsv", ".json", ".txt"}) {
+  for (const char* ext : {".gz", ".xz", ".csv", ".tsv", ".json", ".txt"}) {
     if (name.size() > std::strlen(ext) && name.ends_with(ext)) name.resize(name.size() - std::strlen(ext));
   }
   return name;
@@ -74,10 +74,15 @@ std::vector<GoldCase> discover() {
   for (const std::string& fx : testing::gold_fixture_names()) {
     const fs::path gold = testing::fixtures_dir() / "nsys" / fx / "gold";
     if (!fs::is_directory(gold)) continue;  // the coverage test reports it
-    auto relative = [&](const fs::path& p) { return p.lexically_relative(gold).generic_string(); };
+    // The gold file's plain name (gold_skips.txt's PATH): compressed files are named without .xz/.gz.
+  auto relative = [&](const fs::path& p) {
+    std::string rel = p.lexically_relative(gold).generic_string();
+    if (rel.ends_with(".xz") || rel.ends_with(".gz")) rel.resize(rel.size() - 3);
+    return rel;
+  };
     for (const auto& f : fs::directory_iterator(gold)) {
       const std::string file = f.path().filename().string();
-      if (!f.is_regular_file() || file == "analyze.txt" || file == "MANIFEST.txt") continue;
+      if (!f.is_regular_file() || file == "analyze.txt" || file == "analyze.txt.xz" || file == "MANIFEST.txt") continue;
       const std::string report = report_of(stem_of(f.path()));
       cases.push_back({fx, report, f.path(), Format::kCsv, TimeUnit::kNs, "", sanitize(fx + "_" + report), relative(f.path())});
     }
@@ -114,7 +119,7 @@ const Trace& load(const std::string& fixture) {
   static std::map<std::string, Trace> cache;
   auto it = cache.find(fixture);
   if (it == cache.end()) {
-    auto trace = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.gz").string());
+    auto trace = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string());
     if (!trace) throw std::runtime_error(trace.error().message);
     it = cache.emplace(fixture, std::move(*trace)).first;
   }
@@ -127,7 +132,7 @@ const Trace& load_filtered(const std::string& fixture, const std::string& filter
   static std::string key;
   static Trace trace;
   if (key != fixture + '\n' + filter_args) {
-    auto copy = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.gz").string());
+    auto copy = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string());
     if (!copy) throw std::runtime_error(copy.error().message);
     trace = std::move(*copy);
     apply_filter(trace, filter);
@@ -218,8 +223,8 @@ TEST(NsysGoldenCoverage, EveryFixtureHasItsTraceAndGold) {
           << fixture << " has its gold now: remove its 'awaiting' line from gold_skips.txt";
       continue;
     }
-    EXPECT_TRUE(fs::exists(dir / "trace.sqlite.gz")) << fixture << " has no trace.sqlite.gz";
-    EXPECT_TRUE(fs::exists(dir / "gold" / "analyze.txt")) << fixture << " has no gold/analyze.txt";
+    EXPECT_TRUE(fs::exists(dir / "trace.sqlite.xz")) << fixture << " has no trace.sqlite.xz";
+    EXPECT_TRUE(fs::exists(testing::existing(dir / "gold" / "analyze.txt"))) << fixture << " has no gold/analyze.txt";
   }
   for (const auto& name : [&] {
          std::vector<std::string> v;
@@ -230,7 +235,7 @@ TEST(NsysGoldenCoverage, EveryFixtureHasItsTraceAndGold) {
   }
   for (const auto* entries : {&skips.differs, &skips.cli_differs}) {
     for (const auto& [key, why] : *entries) {
-      EXPECT_TRUE(fs::exists(testing::fixtures_dir() / "nsys" / key.first / "gold" / key.second.substr(0, key.second.find('#'))))
+      EXPECT_TRUE(fs::exists(testing::existing(testing::fixtures_dir() / "nsys" / key.first / "gold" / key.second.substr(0, key.second.find('#')))))
           << "gold_skips.txt names no such gold file: " << key.first << " " << key.second;
     }
   }
@@ -255,8 +260,8 @@ TEST(NsysGoldenCoverage, CollectedGoldMatchesItsManifest) {
     for (const auto& report : report_names()) {
       for (const auto& [prefix, ext] : variants) {
         const std::string file = "variants/" + prefix + "_" + report + "." + ext;
-        const bool there = manifest.gold.contains(file) || manifest.gold.contains(file + ".gz") ||
-                           manifest.left_out.contains(file + ".gz");
+        const bool there = manifest.gold.contains(file) || manifest.gold.contains(file + ".xz") ||
+                           manifest.left_out.contains(file + ".xz");
         EXPECT_TRUE(there) << fixture << ": no " << file << " (is the report in gold_collect.sh's REPORTS?)";
       }
     }

@@ -57,7 +57,7 @@ def main():
     after = measured_after(tsv)
     failures, errors = [], []
     for pair, (change, group) in PAIRS.items():
-        before = fixtures / "whatif" / f"{pair}.before.sqlite.gz"
+        before = fixtures / "whatif" / f"{pair}.before.sqlite.xz"
         if not before.exists() and llama_dir and (llama_dir / f"{pair}.before.sqlite.gz").exists():
             before = llama_dir / f"{pair}.before.sqlite.gz"
         if not before.exists():
@@ -76,7 +76,7 @@ def main():
     if median_error > 0.10:
         failures.append("median error")
     # report on the bundled Llama trace leads with graphs and its predicted TPOT.
-    bundled = fixtures / "nsys" / "llama_decode_h200" / "trace.sqlite.gz"
+    bundled = fixtures / "nsys" / "llama_decode_h200" / "trace.sqlite.xz"
     r = subprocess.run([kernscope, "report", str(bundled)], capture_output=True, text=True)
     lines = r.stdout.splitlines()
     first = next((lines[i + 1] for i, line in enumerate(lines) if line.startswith("Next actions") and i + 1 < len(lines)), "")

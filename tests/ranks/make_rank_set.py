@@ -27,11 +27,12 @@ import gzip
 import json
 import os
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 
 def load(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
+    with open_any(path, "rt") as f:
         return json.load(f, parse_float=decimal.Decimal)
 
 

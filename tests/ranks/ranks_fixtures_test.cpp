@@ -18,7 +18,7 @@ namespace {
 const std::filesystem::path kFixtures = KERNSCOPE_FIXTURES_DIR;
 
 TEST(RanksFixtures, KinetoDdpRankWithCollectiveArguments) {
-  auto set = read_rank_set({(kFixtures / "ranks/hta__nccl_parser_config__nccl_data.json.gz").string()});
+  auto set = read_rank_set({(kFixtures / "ranks/hta__nccl_parser_config__nccl_data.json.xz").string()});
   ASSERT_TRUE(set.has_value()) << set.error().message;
   ASSERT_EQ(set->ranks.size(), 1u);
   const auto& r = set->ranks[0];
@@ -52,7 +52,7 @@ TEST(RanksFixtures, KinetoDdpRankWithCollectiveArguments) {
 }
 
 TEST(RanksFixtures, OneNsysExportWithTwoProcesses) {
-  auto set = read_rank_set({(kFixtures / "ranks/nsysai_mfu_2gpu_before.sqlite.gz").string()});
+  auto set = read_rank_set({(kFixtures / "ranks/nsysai_mfu_2gpu_before.sqlite.xz").string()});
   ASSERT_TRUE(set.has_value()) << set.error().message;
   ASSERT_EQ(set->ranks.size(), 2u);
   EXPECT_EQ(set->ranks[0].rank, 0);
@@ -73,8 +73,8 @@ TEST(RanksFixtures, OneNsysExportWithTwoProcesses) {
 
 TEST(RanksFixtures, RanksOfDifferentRunsAreSaidToBeMixed) {
   // trace_diff's control is rank 3 of 8, its test rank 1 of 2 (their distributedInfo).
-  auto set = read_rank_set({(kFixtures / "kineto/trace_diff__control__control.json.gz").string(),
-                            (kFixtures / "kineto/trace_diff__test__test.json.gz").string()});
+  auto set = read_rank_set({(kFixtures / "kineto/trace_diff__control__control.json.xz").string(),
+                            (kFixtures / "kineto/trace_diff__test__test.json.xz").string()});
   ASSERT_TRUE(set.has_value()) << set.error().message;
   std::string notes;
   for (const auto& n : set->notes) notes += n + "\n";

@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 failures = []
@@ -75,8 +77,7 @@ def check_bandwidth(doc, source, n):
     busBW = max(In, Out msg nelems) x dtype bytes (Float 4, Long 8) x factor / duration, with factor
     2(n-1)/n for all-reduce and 1 for broadcast (n = 8 ranks, the Group size the generator writes)."""
     import decimal
-    import gzip
-    with gzip.open(source, "rt") as f:
+    with open_any(source, "rt") as f:
         events = json.load(f, parse_float=decimal.Decimal)["traceEvents"]
     nccl = sorted((e for e in events if e.get("cat") == "kernel" and e.get("name", "").startswith("ncclKernel_")),
                   key=lambda e: e["ts"])

@@ -12,7 +12,6 @@ clock offset near zero.
 usage: tp2_decode_test.py KERNSCOPE STEPS FILE...
 """
 import csv
-import gzip
 import io
 import os
 import shutil
@@ -21,6 +20,8 @@ import statistics
 import subprocess
 import sys
 import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 kernscope, STEPS, files = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 failures = []
@@ -44,7 +45,7 @@ nccl_by_device, walls_by_device = {}, {}
 with tempfile.TemporaryDirectory() as tmp:
     for f in files:
         db = os.path.join(tmp, "t.sqlite")
-        with gzip.open(f) as src, open(db, "wb") as dst:
+        with open_any(f) as src, open(db, "wb") as dst:
             shutil.copyfileobj(src, dst)
         con = sqlite3.connect(db)
         device_of_pid = dict(con.execute("SELECT DISTINCT (globalPid >> 24) & 16777215, deviceId FROM CUPTI_ACTIVITY_KIND_KERNEL"))

@@ -22,12 +22,13 @@ lists, per process, the source indices of the NCCL kernels it kept, their kernel
 ends (ns, the source's clock, before any --offset), so a matching can be checked collective by collective.
 """
 import argparse
-import gzip
 import json
 import os
 import shutil
 import sqlite3
 import sys
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 TIMED = ["CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME", "NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_MEMCPY",
          "CUPTI_ACTIVITY_KIND_MEMSET", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "PROFILER_OVERHEAD", "OSRT_API"]
@@ -35,8 +36,7 @@ PID = "((({col}) >> 24) & 16777215)"
 
 
 def open_copy(source, path):
-    opener = gzip.open if source.endswith(".gz") else open
-    with opener(source, "rb") as src, open(path, "wb") as dst:
+    with open_any(source, "rb") as src, open(path, "wb") as dst:
         shutil.copyfileobj(src, dst)
     return sqlite3.connect(path)
 

@@ -28,6 +28,17 @@ inline std::string read_file(const std::filesystem::path& path) {
   return s.str();
 }
 
+// A fixture file by its plain name: the file itself, else its .xz or .gz (nsys gold files over
+// 4 kB are kept xz-compressed; their names in tests stay the plain ones).
+inline std::filesystem::path existing(const std::filesystem::path& path) {
+  for (const char* suffix : {"", ".xz", ".gz"}) {
+    auto candidate = path;
+    candidate += suffix;
+    if (std::filesystem::exists(candidate)) return candidate;
+  }
+  return path;
+}
+
 // The first differing line of two texts, for readable failures.
 inline std::string first_difference(const std::string& got, const std::string& want) {
   std::istringstream a(got), b(want);

@@ -122,7 +122,7 @@ TEST(ApiRoles, CacheAgreesWithRoleOfForEveryId) {
 // 2 synchronizations.
 TEST(ApiRolesOnHip, Mi300TraceCountsLaunchesSyncsAndCopies) {
   auto trace = open_trace(
-      (testing::fixtures_dir() / "kineto/tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz").string());
+      (testing::fixtures_dir() / "kineto/tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.xz").string());
   ASSERT_TRUE(trace) << trace.error().message;
   ApiRoleCache roles(trace->strings);
   std::int64_t launches = 0, syncs = 0, copies = 0;

@@ -112,7 +112,7 @@ TEST_F(CompressedFileTest, XzWithDamagedBytesIsCorrupt) {
 
 // The same trace, gzip and xz: the same kernels, through both readers (SQLite image, streamed JSON).
 TEST_F(CompressedFileTest, TracesReadTheSameFromEitherCompression) {
-  for (const std::string fixture : {"nsys/gaps_memset_sync/trace.sqlite.gz", "kineto/triton_example__triton_example.json.gz"}) {
+  for (const std::string fixture : {"nsys/gaps_memset_sync/trace.sqlite.xz", "kineto/triton_example__triton_example.json.xz"}) {
     const fs::path gz = testing::fixtures_dir() / fixture;
     const fs::path xz = dir_ / (gz.stem().string() + ".xz");
     write_file(xz, xz_bytes(testing::read_file(gz)));

@@ -64,8 +64,8 @@ TEST_P(WholeGraphExports, ReadAsGraphExecutionsThatCountAsGpuTime) {
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, WholeGraphExports,
-                         ::testing::Values(GraphFixture{"nsys", "nsys_graph_level_h100.sqlite.gz", 5'086'376},
-                                           GraphFixture{"kernscope", "kernscope_graph_level_h100.sqlite.gz", 5'085'901}),
+                         ::testing::Values(GraphFixture{"nsys", "nsys_graph_level_h100.sqlite.xz", 5'086'376},
+                                           GraphFixture{"kernscope", "kernscope_graph_level_h100.sqlite.xz", 5'085'901}),
                          [](const ::testing::TestParamInfo<GraphFixture>& info) { return std::string(info.param.name); });
 
 }  // namespace

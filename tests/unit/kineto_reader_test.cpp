@@ -57,7 +57,7 @@ TEST(KinetoTime, RejectsWhatIsNotANumberOrOverflows) {
 TEST(KinetoShortName, MatchesNsysShortNamesOnRealExports) {
   std::size_t checked = 0;
   for (const char* fixture : {"llama_decode_h200", "graph_tiny_kernels_h200", "cloverleaf_perlmutter"}) {
-    auto trace = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.gz").string());
+    auto trace = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string());
     ASSERT_TRUE(trace.has_value()) << trace.error().message;
     const auto& k = trace->kernels;
     std::set<std::pair<StringId, StringId>> pairs;

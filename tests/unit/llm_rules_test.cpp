@@ -208,7 +208,7 @@ TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
 }
 
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   auto d = diagnose(*trace, OpRuleSet::builtin(), {}, {}).value();
   EXPECT_EQ(rule(d.findings, "llm_launch_bound").count, 64);

@@ -29,7 +29,7 @@ const std::string kFixtures = KERNSCOPE_FIXTURES_DIR;
 
 const Diagnosis& llama_diagnosis() {
   static const Diagnosis d = [] {
-    auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.gz");
+    auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.xz");
     EXPECT_TRUE(trace.has_value());
     auto diagnosis = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{});
     EXPECT_TRUE(diagnosis.has_value());
@@ -97,7 +97,7 @@ TEST(ModelCostReport, PrefillMfuOnTheBundledLlamaTrace) {
 // decode MBU 1,593,633,280 / 13.245502109375 ms / 4 TB/s = 3.0079 %; it has no BF16 peak, so no
 // prefill MFU, and the note says why.
 TEST(ModelCostReport, UserPeaksFirst) {
-  auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.gz");
+  auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.xz");
   ASSERT_TRUE(trace.has_value());
   auto d = diagnose(*trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{});
   ASSERT_TRUE(d.has_value());
@@ -137,7 +137,7 @@ TEST(ModelCostReport, UnknownGpuFallsBackToItsOwnBandwidth) {
 // 19.5228 %, the decode MBU over kernel time; its source is model-config (without the step work
 // merged into step rows, the row had no work: source none).
 TEST(ModelCostReport, RooflineByStep) {
-  auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.gz");
+  auto trace = open_trace(kFixtures + "/nsys/llama_decode_h200/trace.sqlite.xz");
   ASSERT_TRUE(trace.has_value());
   RooflineOptions o;
   o.grouping = RooflineGrouping::kStep;

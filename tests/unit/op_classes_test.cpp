@@ -169,7 +169,7 @@ TEST(Nccl, ParsesOperationDtypeAlgorithmProtocol) {
 }
 
 TEST(OpsOnLlamaFixture, EveryKernelRightAndOtherUnderFivePercent) {
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   auto ops = classify_operations(*trace, OpRuleSet::builtin()).value();
   // Substring of the kernel name -> its operation (see the file comment for how each was established).

@@ -18,7 +18,7 @@ namespace kernscope {
 namespace {
 
 TEST(Overview, SpanLeavesOutNvtxDeclarationsAndSaysSo) {
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   const TraceOverview o = describe(*trace);
   EXPECT_EQ(o.first_ns, -260'445'162);
@@ -33,7 +33,7 @@ TEST(HostThread, BacktracedLaunchesCountOnce) {
   // launch rows (cudaLaunchKernel[_v7000], cudaLaunchKernelExC_v11060, cuLaunchKernel[Ex]), of which
   // 1,980 lie inside a backtrace record of their correlation id and name (1,965 cudaLaunchKernel_v7000,
   // 15 cuLaunchKernel): 45,143 launches.
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   const HostProfile host = host_profile_of(*trace, {}, "", HostProfileOptions{});
   EXPECT_NE(host.thread_reason.find("(45143 launches)"), std::string::npos) << host.thread_reason;

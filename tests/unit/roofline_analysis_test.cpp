@@ -178,7 +178,7 @@ TEST(Roofline, BadOptions) {
 // The MI300X fixture: External id 20685 is aten::mm with Input Dims [[8944, 1024], [1024, 1024]]
 // (c10::BFloat16), one kernel (python3: json.load of the file, the cpu_op and kernel with that id).
 TEST(Roofline, Mi300KinetoFixture) {
-  auto trace = open_trace((testing::fixtures_dir() / "kineto" / "tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "kineto" / "tracelens__traces__mi300__Qwen_Qwen1.5-0.5B-Chat__1016005.json.xz").string());
   ASSERT_TRUE(trace.has_value()) << trace.error().message;
   ASSERT_GT(trace->op_shapes.size(), 0u);
   auto work = collect_kernel_work(*trace, {}).value();

@@ -81,7 +81,7 @@ class NvtxRemoved : public ::testing::TestWithParam<std::tuple<const char*, std:
 
 TEST_P(NvtxRemoved, TheKernelPeriodGivesTheAnnotatedSteps) {
   const auto [fixture, prefills, decodes] = GetParam();
-  const std::string path = (testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.gz").string();
+  const std::string path = (testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string();
   auto annotated_trace = open_trace(path);
   ASSERT_TRUE(annotated_trace);
   OpenOptions no_nvtx;
@@ -126,7 +126,7 @@ StepAnalysis steps_of(const std::string& relative, const OpenOptions& options = 
 // operations (521 kernels, 492,672.806 us summed) launched by calls inside step[EXTEND] span
 // 493,529.207 us, and the last of them ends 493,633.219 us after the span began.
 TEST(StepSources, SglangForwardSpanIsThePrefillStep) {
-  const auto s = steps_of("kineto/tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.gz");
+  const auto s = steps_of("kineto/tracelens__traces__inference__sglang_prefilldecode__sglang_Qwen3-8B_prefilldecode.json.xz");
   ASSERT_EQ(s.steps.size(), 1u);
   const Step& st = s.steps[0];
   EXPECT_NE(st.name.find("step[EXTEND bs=15 toks=15360]"), std::string::npos) << st.name;
@@ -150,8 +150,8 @@ TEST(StepSources, OtherThreadsOfTheProcessWorkForItsSteps) {
     std::size_t steps;
     std::int64_t kernels_per_step;
   };
-  for (const Case& c : {Case{"ranks/hta__nccl_parser_config__nccl_data.json.gz", 3, 900},
-                        Case{"kineto/kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.gz", 6, 1462}}) {
+  for (const Case& c : {Case{"ranks/hta__nccl_parser_config__nccl_data.json.xz", 3, 900},
+                        Case{"kineto/kineto_tbplugin__resnet50_num_workers_0__worker0.1623143089861.pt.trace.json.xz", 6, 1462}}) {
     const auto s = steps_of(c.file);
     EXPECT_NE(s.method.find("annotations"), std::string::npos) << c.file << ": " << s.method;
     ASSERT_EQ(s.steps.size(), c.steps) << c.file;
@@ -167,7 +167,7 @@ TEST(StepSources, OtherThreadsOfTheProcessWorkForItsSteps) {
 // (no NVTX): one stretch of GPU work holding all 12 kernels, launched by its 12 cudaLaunchKernel
 // calls (sqlite3 over CUPTI_ACTIVITY_KIND_RUNTIME).
 TEST(StepSources, StepsFoundFromTheWorkCountTheirLaunches) {
-  const auto s = steps_of("nsys/mordred_quadro_rtx6000/trace.sqlite.gz");
+  const auto s = steps_of("nsys/mordred_quadro_rtx6000/trace.sqlite.xz");
   ASSERT_EQ(s.steps.size(), 1u);
   EXPECT_EQ(s.steps[0].kernels, 12);
   EXPECT_EQ(s.steps[0].launches, 12);
@@ -179,7 +179,7 @@ TEST(StepSources, StepsFoundFromTheWorkCountTheirLaunches) {
 // launching call in the window nsys-ai cut (sqlite3: its correlation id has no runtime row), so
 // that step began before the trace and is left out.
 TEST(StepSources, PeriodStepsAreOneProcesssPasses) {
-  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_mfu_2gpu_before/trace.sqlite.gz").string();
+  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_mfu_2gpu_before/trace.sqlite.xz").string();
   auto trace = open_trace(path);
   ASSERT_TRUE(trace);
   const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
@@ -206,7 +206,7 @@ TEST(StepSources, PeriodStepsAreOneProcesssPasses) {
 // not reported as short steps. sqlite3 over the llama fixture's NVTX_EVENTS: 6 decode_step ranges
 // lie inside [18,080 ms, 18,400 ms) and 8 overlap it.
 TEST(StepSources, StepsCutByAFilterAreLeftOut) {
-  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string();
+  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.xz").string();
   auto trace = open_trace(path);
   ASSERT_TRUE(trace);
   FilterSpec spec;
@@ -229,7 +229,7 @@ TEST(StepSources, StepsCutByAFilterAreLeftOut) {
 // launches (sqlite3: the host runs ~370 ms ahead) fall before them. A step whose kernels have no
 // launching call in the trace reads 0 launches and says why; one whose kernels do counts them.
 TEST(StepSources, StepsWhoseLaunchesPredateTheTraceSaySo) {
-  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_h100_2gpu_1s/trace.sqlite.gz").string();
+  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_h100_2gpu_1s/trace.sqlite.xz").string();
   auto trace = open_trace(path);
   ASSERT_TRUE(trace);
   const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
@@ -258,7 +258,7 @@ TEST(StepSources, StepsWhoseLaunchesPredateTheTraceSaySo) {
 // An NVTX filter on one step's own range keeps that step whole, with its name: sqlite3 gives the
 // 4th measure:decode_step range [20,926,610,941, 20,938,773,110) ns and 695 kernels launched in it.
 TEST(StepSources, AFilterOnAStepsOwnRangeKeepsTheStep) {
-  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string();
+  const std::string path = (testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.xz").string();
   auto trace = open_trace(path);
   ASSERT_TRUE(trace);
   FilterSpec spec;

@@ -18,7 +18,7 @@ namespace kernscope {
 namespace {
 
 TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
   ASSERT_EQ(s.steps.size(), 130u);
@@ -71,7 +71,7 @@ TEST(StepsOnLlama, GroupsTpotAndLaunchesMatchNsys) {
 // thread, id and base name encloses, gives 44,480 calls of 303,514,700 ns (46,358 and
 // 332,605,517 ns counting both rows, what steps said before).
 TEST(StepsOnLlama, BacktracedCallsCountOnce) {
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
   std::int64_t decode = 0, launches = 0, launch_ns = 0;

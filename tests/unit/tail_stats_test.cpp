@@ -92,7 +92,7 @@ TEST(TailStatistics, ApiOnABacktracedExportMatchesSqlite) {
   // suffix, 34,645 distinct correlation ids (1,965 backtrace records, eventClass 67, each enclosing
   // its cudaLaunchKernel_v7000 row); the rows no same-id row encloses sum to 234,325,681 ns, max
   // 365,836. cudaDeviceSynchronize: 4 rows, 2 calls, 51,020 ns.
-  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.gz").string());
+  auto trace = open_trace((testing::fixtures_dir() / "nsys/llama_decode_pysample_h200/trace.sqlite.xz").string());
   ASSERT_TRUE(trace);
   auto r = tail_statistics(*trace, TailSubject::kApi).value();
   std::map<std::string, TailRow> rows;
