@@ -87,7 +87,7 @@ core: cli
 
 test: build fuzz-smoke python
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) $(PY) -m pytest -q python/tests
+	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) $(PY) -m pytest -q -n $(JOBS) python/tests
 
 # The edit-test loop: rebuilds what changed (configuring the tests first where `make run` left them
 # out), then runs the fast tests (CHECK_TESTS, less CHECK_SKIP: ctest name patterns).
