@@ -21,7 +21,7 @@ import tempfile
 HTA_SCRIPT = r"""
 import sys, time, resource
 from hta.trace_analysis import TraceAnalysis
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'tests', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 t = time.perf_counter()
 analyzer = TraceAnalysis(trace_dir=sys.argv[1])

@@ -15,7 +15,7 @@ pytest.importorskip("pyarrow")
 pytest.importorskip("duckdb")
 
 from kernscope import fleet  # noqa: E402
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]

@@ -21,7 +21,7 @@ from decimal import Decimal
 import pytest
 
 from chromium_cdp import Browser, find_chromium
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
 from compressed import decompress_any, open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"

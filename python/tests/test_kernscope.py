@@ -14,7 +14,7 @@ import pytest
 
 import kernscope
 from kernscope import annotate
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', '..', 'tests', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
 from compressed import decompress_any, gold_text, open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"

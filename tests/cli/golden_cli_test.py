@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections import defaultdict
 from pathlib import Path
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import decompress_any, strip_compression  # noqa: E402  (gzip, xz or plain by magic)
 
 GOLD_SKIPS = Path(__file__).resolve().parent.parent / "golden" / "gold_skips.txt"

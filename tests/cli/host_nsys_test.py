@@ -25,7 +25,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 MS = 1_000_000

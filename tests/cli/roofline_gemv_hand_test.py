@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from collections import defaultdict
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 K, FIX = sys.argv[1], sys.argv[2]

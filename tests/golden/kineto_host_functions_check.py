@@ -18,7 +18,7 @@ import json
 import re
 import subprocess
 import sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

@@ -54,7 +54,7 @@ import re
 import shutil
 import subprocess
 import sys
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import decompress_any  # noqa: E402  (gzip, xz or plain by magic)
 
 KERNEL_CATS = {"kernel", "Kernel"}

@@ -20,7 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *('..', 'support')))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
 from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
 
 kernscope, STEPS, files = sys.argv[1], int(sys.argv[2]), sys.argv[3:]

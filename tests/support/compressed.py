@@ -2,16 +2,20 @@
 bytes (the fixtures are xz; traces tests make are often gzip), for the Python test scripts."""
 import gzip
 import lzma
+import os
+
+
+def _kind_of_head(head):
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if head[:6] == b"\xfd7zXZ\x00":
+        return "xz"
+    return "plain"
 
 
 def kind_of(path):
     with open(path, "rb") as f:
-        head = f.read(6)
-    if head[:2] == b"\x1f\x8b":
-        return "gzip"
-    if head == b"\xfd7zXZ\x00":
-        return "xz"
-    return "plain"
+        return _kind_of_head(f.read(6))
 
 
 def open_any(path, mode="rb", **kwargs):
@@ -26,9 +30,10 @@ def open_any(path, mode="rb", **kwargs):
 
 def decompress_any(data):
     """The content of bytes that may be gzip, xz or plain."""
-    if data[:2] == b"\x1f\x8b":
+    kind = _kind_of_head(data)
+    if kind == "gzip":
         return gzip.decompress(data)
-    if data[:6] == b"\xfd7zXZ\x00":
+    if kind == "xz":
         return lzma.decompress(data)
     return data
 
@@ -47,7 +52,6 @@ def strip_compression(name):
 def gold_text(path):
     """A fixture's text by its plain name: the file, else its .xz or .gz (nsys gold files over 4 kB
     are kept xz-compressed)."""
-    import os
     for candidate in (str(path), str(path) + ".xz", str(path) + ".gz"):
         if os.path.exists(candidate):
             with open_any(candidate, "rt", encoding="utf-8", newline="") as f:

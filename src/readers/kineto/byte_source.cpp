@@ -44,8 +44,8 @@ class CompressedSource final : public ByteSource {
   static constexpr std::size_t kBlockBytes = 4u << 20;
   static constexpr std::size_t kMaxQueued = 3;
 
-  CompressedSource(std::unique_ptr<readers::Decompressor> reader, std::string path, std::size_t size)
-      : reader_(std::move(reader)), path_(std::move(path)), size_(size) {
+  CompressedSource(std::unique_ptr<readers::Decompressor> reader, std::size_t size)
+      : reader_(std::move(reader)), size_(size) {
     producer_ = std::thread([this] { produce(); });
   }
   ~CompressedSource() override {
@@ -106,7 +106,6 @@ class CompressedSource final : public ByteSource {
   }
 
   std::unique_ptr<readers::Decompressor> reader_;
-  std::string path_;
   std::size_t size_;
   std::thread producer_;
   std::mutex mutex_;
@@ -150,7 +149,7 @@ Result<std::unique_ptr<ByteSource>> open_byte_source(const std::string& path) {
   if (compression != readers::Compression::kNone) {
     auto reader = readers::Decompressor::open(path, compression, fd);
     if (!reader) return std::unexpected(reader.error());
-    return std::unique_ptr<ByteSource>(new CompressedSource(std::move(*reader), path, stored));
+    return std::unique_ptr<ByteSource>(new CompressedSource(std::move(*reader), stored));
   }
   ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   return std::unique_ptr<ByteSource>(new FileSource(fd, path, stored));
