@@ -335,6 +335,14 @@ struct TracerThreadCost {
   bool program_thread = false;  // a thread of the program (it made CUDA calls), not the tracer's or CUPTI's
 };
 
+// A window a live capture or a capture range recorded (kernscope's tracer): work outside the
+// windows was not recorded, and a step cut by a window's edge holds only part of its work.
+struct CaptureWindow {
+  TimeNs start = 0;
+  std::optional<TimeNs> end;  // unset: the program ended or was killed while it was open
+  std::string opened_by, closed_by;
+};
+
 struct Trace {
   SourceInfo source;
   StringPool strings;
@@ -356,6 +364,9 @@ struct Trace {
   std::vector<Process> processes;
   std::vector<Thread> threads;
   std::vector<TracerThreadCost> tracer_cost;  // kernscope tracer traces only
+  // The recording windows (kernscope tracer traces of a live capture or capture range); empty: the
+  // trace covers its whole span.
+  std::vector<CaptureWindow> capture_windows;
 
   // Labels of nsys enumerations (copy kind, memory kind), read from the file where it has them.
   std::map<std::int32_t, std::string> memcpy_kind_labels;

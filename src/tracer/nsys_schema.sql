@@ -250,6 +250,15 @@ CREATE TABLE KERNSCOPE_GPU_SAMPLES (
  pcieTxKBps INTEGER,
  pcieRxKBps INTEGER
 );
+-- The windows a live capture or capture range recorded (issue 30): [start, end) in the trace's
+-- clock; end NULL while the window was open (the program ended or was killed during it).
+CREATE TABLE KERNSCOPE_CAPTURE_WINDOWS (
+ id INTEGER PRIMARY KEY,
+ start INTEGER NOT NULL,
+ end INTEGER,
+ openedBy TEXT,
+ closedBy TEXT
+);
 CREATE TABLE KERNSCOPE_TRACER_INFO (
  name TEXT NOT NULL,
  value TEXT

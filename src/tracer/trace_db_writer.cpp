@@ -245,6 +245,18 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
       if (!s.step()) return w.fail("writing GPU samples");
     }
   }
+  if (!b.windows.empty()) {
+    Statement s(w.db, "INSERT OR REPLACE INTO KERNSCOPE_CAPTURE_WINDOWS (id, start, end, openedBy, closedBy) VALUES (?,?,?,?,?)");
+    for (const auto& win : b.windows) {
+      s.i64(1, win.id).i64(2, win.start);
+      if (win.end < 0) s.null(3);
+      else s.i64(3, win.end);
+      s.text(4, win.opened_by);
+      if (win.closed_by.empty()) s.null(5);
+      else s.text(5, win.closed_by);
+      if (!s.step()) return w.fail("writing capture windows");
+    }
+  }
   return w.exec("COMMIT");
 }
 

@@ -84,6 +84,14 @@ struct GpuSampleRow {
   std::uint64_t clock_event_reasons = 0;
 };
 
+// A recording window of a live capture or a capture range (KERNSCOPE_CAPTURE_WINDOWS): written when
+// it opens, with end -1, and again when it closes, so a file cut during a window says so.
+struct CaptureWindowRow {
+  std::int64_t id = 0;
+  std::int64_t start = 0, end = -1;
+  std::string opened_by, closed_by;
+};
+
 // One batch of decoded rows (a flushed CUPTI buffer, or several).
 struct RecordBatch {
   std::vector<KernelRow> kernels;
@@ -96,11 +104,12 @@ struct RecordBatch {
   std::vector<OverheadRow> overheads;
   std::vector<DeviceRow> devices;
   std::vector<GpuSampleRow> samples;
+  std::vector<CaptureWindowRow> windows;
   std::int64_t unknown_records = 0;  // record kinds the decoder does not map (counted, reported)
 
   bool empty() const {
     return kernels.empty() && memcpys.empty() && memsets.empty() && graph_traces.empty() && api_calls.empty() && syncs.empty() &&
-           nvtx.empty() && overheads.empty() && devices.empty() && samples.empty();
+           nvtx.empty() && overheads.empty() && devices.empty() && samples.empty() && windows.empty();
   }
   void clear() { *this = RecordBatch{}; }
 };

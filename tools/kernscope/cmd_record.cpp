@@ -25,6 +25,7 @@
 #include "readers/cublas_log/gemm_shapes_env.hpp"
 #include "readers/ncu/ncu_command.hpp"
 #include "readers/ncu/ncu_report.hpp"
+#include "tracer/config/control_channel.hpp"
 #include "tracer/config/file_list.hpp"
 #include "tracer/config/tracer_config.hpp"
 
@@ -50,6 +51,13 @@ struct RecordOptions {
   std::int64_t ncu_launch_skip = 0, ncu_launch_count = 0;
   std::string ncu_nvtx_include;
   std::string sample = "none";
+  // Live capture (issue 30).
+  bool paused = false;
+  std::string session;
+  double every_s = 0, for_s = 0;
+  std::int64_t every_steps = 0, steps = 0, keep_last_steps = 0;
+  std::string when, step_range;
+  int tail_mb = 512;
   std::vector<std::string> command;
 };
 
@@ -238,6 +246,9 @@ int run_record(const RecordOptions& o) {
   if (o.backend != "kernscope" && o.backend != "nsys" && o.backend != "ncu") {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --backend must be kernscope, nsys or ncu"});
   }
+  if (o.backend != "kernscope" && (o.paused || o.every_s > 0 || o.every_steps > 0 || o.keep_last_steps > 0)) {
+    return fail(Error{ErrorCode::kInvalidArgument, "record: live capture (--paused, --every, --every-steps, --keep-last-steps) needs --backend kernscope"});
+  }
   if (o.backend != "ncu" && (!o.ncu_kernels.empty() || o.ncu_launch_skip != 0 || o.ncu_launch_count != 0 || !o.ncu_nvtx_include.empty())) {
     return fail(Error{ErrorCode::kInvalidArgument, "record: --ncu-kernels, --ncu-launch-skip, --ncu-launch-count and --ncu-nvtx need --backend ncu"});
   }
@@ -286,6 +297,26 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kRecord, o.record},
       {tracer::env::kFileList, file_list},
       {tracer::env::kSample, o.sample}};
+  // Live capture: every process of the launch listens in one session folder for `kernscope capture`.
+  const bool live = o.paused || o.every_s > 0 || o.every_steps > 0 || o.keep_last_steps > 0;
+  const std::string session = o.session.empty() ? std::to_string(::getpid()) : o.session;
+  if (live) {
+    env.insert(env.end(), {{tracer::env::kPaused, o.paused ? "1" : "0"},
+                           {tracer::env::kSession, session},
+                           {tracer::env::kEveryS, std::to_string(o.every_s)},
+                           {tracer::env::kForS, std::to_string(o.for_s)},
+                           {tracer::env::kEverySteps, std::to_string(o.every_steps)},
+                           {tracer::env::kSteps, std::to_string(o.steps)},
+                           {tracer::env::kKeepLastSteps, std::to_string(o.keep_last_steps)},
+                           {tracer::env::kWhen, o.when},
+                           {tracer::env::kStepRange, o.step_range},
+                           {tracer::env::kTailMb, std::to_string(o.tail_mb)}});
+  } else if (!o.when.empty() || !o.step_range.empty() || o.for_s > 0 || o.steps > 0 || !o.session.empty()) {
+    std::filesystem::remove(file_list);
+    return fail(Error{ErrorCode::kInvalidArgument,
+                      "record: --when, --step-range, --for, --steps and --session belong to live capture (--paused, --every, "
+                      "--every-steps or --keep-last-steps)"});
+  }
   env.insert(env.end(), shape_env.begin(), shape_env.end());
   // The injected library parses these variables; parsing them here first with the same code turns
   // a bad option into one line and exit code 2 before the program starts, not a silent no-trace.
@@ -295,9 +326,16 @@ int run_record(const RecordOptions& o) {
     }
     return nullptr;
   };
-  if (auto config = tracer::config_from_env(lookup); !config) {
+  auto config = tracer::config_from_env(lookup);
+  if (!config) {
     std::filesystem::remove(file_list);
     return fail(Error{ErrorCode::kInvalidArgument, "record: " + config.error().message});
+  }
+  const std::string session_folder = tracer::session_dir(session, [](const char* n) { return std::getenv(n); });
+  if (live) {
+    std::cerr << "kernscope: record: " << config->live.describe() << "; session " << session << " (" << session_folder
+              << "): kernscope capture start|stop|status " << session << ", kernscope capture window " << session
+              << " --duration 2s" << (config->step_range.empty() ? "" : " | --steps 20") << "\n";
   }
   // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
   // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
@@ -317,6 +355,11 @@ int run_record(const RecordOptions& o) {
   // too, each into its own file: the output pattern should then hold %p.
   const int status = run_child(o.command, env);
   if (hook_dir) std::filesystem::remove_all(hook_dir);
+  // Sockets of processes that were killed stay behind: the session ends with the launch.
+  if (live) {
+    std::error_code ec;
+    std::filesystem::remove_all(session_folder, ec);
+  }
 
   std::ifstream list(file_list);
   const std::string listed((std::istreambuf_iterator<char>(list)), std::istreambuf_iterator<char>());
@@ -379,6 +422,21 @@ Command add_record(CLI::App& app) {
                   "clock), for `kernscope host`: Python frames in Python programs; native frames in other programs, "
                   "from their first CUDA call")
       ->capture_default_str();
+  cmd->add_flag("--paused", o->paused,
+                "live capture: run with the tracer loaded but recording off; windows are opened from another shell with "
+                "kernscope capture start|stop|window (every process of the launch, workers included)");
+  cmd->add_option("--session", o->session, "live capture: the session's name for kernscope capture (default: this record's pid)");
+  cmd->add_option("--every", o->every_s, "live capture: open a window every this many seconds (with --for)");
+  cmd->add_option("--for", o->for_s, "live capture: each sampled window lasts this many seconds");
+  cmd->add_option("--every-steps", o->every_steps, "live capture: open a window every this many steps (with --steps)");
+  cmd->add_option("--steps", o->steps, "live capture: each sampled window holds this many whole steps");
+  cmd->add_option("--keep-last-steps", o->keep_last_steps,
+                  "tail capture: keep the last N steps in memory and write them when a step is slow (with --when)");
+  cmd->add_option("--when", o->when, "tail capture: 'step > 2x p50' (factor of the median step) or 'step > 50ms'");
+  cmd->add_option("--step-range", o->step_range,
+                  "live capture: the NVTX range that is a step (NAME or NAME@DOMAIN), or auto (engines' and PyTorch's step "
+                  "names, the default for --every-steps and --keep-last-steps)");
+  cmd->add_option("--tail-mb", o->tail_mb, "tail capture: memory bound on the held records (MiB)")->capture_default_str();
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
   cmd->positionals_at_end(true);

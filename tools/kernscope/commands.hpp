@@ -21,6 +21,8 @@ using Command = std::function<int()>;
 Command add_analysis(CLI::App& app, const AnalysisSpec& spec);
 // `kernscope record`: runs a program under the tracer (not an analysis of a trace).
 Command add_record(CLI::App& app);
+// `kernscope capture`: opens and closes windows of a live capture (record --paused).
+Command add_capture(CLI::App& app);
 // `kernscope peaks`: runs kernscope-peaks (measured GPU peaks), a CUDA program of its own.
 Command add_peaks(CLI::App& app);
 

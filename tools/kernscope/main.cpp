@@ -43,6 +43,8 @@ int main(int argc, char** argv) {
   }
   Command record = add_record(app);
   commands.emplace(app.get_subcommands({}).back(), std::move(record));
+  Command capture = add_capture(app);
+  commands.emplace(app.get_subcommands({}).back(), std::move(capture));
   Command peaks = add_peaks(app);
   commands.emplace(app.get_subcommands({}).back(), std::move(peaks));
   Command fleet = add_fleet(app);

@@ -10,43 +10,11 @@
 #include "analyses/nsys/nvtx_ranges.hpp"
 #include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
+#include "model/step_names.hpp"
 #include "analyses/tail.hpp"
 
 namespace kernscope::report {
 namespace {
-
-// The part of a range's text that names it: after the last ':' or '/' ("measure:decode_step",
-// "llm/prefill"), so a label in front of the step's name does not hide it.
-std::string_view last_segment(std::string_view text) {
-  const auto cut = text.find_last_of(":/");
-  return cut == std::string_view::npos ? text : text.substr(cut + 1);
-}
-
-// Names a step is called by, whole (after lowercasing and dropping a trailing step number).
-bool is_step_word(std::string_view word) {
-  static constexpr std::string_view kWords[] = {
-      "prefill",    "decode",        "decode_step",  "prefill_step", "step",          "train_step", "training_step",
-      "iteration",  "iter",          "generate",     "generation",   "generate_step", "forward",    "forward_pass",
-      "forward_step", "model_forward", "execute_model", "profilerstep", "inference_step", "serving_step",
-      "denoise_step", "denoising_step"};
-  return std::find(std::begin(kWords), std::end(kWords), word) != std::end(kWords);
-}
-
-// "decode_step_12" / "ProfilerStep#3" / "step 7" -> "decode_step" / "profilerstep" / "step".
-std::string without_step_number(std::string text) {
-  std::size_t end = text.size();
-  while (end > 0 && std::isdigit(static_cast<unsigned char>(text[end - 1]))) --end;
-  if (end == text.size()) return text;
-  while (end > 0 && (text[end - 1] == '#' || text[end - 1] == '_' || text[end - 1] == ' ' || text[end - 1] == '-')) --end;
-  return text.substr(0, end);
-}
-
-Phase phase_from_counts(long context, long generation) {
-  if (context > 0 && generation > 0) return Phase::kMixed;
-  if (context > 0) return Phase::kPrefill;
-  if (generation > 0) return Phase::kDecode;
-  return Phase::kUnknown;
-}
 
 // "ProfilerStep#12" (any domain prefix): the range torch.profiler.profile.step() opens.
 bool is_profiler_step(std::string_view name) {
@@ -60,42 +28,10 @@ struct Occurrences {
 
 }  // namespace
 
-// SGLang's ModelRunner.forward names each forward pass after its ForwardMode
-// (model_runner.py, _build_step_span_name): "step[EXTEND bs=15 toks=15360]", "step[DECODE bs=32]",
-// "step[MIXED bs=8]". What the mode means (forward_batch_info.py): EXTEND and PREFILL compute the
-// prompt's KV cache ("also called prefill"), SPLIT_PREFILL is a prefill run layer by layer,
-// DECODE makes one token per request, MIXED is chunked prefill batched with decodes. The modes of
-// speculative decoding (TARGET_VERIFY, DRAFT_EXTEND...), IDLE and the others are steps whose phase
-// the name does not state.
-static std::optional<StepAnnotation> sglang_step(std::string_view text) {
-  static const std::regex kSglang(R"(^step\[([A-Z_0-9]+)(?:[ \]].*)?$)");
-  const std::string copy(text);
-  std::smatch m;
-  if (!std::regex_match(copy, m, kSglang)) return std::nullopt;
-  const std::string mode = m[1];
-  if (mode == "EXTEND" || mode == "PREFILL" || mode == "SPLIT_PREFILL") return StepAnnotation{Phase::kPrefill};
-  if (mode == "DECODE") return StepAnnotation{Phase::kDecode};
-  if (mode == "MIXED") return StepAnnotation{Phase::kMixed};
-  return StepAnnotation{Phase::kUnknown};
-}
-
 std::optional<StepAnnotation> step_annotation(std::string_view text) {
-  if (auto sglang = sglang_step(text)) return sglang;
-  const std::string lower = text::lowercase(text);
-  // vLLM (the model runner's execute_model annotation, NVTX or record_function): the counts of
-  // context (prefill) and generation (decode) requests in the name, each optionally followed by
-  // their tokens in parentheses. Two spellings: "execute_8192_context_9(...)_generation_37(...)"
-  // (total scheduled tokens first, vLLM V1's gpu_model_runner) and the older
-  // "execute_context_1(888_788544)_generation_0(0)" without it.
-  static const std::regex kVllm(R"(execute_(?:\d+_)?context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
-  // TensorRT-LLM's PyExecutor: "_forward_step 12: 1 ctx reqs, 3 gen reqs".
-  static const std::regex kTrtllm(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
-  std::smatch m;
-  if (std::regex_search(lower, m, kVllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
-  if (std::regex_search(lower, m, kTrtllm)) return StepAnnotation{phase_from_counts(std::stol(m[1]), std::stol(m[2]))};
-  const std::string word = without_step_number(std::string(last_segment(lower)));
-  if (!is_step_word(word)) return std::nullopt;
-  return StepAnnotation{phase_from_name(word)};
+  const auto phase = step_name_phase(text);
+  if (!phase) return std::nullopt;
+  return StepAnnotation{*phase};
 }
 
 namespace {

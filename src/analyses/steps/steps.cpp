@@ -2,6 +2,7 @@
 // the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
 // window (work launched earlier but still running counts as busy: the GPU is not idle).
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <cstdio>
 #include <cctype>
@@ -545,16 +546,36 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
       s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
     }
   });
-  // Steps cut by a time or NVTX filter's edges hold only part of their work: they are left out
-  // (and said) rather than reported as short steps that would distort TPOT.
-  if (trace.filter_window) {
-    const auto [lo, hi] = *trace.filter_window;
+  // Steps cut by a time or NVTX filter's edges, or by a capture window's, hold only part of their
+  // work: they are left out (and said) rather than reported as short steps that would distort TPOT.
+  if (trace.filter_window || !trace.capture_windows.empty()) {
+    // The window decides (a range, or a period in GPU time): GPU work still running after a range
+    // that lies inside the filter is the step's, kept by the filter when it started in it.
+    const auto inside_filter = [&](const Step& step) {
+      return !trace.filter_window || (step.start_ns >= trace.filter_window->first && step.end_ns <= trace.filter_window->second);
+    };
+    // A capture window records what is launched inside it: the step's window (its host range, or
+    // its GPU period) must lie in one capture window.
+    const auto inside_capture = [&](const Step& step) {
+      if (trace.capture_windows.empty()) return true;
+      for (const auto& w : trace.capture_windows) {
+        const TimeNs close = w.end.value_or(std::numeric_limits<TimeNs>::max());
+        if (step.start_ns >= w.start && step.end_ns <= close) return true;
+      }
+      return false;
+    };
     std::vector<std::int32_t> new_index(steps.size(), -1);
     std::int32_t kept_count = 0;
+    std::size_t cut_by_filter = 0, cut_by_capture = 0;
     for (std::size_t w = 0; w < steps.size(); ++w) {
-      // The window decides (a range, or a period in GPU time): GPU work still running after a
-      // range that lies inside the filter is the step's, kept by the filter when it started in it.
-      if (steps[w].start_ns < lo || steps[w].end_ns > hi) continue;
+      if (!inside_filter(steps[w])) {
+        ++cut_by_filter;
+        continue;
+      }
+      if (!inside_capture(steps[w])) {
+        ++cut_by_capture;
+        continue;
+      }
       new_index[w] = kept_count++;
     }
     if (static_cast<std::size_t>(kept_count) != steps.size()) {
@@ -565,8 +586,14 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
         kept.push_back(std::move(steps[w]));
         kept_facts.push_back(phase_facts[w]);
       }
-      result.notes.push_back(std::to_string(steps.size() - kept.size()) +
-                             " step(s) cut by the filter's edges left out (only part of their work is inside it)");
+      if (cut_by_filter > 0) {
+        result.notes.push_back(std::to_string(cut_by_filter) +
+                               " step(s) cut by the filter's edges left out (only part of their work is inside it)");
+      }
+      if (cut_by_capture > 0) {
+        result.notes.push_back(std::to_string(cut_by_capture) +
+                               " step(s) cut by a capture window's edge left out as partial (only part of their work was recorded)");
+      }
       for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {
         for (auto& v : *column) v = v < 0 ? -1 : new_index[static_cast<std::size_t>(v)];
       }

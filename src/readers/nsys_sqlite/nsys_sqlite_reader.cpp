@@ -34,6 +34,7 @@ constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";  // 
 constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
 constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
 constexpr const char* kTracerCostTable = "KERNSCOPE_TRACER_COST";
+constexpr const char* kCaptureWindowsTable = "KERNSCOPE_CAPTURE_WINDOWS";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
 class StringMap {
@@ -96,6 +97,7 @@ class Reader {
   Result<void> read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range);
   Result<void> read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range);
   Result<void> read_tracer_info();
+  Result<void> read_capture_windows();
   void map_samples_to_cuda_devices();
 
   // Runs the SELECT of `specs` over `table`, calling `row` for each result row.
@@ -512,11 +514,57 @@ Result<void> Reader::read_tracer_info() {
           {cost->int64(0), std::string(cost->text(1)), cost->int64(2), cost->int64(3), cost->int64(4) != 0});
     }
   }
+  if (auto windows = read_capture_windows(); !windows) return windows;
   if (!finished) {
     note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
          "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
          "process or thread names");
   }
+  return {};
+}
+
+// The windows a live capture recorded, and what that means for every total: said once, here.
+Result<void> Reader::read_capture_windows() {
+  if (!has_table(kCaptureWindowsTable)) return {};
+  auto stmt = db_.prepare(std::string("SELECT start, end, openedBy, closedBy FROM ") + kCaptureWindowsTable + " ORDER BY start");
+  if (!stmt) return std::unexpected(stmt.error());
+  TimeNs recorded = 0;
+  int cut = 0;
+  while (true) {
+    auto more = stmt->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    CaptureWindow w;
+    w.start = stmt->int64(0);
+    if (!stmt->is_null(1)) w.end = stmt->int64(1);
+    w.opened_by = stmt->is_null(2) ? "" : std::string(stmt->text(2));
+    w.closed_by = stmt->is_null(3) ? "" : std::string(stmt->text(3));
+    if (w.end && *w.end > w.start) recorded += *w.end - w.start;
+    cut += !w.end;
+    trace_.capture_windows.push_back(std::move(w));
+  }
+  const std::string how = trace_.source.tracer_info_value("capture");
+  const std::string run_start = trace_.source.tracer_info_value("run_start_ns");
+  const std::string run_end = trace_.source.tracer_info_value("run_end_ns");
+  std::string span;
+  try {
+    if (!run_start.empty() && !run_end.empty()) {
+      char text[96];
+      std::snprintf(text, sizeof text, " of a %.3f s run", static_cast<double>(std::stoll(run_end) - std::stoll(run_start)) / 1e9);
+      span = text;
+    }
+  } catch (const std::exception&) {
+  }  // malformed figures: the note goes without the run's length
+  char recorded_text[32];
+  std::snprintf(recorded_text, sizeof recorded_text, "%.3f s", static_cast<double>(recorded) / 1e9);
+  if (trace_.capture_windows.empty()) {
+    if (!how.empty() && how.rfind("tail", 0) == 0) note("tail capture wrote no window: no step was slow enough (" + how + ")");
+    else if (!how.empty() && how != "whole run") note("nothing was recorded: no capture window was opened (" + how + ")");
+    return {};
+  }
+  note("recorded in " + std::to_string(trace_.capture_windows.size()) + " capture window(s)" + (how.empty() ? "" : " (" + how + ")") +
+       ", " + recorded_text + span + ": totals and shares are the windows', not the whole run's; steps cut by a window's edge are left out");
+  if (cut > 0) note(std::to_string(cut) + " capture window(s) were still open when the program ended or was killed: cut short");
   return {};
 }
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
+#include <cstdio>
 #include <cstdlib>
 
 namespace kernscope::tracer {
@@ -17,7 +19,118 @@ Result<double> number(const char* name, const char* text) {
   return v;
 }
 
+// A whole number >= 1 (steps).
+Result<std::int64_t> whole_number(const char* name, const char* text) {
+  std::int64_t v = 0;
+  const std::string s = text;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v < 1) {
+    return make_error(ErrorCode::kInvalidArgument, std::string(name) + "='" + s + "' is not a whole number of at least 1");
+  }
+  return v;
+}
+
+// Live capture's variables (issue 30), checked together: the modes exclude each other.
+Result<void> live_settings(const std::function<const char*(const char*)>& getenv, TracerConfig& c) {
+  CaptureSettings& l = c.live;
+  if (const char* v = getenv(env::kPaused); v && *v) {
+    const std::string on = v;
+    if (on != "0" && on != "1") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_PAUSED='" + on + "' (0 or 1)");
+    l.paused = on == "1";
+  }
+  for (auto [name, slot] : {std::pair{env::kEveryS, &l.every_ns}, std::pair{env::kForS, &l.for_ns}}) {
+    if (const char* v = getenv(name); v && *v) {
+      auto n = number(name, v);
+      if (!n) return std::unexpected(n.error());
+      *slot = static_cast<Ns>(*n * 1e9);
+    }
+  }
+  for (auto [name, slot] : {std::pair{env::kEverySteps, &l.every_steps}, std::pair{env::kSteps, &l.steps},
+                            std::pair{env::kKeepLastSteps, &l.keep_last_steps}}) {
+    if (const char* v = getenv(name); v && *v && std::string(v) != "0") {
+      auto n = whole_number(name, v);
+      if (!n) return std::unexpected(n.error());
+      *slot = *n;
+    }
+  }
+  if (const char* v = getenv(env::kWhen); v && *v) {
+    auto when = parse_tail_condition(v);
+    if (!when) return make_error(ErrorCode::kInvalidArgument, std::string(env::kWhen) + ": " + when.error().message);
+    l.when_factor = when->first;
+    l.when_ns = when->second;
+  }
+  if (const char* v = getenv(env::kSession); v && *v) c.session = v;
+  if (const char* v = getenv(env::kStepRange); v && *v) c.step_range = v;
+  if (const char* v = getenv(env::kTailMb); v && *v) {
+    auto n = number(env::kTailMb, v);
+    if (!n || *n < 1) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_TAIL_MB must be at least 1");
+    c.tail_bytes = static_cast<std::size_t>(*n) << 20;
+  }
+  if ((l.every_ns > 0) != (l.for_ns > 0)) return make_error(ErrorCode::kInvalidArgument, "--every and --for go together");
+  if (l.every_ns > 0 && l.for_ns >= l.every_ns) return make_error(ErrorCode::kInvalidArgument, "--for must be shorter than --every");
+  if ((l.every_steps > 0) != (l.steps > 0)) return make_error(ErrorCode::kInvalidArgument, "--every-steps and --steps go together");
+  if (l.every_steps > 0 && l.steps >= l.every_steps) {
+    return make_error(ErrorCode::kInvalidArgument, "--steps must be fewer than --every-steps");
+  }
+  if ((l.keep_last_steps > 0) != (l.when_factor > 0 || l.when_ns > 0)) {
+    return make_error(ErrorCode::kInvalidArgument, "--keep-last-steps and --when go together");
+  }
+  const int modes = (l.every_ns > 0) + (l.every_steps > 0) + (l.keep_last_steps > 0);
+  if (modes > 1) return make_error(ErrorCode::kInvalidArgument, "--every, --every-steps and --keep-last-steps exclude each other");
+  if (l.keep_last_steps > 0 && l.paused) return make_error(ErrorCode::kInvalidArgument, "--keep-last-steps records all along: it cannot be --paused");
+  if (l.live() && (c.capture != TracerConfig::Capture::kAll || c.delay_s > 0 || c.duration_s > 0)) {
+    return make_error(ErrorCode::kInvalidArgument, "live capture (--paused, --every, --every-steps, --keep-last-steps) replaces "
+                                                   "--capture-range, --delay and --duration");
+  }
+  if ((l.every_steps > 0 || l.keep_last_steps > 0) && c.step_range.empty()) c.step_range = "auto";
+  return {};
+}
+
 }  // namespace
+
+std::string CaptureSettings::describe() const {
+  auto seconds = [](Ns ns) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g s", static_cast<double>(ns) / 1e9);
+    return std::string(text);
+  };
+  auto factor_text = [this] {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", when_factor);
+    return std::string(text);
+  };
+  if (every_ns > 0) return "sampled: " + seconds(for_ns) + " every " + seconds(every_ns);
+  if (every_steps > 0) return "sampled: " + std::to_string(steps) + " steps every " + std::to_string(every_steps) + " steps";
+  if (keep_last_steps > 0) {
+    return "tail: the last " + std::to_string(keep_last_steps) + " steps written when a step takes more than " +
+           (when_ns > 0 ? seconds(when_ns) : factor_text() + "x the median step");
+  }
+  if (paused) return "paused: windows on request (kernscope capture)";
+  return "whole run";
+}
+
+Result<std::pair<double, Ns>> parse_tail_condition(std::string_view text) {
+  std::string t;
+  for (char ch : text) {
+    if (ch != ' ') t += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  }
+  if (t.starts_with("step>")) t = t.substr(5);
+  const auto bad = [&] {
+    return make_error(ErrorCode::kInvalidArgument, "'" + std::string(text) + "' (expected 'step > Fx p50', e.g. 2x p50, or 'step > T' with T in s, ms or us)");
+  };
+  double v = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+  if (ec != std::errc() || !(v > 0)) return bad();
+  const std::string unit(end, static_cast<const char*>(t.data() + t.size()));
+  if (unit == "xp50" || unit == "x") {
+    if (v <= 1) return make_error(ErrorCode::kInvalidArgument, "'" + std::string(text) + "': the factor must be above 1");
+    return std::pair{v, Ns{0}};
+  }
+  if (unit == "s") return std::pair{0.0, static_cast<Ns>(v * 1e9)};
+  if (unit == "ms") return std::pair{0.0, static_cast<Ns>(v * 1e6)};
+  if (unit == "us") return std::pair{0.0, static_cast<Ns>(v * 1e3)};
+  return bad();
+}
 
 Result<std::pair<bool, int>> parse_capture_end(const std::string& text) {
   if (text == "stop") return std::pair{false, 1};
@@ -102,6 +215,7 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     c.flush_ms = static_cast<int>(*n);
   }
   if (const char* v = getenv(env::kFileList); v && *v) c.file_list = v;
+  if (auto live = live_settings(getenv, c); !live) return std::unexpected(live.error());
   if (const char* v = getenv(env::kSample); v && *v) {
     auto hz = parse_sample_rate(v);
     if (!hz) return make_error(ErrorCode::kInvalidArgument, std::string(env::kSample) + ": " + hz.error().message);

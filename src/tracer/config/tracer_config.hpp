@@ -34,8 +34,37 @@ inline constexpr const char* kFileList = "KERNSCOPE_FILE_LIST";
 inline constexpr const char* kRecord = "KERNSCOPE_RECORD";
 inline constexpr const char* kTracerPath = "KERNSCOPE_TRACER_PATH";
 inline constexpr const char* kTracerLib = "KERNSCOPE_TRACER_LIB";
+inline constexpr const char* kPaused = "KERNSCOPE_PAUSED";
+inline constexpr const char* kSession = "KERNSCOPE_SESSION";
+inline constexpr const char* kEveryS = "KERNSCOPE_EVERY_S";
+inline constexpr const char* kForS = "KERNSCOPE_FOR_S";
+inline constexpr const char* kEverySteps = "KERNSCOPE_EVERY_STEPS";
+inline constexpr const char* kSteps = "KERNSCOPE_STEPS";
+inline constexpr const char* kKeepLastSteps = "KERNSCOPE_KEEP_LAST_STEPS";
+inline constexpr const char* kWhen = "KERNSCOPE_WHEN";
+inline constexpr const char* kStepRange = "KERNSCOPE_STEP_RANGE";
+inline constexpr const char* kTailMb = "KERNSCOPE_TAIL_MB";
 inline constexpr const char* kSample = "KERNSCOPE_SAMPLE";  // also read by the Python hook (kernscope_host.py)
 }  // namespace env
+
+using Ns = std::int64_t;
+
+// Live capture (issue 30): when the tracer records, set by record --paused, --every/--for,
+// --every-steps/--steps, --keep-last-steps/--when (capture_schedule.hpp decides from it).
+struct CaptureSettings {
+  bool paused = false;              // --paused: recording off until asked
+  Ns every_ns = 0, for_ns = 0;      // --every S --for S
+  std::int64_t every_steps = 0;     // --every-steps N
+  std::int64_t steps = 0;           // --steps M (with --every-steps)
+  std::int64_t keep_last_steps = 0; // --keep-last-steps N (tail capture)
+  double when_factor = 0;           // --when 'step > Fx p50'
+  Ns when_ns = 0;                   // --when 'step > T' (absolute)
+  bool live() const { return paused || every_ns > 0 || every_steps > 0 || keep_last_steps > 0; }
+  bool tail() const { return keep_last_steps > 0; }
+  bool sampled() const { return every_ns > 0 || every_steps > 0; }
+  // What the trace says of how it was recorded ("windows on request", "sampled: 1 s every 60 s", ...).
+  std::string describe() const;
+};
 
 using kernscope::kRecordKinds;  // the kinds `record --record` can choose (injection.cpp enables them in this order)
 
@@ -60,8 +89,15 @@ struct TracerConfig {
   // Kinds to record (KERNSCOPE_RECORD, comma-separated names of kRecordKinds, or "all"); empty: the
   // default kinds (kDefaultRecordKinds: all but sync).
   std::set<std::string, std::less<>> record;
+  CaptureSettings live;                        // live capture; live.live() false: the usual recording
+  std::string session;                         // KERNSCOPE_SESSION: the control socket's session folder (live capture)
+  std::string step_range;                      // KERNSCOPE_STEP_RANGE: NVTX ranges that are steps; "auto": engine step names
+  std::size_t tail_bytes = std::size_t{512} << 20;  // KERNSCOPE_TAIL_MB: tail capture's bound on held records
   bool records_kind(std::string_view kind) const { return record.empty() ? default_record_kind(kind) : record.contains(kind); }
 };
+
+// "2x p50", "step > 2x p50", "50ms", "step > 0.05s" -> (factor, absolute ns); one of them is 0.
+Result<std::pair<double, Ns>> parse_tail_condition(std::string_view text);
 
 // Reads KERNSCOPE_* variables through `getenv`; errors name the variable.
 Result<TracerConfig> config_from_env(const std::function<const char*(const char*)>& getenv);

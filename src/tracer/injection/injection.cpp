@@ -32,6 +32,10 @@
 #include "base/version.hpp"
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
+#include "tracer/capture_schedule.hpp"
+#include "tracer/config/control_channel.hpp"
+#include "tracer/live_capture.hpp"
+#include "model/step_names.hpp"
 #include "tracer/config/file_list.hpp"
 #include "tracer/native_recording.hpp"
 #include "tracer/nvml_sampler.hpp"
@@ -112,11 +116,17 @@ class Tracer {
   void enable_hw_trace();
 
  private:
-  void set_activities(bool on);
+  void set_activities(bool on, const std::string& why = {});
+  void start_live();
+  void watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  bool is_step_range(const char* text, const std::string& domain);
+  void decode_queued(RecordBatch& batch);
+  void write_tail_window(bool forced);
+  void write(RecordBatch& batch);
   std::string recorded_kinds() const;
   void find_default_api();
   void switch_default_api(bool on);
-  void keep_recorded_windows(std::vector<GraphTraceRow>& rows);
+  void keep_recorded_windows(RecordBatch& batch);
   void collect();
   void range_started();
   void range_ended();
@@ -158,12 +168,18 @@ class Tracer {
   std::vector<CUpti_CallbackId> default_cbids_[2];
   bool records_always_ = false;    // recording starts with the program and never stops
   std::mutex window_mutex_;
-  std::vector<std::pair<std::int64_t, std::int64_t>> windows_;  // [start, end) of each recording
+  WindowLog windows_{false};  // the recordings; rows for the trace unless the whole run is one (init)
   std::mutex domain_mutex_;
   std::mutex capture_mutex_;
   std::vector<NvtxRow> capture_open_, capture_rows_;  // the NVTX capture range's own instances
   StringId capture_text_ = kNoString, capture_domain_ = kNoString;
   std::map<nvtxDomainHandle_t, std::string> domain_names_;
+
+  // Live capture (issue 30: live_capture.hpp): --paused, --every, --every-steps, --keep-last-steps.
+  std::unique_ptr<LiveCapture> live_;
+  bool watch_steps_ = false;
+  std::atomic<int> step_depth_{0};  // the nesting level of step ranges that count (the innermost seen)
+  std::int64_t run_start_ns_ = 0;
 };
 
 // Every way the trace gets written (exit, a terminating signal, os._exit through
@@ -195,44 +211,75 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* 
   t.queue_cv_.notify_one();
 }
 
+// Decodes every buffer CUPTI has handed back so far.
+void Tracer::decode_queued(RecordBatch& batch) {
+  while (true) {
+    std::pair<uint8_t*, size_t> item{nullptr, 0};
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (completed_.empty()) return;
+      item = completed_.front();
+      completed_.pop_front();
+    }
+    CUpti_Activity* record = nullptr;
+    while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
+    pool_->give_back(item.first);
+  }
+}
+
+void Tracer::write(RecordBatch& batch) {
+  if (batch.empty()) return;
+  kernels_ += static_cast<std::int64_t>(batch.kernels.size());
+  graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
+  api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
+  unknown_ += batch.unknown_records;
+  activity_ += static_cast<std::int64_t>(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() +
+                                         batch.graph_traces.size() + batch.api_calls.size() + batch.syncs.size() +
+                                         batch.nvtx.size());
+  for (const auto& a : batch.api_calls) threads_.insert(a.tid);
+  if (writer_ && write_error_.empty()) {
+    if (auto r = writer_->append(batch, strings_); !r) {
+      write_error_ = r.error().message;
+      say("cannot write the trace, tracing stops: " + write_error_);
+    }
+  }
+  batch.clear();
+}
+
+// Tail capture: a slow step's window, once due (LiveCapture decides), with the records CUPTI still
+// held flushed first.
+void Tracer::write_tail_window(bool forced) {
+  auto window = live_->due_window(forced, [this, forced](RecordBatch& late) {
+    cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+    decode_queued(late);
+  });
+  if (window) write(*window);
+}
+
 void Tracer::collect() {
   RecordBatch batch;
   while (true) {
-    std::pair<uint8_t*, size_t> item{nullptr, 0};
     {
       std::unique_lock lock(queue_mutex_);
       queue_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !completed_.empty() || stopping_; });
       if (completed_.empty() && stopping_) break;
-      if (!completed_.empty()) {
-        item = completed_.front();
-        completed_.pop_front();
-      }
     }
-    if (item.first) {
-      CUpti_Activity* record = nullptr;
-      while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) {
-        decoder_->decode(record, batch);
-      }
-      pool_->give_back(item.first);
-    }
+    decode_queued(batch);
     if (sampler_) sampler_->drain(batch.samples);
-    keep_recorded_windows(batch.graph_traces);
-    if (batch.empty()) continue;
-    kernels_ += static_cast<std::int64_t>(batch.kernels.size());
-    graph_execs_ += static_cast<std::int64_t>(batch.graph_traces.size());
-    api_calls_ += static_cast<std::int64_t>(batch.api_calls.size());
-    unknown_ += batch.unknown_records;
-    activity_ += static_cast<std::int64_t>(batch.kernels.size() + batch.memcpys.size() + batch.memsets.size() +
-                                           batch.graph_traces.size() + batch.api_calls.size() + batch.syncs.size() +
-                                           batch.nvtx.size());
-    for (const auto& a : batch.api_calls) threads_.insert(a.tid);
-    if (writer_ && write_error_.empty()) {
-      if (auto r = writer_->append(batch, strings_); !r) {
-        write_error_ = r.error().message;
-        say("cannot write the trace, tracing stops: " + write_error_);
-      }
+    keep_recorded_windows(batch);
+    {
+      std::lock_guard lock(window_mutex_);
+      batch.windows = windows_.take_rows();
     }
-    batch.clear();
+    if (live_ && live_->holds_records()) {
+      // Tail capture: everything but device rows is held until a slow step.
+      live_->hold(batch);
+      write(batch);
+      write_tail_window(false);
+      live_->forget_old();
+      continue;
+    }
+    write(batch);
   }
 }
 
@@ -246,7 +293,7 @@ std::string Tracer::recorded_kinds() const {
   return kinds + (config_.api_all ? " api:all" : " api:default");
 }
 
-void Tracer::set_activities(bool on) {
+void Tracer::set_activities(bool on, const std::string& why) {
   // In the order of kRecordKinds, whose names --record takes.
   static constexpr CUpti_ActivityKind kKinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
@@ -254,12 +301,14 @@ void Tracer::set_activities(bool on) {
       CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
   static_assert(std::size(kKinds) == kRecordKinds.size());
   {
-    // The recording windows, for the records enabled once for the whole run (whole graphs).
+    // The recording windows, for the records enabled once for the whole run (whole graphs) and
+    // the trace's window rows.
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
     std::lock_guard lock(window_mutex_);
-    if (on) windows_.push_back({static_cast<std::int64_t>(now), std::numeric_limits<std::int64_t>::max()});
-    else if (!windows_.empty()) windows_.back().second = static_cast<std::int64_t>(now);
+    const std::string by = !why.empty() ? why : config_.capture == TracerConfig::Capture::kAll ? "--delay/--duration" : "capture range";
+    if (on) windows_.opened(static_cast<std::int64_t>(now), by);
+    else windows_.closed(static_cast<std::int64_t>(now), by);
   }
   for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
     const CUpti_ActivityKind kind = kKinds[i];
@@ -316,15 +365,12 @@ void Tracer::find_default_api() {
 
 // Whole-graph records are enabled once for the whole run and kept to the recording windows here:
 // enabling CUPTI's graph trace at a cudaProfilerStart, after graphs were instantiated, crashed the
-// traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1).
-void Tracer::keep_recorded_windows(std::vector<GraphTraceRow>& rows) {
+// traced program on an H100 (CUDA 13.0, CUPTI 2025.3.1). GPU samples, taken all along, are kept
+// to the windows too, so a windowed trace holds nothing from outside its windows.
+void Tracer::keep_recorded_windows(RecordBatch& batch) {
   std::lock_guard lock(window_mutex_);
-  std::erase_if(rows, [&](const GraphTraceRow& row) {
-    for (const auto& [begin, end] : windows_) {
-      if (row.start >= begin && row.start < end) return false;
-    }
-    return true;
-  });
+  std::erase_if(batch.graph_traces, [&](const GraphTraceRow& row) { return !windows_.contains(row.start); });
+  if (!records_always_) std::erase_if(batch.samples, [&](const GpuSampleRow& row) { return !windows_.contains(row.timestamp); });
 }
 
 void Tracer::range_started() {
@@ -356,6 +402,12 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
       }
       return;
     }
+    default:
+      break;
+  }
+  // Watched for a capture range only (live capture watches steps in watch_steps).
+  if (config_.capture != TracerConfig::Capture::kNvtx) return;
+  switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePushA: {
       const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
       stack.push_back(p && p->message && config_.nvtx_domain.empty() && config_.nvtx_range == p->message);
@@ -419,11 +471,101 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   }
 }
 
+// Live capture by steps: a step range is the one --step-range names (NAME or NAME@DOMAIN), or with
+// "auto" a range whose name is an engine's or PyTorch's step name (model/step_names.hpp). Nested
+// step ranges count at the innermost level seen, as `kernscope steps` counts them.
+bool Tracer::is_step_range(const char* text, const std::string& domain) {
+  if (!text) return false;
+  if (config_.step_range != "auto") {
+    return config_.step_range == text || (!domain.empty() && config_.step_range == std::string(text) + "@" + domain);
+  }
+  // Names repeat (one per step): each is decided once per thread.
+  thread_local std::map<std::string, bool, std::less<>> decided;
+  const std::string_view name(text);
+  if (auto it = decided.find(name); it != decided.end()) return it->second;
+  const bool step = step_name_phase(name).has_value();
+  if (decided.size() < 4096) decided.emplace(std::string(name), step);
+  return step;
+}
+
+void Tracer::watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  thread_local std::vector<int> stack;  // per open range: -1, or the step's nesting level
+  auto push = [&](bool step) {
+    int level = -1;
+    if (step) {
+      level = static_cast<int>(std::count_if(stack.begin(), stack.end(), [](int l) { return l >= 0; }));
+      int deepest = step_depth_.load();
+      while (level > deepest && !step_depth_.compare_exchange_weak(deepest, level)) {
+      }
+    }
+    stack.push_back(level);
+    if (level >= 0 && level == step_depth_.load()) live_->on_step(true);
+  };
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
+      push(p && is_step_range(p->message, ""));
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
+      const bool ascii = p && p->eventAttrib && p->eventAttrib->messageType == NVTX_MESSAGE_TYPE_ASCII;
+      push(ascii && is_step_range(p->eventAttrib->message.ascii, ""));
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
+      std::string domain;
+      if (p) {
+        std::lock_guard lock(domain_mutex_);
+        if (auto it = domain_names_.find(p->domain); it != domain_names_.end()) domain = it->second;
+      }
+      const bool ascii = p && p->core.eventAttrib && p->core.eventAttrib->messageType == NVTX_MESSAGE_TYPE_ASCII;
+      push(ascii && is_step_range(p->core.eventAttrib->message.ascii, domain));
+      return;
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePop:
+    case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+      if (stack.empty()) return;
+      if (const int level = stack.back(); level >= 0 && level == step_depth_.load()) {
+        stack.pop_back();
+        live_->on_step(false);
+        return;
+      }
+      stack.pop_back();
+      return;
+    default:
+      return;
+  }
+}
+
+// Live capture's set-up: the schedule or the tail trigger (LiveCapture), the step watch, the
+// control socket in the session's folder.
+void Tracer::start_live() {
+  LiveCapture::Hooks hooks;
+  hooks.now = [] {
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    return static_cast<std::int64_t>(now);
+  };
+  hooks.record = [this](bool on, const std::string& why) { set_activities(on, why); };
+  hooks.recording = [this] { return active_.load(); };
+  live_ = std::make_unique<LiveCapture>(config_, getpid(), hooks);
+  watch_steps_ = live_->watches_steps();
+  if (watch_steps_ && subscribe("cannot watch NVTX step ranges")) cuptiEnableDomain(1, subscriber_, CUPTI_CB_DOMAIN_NVTX);
+  const std::string session = config_.session.empty() ? std::to_string(getpid()) : config_.session;
+  const auto getenv = [](const char* n) { return std::getenv(n); };
+  if (auto r = live_->listen(control_socket_path(session_dir(session, getenv), getpid())); !r) {
+    say("live capture cannot be controlled from outside: " + r.error().message);
+  }
+}
+
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
   ScopedCost timed(&t->cost_, domain == CUPTI_CB_DOMAIN_NVTX ? CostSite::kNvtxCallback : CostSite::kApiCallback);
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
+    if (t->watch_steps_) t->watch_steps(cbid, static_cast<const CUpti_NvtxData*>(data));
     return;
   }
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
@@ -521,7 +663,16 @@ bool Tracer::init() {
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   }
   find_default_api();
-  records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0;
+  {
+    uint64_t now = 0;
+    cuptiGetTimestamp(&now);
+    run_start_ns_ = static_cast<std::int64_t>(now);
+  }
+  // Tail capture records all along and keeps what it writes to its windows; --paused and sampling
+  // record in windows only.
+  records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0 &&
+                    (!config_.live.live() || config_.live.tail());
+  windows_ = WindowLog(!records_always_);
   if (!config_.api_all) {
     switch_default_api(true);
     if (!records_always_) switch_default_api(false);  // each recording switches them on again
@@ -556,9 +707,9 @@ bool Tracer::init() {
       }
     });
     timer_.detach();
-  } else {
+  } else if (!config_.live.live() || config_.live.tail()) {
     set_activities(true);
-  }
+  }  // --paused, --every, --every-steps: recording starts with the first window
 
   if (config_.nvml_interval_ms > 0) {
     std::string why;
@@ -582,6 +733,7 @@ bool Tracer::init() {
   native_.start(config_.sample_hz);
   if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
   collector_ = std::thread([this] { collect(); });
+  if (config_.live.live()) start_live();
   std::atexit(finish_if_started);
   finish_on_termination(finish_if_started, kTerminationBound);
   // A child forked without exec holds a copy of this tracer, without its threads, and shares its
@@ -595,6 +747,8 @@ void Tracer::finish() {
   if (finished_.exchange(true)) return;
   const std::int64_t finish_start = monotonic_ns();
   native_.stop();  // first: the finish's own work is not the program's
+  // No request is answered once the program ends; an open window closes here.
+  if (live_) live_->finish();
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
   {
@@ -603,7 +757,13 @@ void Tracer::finish() {
   }
   queue_cv_.notify_all();
   if (collector_.joinable()) collector_.join();
+  // Tail capture: a slow step's window not yet written is written now, with what has arrived.
+  if (live_ && live_->holds_records()) write_tail_window(true);
   RecordBatch rest;
+  {
+    std::lock_guard lock(window_mutex_);
+    rest.windows = windows_.take_rows();
+  }
   decoder_->flush_open_ranges(rest);
   {
     std::lock_guard lock(capture_mutex_);
@@ -612,13 +772,18 @@ void Tracer::finish() {
   if (sampler_) sampler_->drain(rest.samples);
   activity_ += static_cast<std::int64_t>(rest.nvtx.size());
   const std::string command = own_command();
+  uint64_t run_end = 0;
+  cuptiGetTimestamp(&run_end);
   if (activity_ == 0 && writer_ && write_error_.empty()) {
     // CUDA started but the program did nothing with it (a torchrun parent, a compiler worker):
     // no file, and `record` lists the process as such.
     if (auto r = writer_->discard(); !r) say(r.error().message);
     writer_.reset();
     if (!config_.file_list.empty()) append_to_file_list(config_.file_list, empty_line(getpid(), path_, command));
-    say("no GPU activity and no CUDA calls recorded in process " + std::to_string(getpid()) + ": no file written" +
+    const std::string nothing = config_.live.tail()  ? "tail capture wrote no window (no step was slow enough: " + config_.live.describe() + ")"
+                                : config_.live.live() ? "no capture window recorded GPU activity or CUDA calls"
+                                                      : "no GPU activity and no CUDA calls recorded";
+    say(nothing + " in process " + std::to_string(getpid()) + ": no file written" +
         (native_.samples() > 0 ? " (its " + std::to_string(native_.samples()) + " native stack samples are not kept)" : ""));
     return;
   }
@@ -655,6 +820,14 @@ void Tracer::finish() {
       // call; this is what one timing adds to the time it measures.
       {"timing_cost_ns", std::to_string(static_cast<std::int64_t>(timing_cost_ns_ + 0.5))}};
   if (!nvml_note_.empty()) info.emplace_back("nvml", nvml_note_);
+  // What was recorded of the run: the reader says so beside every total of a windowed trace.
+  info.emplace_back("run_start_ns", std::to_string(run_start_ns_));
+  info.emplace_back("run_end_ns", std::to_string(run_end));
+  if (live_) {
+    for (auto& row : live_->info()) info.push_back(std::move(row));
+  } else if (!records_always_) {
+    info.emplace_back("capture", "recording windows (--delay/--duration or a capture range)");
+  }
   {
     std::lock_guard lock(kernel_timestamps_mutex_);
     info.emplace_back("kernel_timestamps", kernel_timestamps_);
