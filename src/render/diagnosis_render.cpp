@@ -66,6 +66,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
   o << "  devices: " << (devices.empty() ? "unknown" : devices) << "; " << d.kernels << " kernels (" << fixed(d.gpu_kernel_ns / 1e6, 3)
     << " ms), " << d.api_calls << " CUDA API calls\n";
+  if (!d.recording.empty()) o << "  recorded: " << d.recording << "\n";
   o << "  workload: " << workload_name(d.steps.workload.kind);
   for (std::size_t i = 0; i < d.steps.workload.evidence.size(); ++i) o << (i ? "; " : " (") << d.steps.workload.evidence[i];
   o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
@@ -151,6 +152,7 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.key("tracer_cost").begin_array();
   for (const auto& line : d.tracer_cost) json.value(line);
   json.end_array();
+  if (!d.recording.empty()) json.member("recording", d.recording);
   json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
   json.key("speed_of_light").begin_object().key("figures").begin_array();
   for (const auto& f : d.speed_of_light) {

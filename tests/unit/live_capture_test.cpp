@@ -433,6 +433,11 @@ TEST(LiveCapture, EachWindowHoldsExactlyWhatTheProgramLaunchedInsideIt) {
   // 3 whole steps in window 1, 2 whole ones in window 2 (the third started there and was cut).
   EXPECT_EQ(steps->steps.size(), 5u);
   for (const auto& s : steps->steps) EXPECT_EQ(s.kernels, s.start_ns < trace->capture_windows[1].start ? 4 : 5);
+  // Steps in different windows are not consecutive: no GPU period spans the unrecorded gap
+  // (2 periods inside window 1, 1 inside window 2; 4 if one spanned the gap).
+  ASSERT_EQ(steps->groups.size(), 1u);
+  EXPECT_EQ(steps->groups[0].gpu_period.count, 3);
+  EXPECT_LT(steps->groups[0].gpu_period.max, trace->capture_windows[1].start - *trace->capture_windows[0].end);
 }
 
 TEST(LiveCapture, PartialStepsAtAWindowEdgeAreLeftOutAndSaid) {

@@ -72,7 +72,9 @@ std::int64_t time_involved(const Finding& f) {
 // it could save, its idle part is. Rows of several devices or overlapping calls add up, like the
 // other findings' times. -1 when no row gives a start and a duration. Rows are capped (--rows), so
 // this is a lower bound.
-std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi) {
+// `whole_rows`: a row that reaches past the window's edges counts nothing (a live capture's window:
+// what lies past its edge was not recorded, so an idle stretch crossing it is that, not the program's).
+std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi, bool whole_rows = false) {
   const std::size_t none = f.rows.columns.size();
   std::size_t start = none, duration = none, in_use = none;
   for (std::size_t c = 0; c < f.rows.columns.size(); ++c) {
@@ -90,11 +92,23 @@ std::int64_t time_in_window(const Finding& f, TimeNs lo, TimeNs hi) {
     if (!from || !length) continue;
     ++read;
     const TimeNs overlap = std::min(*from + *length, hi) - std::max(*from, lo);
-    if (overlap <= 0) continue;
+    if (overlap <= 0 || (whole_rows && (*from < lo || *from + *length > hi))) continue;
     const double* pct = in_use == none ? nullptr : std::get_if<double>(&row[in_use]);
     total += static_cast<double>(overlap) * (pct ? std::max(0.0, 100.0 - *pct) / 100.0 : 1.0);
   }
   return read ? static_cast<std::int64_t>(total) : -1;  // no row to tell (--rows 0): not measured
+}
+
+// The finding's time inside the capture windows of a live capture, rows crossing a window's edge
+// left out; -1 when its rows carry no times or the trace was recorded whole.
+std::int64_t time_in_capture_windows(const Finding& f, const Trace& trace) {
+  std::int64_t total = 0;
+  for (const auto& w : trace.capture_windows) {
+    const std::int64_t t = time_in_window(f, w.start, w.end.value_or(INT64_MAX), true);
+    if (t < 0) return -1;
+    total += t;
+  }
+  return trace.capture_windows.empty() ? -1 : total;
 }
 
 // First start to last end of the trace's GPU work and API calls.
@@ -119,6 +133,11 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   Diagnosis d;
   d.trace = trace.source.path;
   for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
+  if (!trace.capture_windows.empty()) {
+    for (const auto& note : trace.notes) {
+      if (note.starts_with("recorded in ")) d.recording = note;
+    }
+  }
   d.kernels = static_cast<std::int64_t>(trace.kernels.size());
   d.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
   // The analyses only read the trace (and the compiled rules), so they run concurrently; ops and
@@ -455,6 +474,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     }
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) continue;
+    if (const std::int64_t recorded = time_in_capture_windows(f, trace); recorded >= 0 && recorded < threshold_ns) continue;
     d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
     if (f.action.empty()) continue;
     // An idle GPU in launch-bound steps is that finding's, and its action (CUDA graphs) is the one

@@ -51,6 +51,9 @@ struct Diagnosis {
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
   std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
   std::vector<std::string> tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
+  // A live capture's trace: which windows it recorded of how long a run (the reader's note), so no
+  // total is read as the whole run's. Empty for a trace recorded whole.
+  std::string recording;
 };
 
 Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,

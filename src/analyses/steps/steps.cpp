@@ -293,6 +293,16 @@ Distribution distribution(std::vector<std::int64_t> values) {
   return d;
 }
 
+// The capture window (live capture) a time lies in, or -1 (none, or a trace recorded whole). Two
+// steps in different windows are not consecutive: the steps between them were not recorded, so no
+// GPU period spans the gap.
+static int capture_window_of(const Trace& trace, TimeNs t) {
+  for (std::size_t w = 0; w < trace.capture_windows.size(); ++w) {
+    if (t >= trace.capture_windows[w].start && t < trace.capture_windows[w].end.value_or(INT64_MAX)) return static_cast<int>(w);
+  }
+  return -1;
+}
+
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
   const TraceContext context(trace, rules);
   return analyze_steps(context, options);
@@ -654,6 +664,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     g.first_start_ns = members.front()->start_ns;
     std::vector<std::int64_t> wall, kernel, idle, launches, span, period;
     TimeNs previous_gpu_end = 0;
+    int previous_window = -1;
     for (const Step* m : members) {
       g.first_start_ns = std::min(g.first_start_ns, m->start_ns);
       wall.push_back(m->wall_ns);
@@ -662,8 +673,10 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
       launches.push_back(m->launches);
       if (m->gpu_end_ns == 0) continue;
       span.push_back(m->gpu_span_ns);
-      if (previous_gpu_end != 0) period.push_back(m->gpu_end_ns - previous_gpu_end);
+      const int window = capture_window_of(trace, m->start_ns);
+      if (previous_gpu_end != 0 && window == previous_window) period.push_back(m->gpu_end_ns - previous_gpu_end);
       previous_gpu_end = m->gpu_end_ns;
+      previous_window = window;
     }
     g.wall = distribution(wall);
     g.kernel_ns = distribution(kernel);
@@ -739,10 +752,14 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     std::vector<std::int64_t> own, period;
     std::size_t outlived = 0, overlapping = 0, pairs = 0;
     TimeNs previous_gpu_end = 0;
+    int previous_window = -1;
     for (const Step* m : members) {
       own.push_back(std::max(m->end_ns, m->gpu_end_ns) - m->start_ns);
       outlived += m->gpu_end_ns > m->end_ns;
       if (m->gpu_end_ns == 0) continue;
+      const int window = capture_window_of(trace, m->start_ns);
+      if (window != previous_window) previous_gpu_end = 0;  // not consecutive: a window's gap between
+      previous_window = window;
       if (previous_gpu_end != 0) {
         ++pairs;
         overlapping += m->start_ns < previous_gpu_end;
