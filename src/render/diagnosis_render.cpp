@@ -58,6 +58,18 @@ void speed_of_light_text(std::ostream& o, const Diagnosis& d) {
 
 }  // namespace
 
+// One line: layers, each role's share of kernel time, exposed dispatch/combine, tokens per expert.
+std::string moe_summary(const MoeAnalysis& m) {
+  std::string line = m.layers.empty() ? "layers not told apart" : std::to_string(m.layers.size()) + " layers (from router invocations)";
+  for (const auto& r : m.roles) line += "; " + std::string(moe_role_name(r.role)) + " " + fixed(r.share * 100, 1) + " %";
+  line += " of kernel time";
+  if (m.dispatch_combine_ns > 0) {
+    line += "; dispatch/combine " + fixed(static_cast<double>(m.dispatch_combine_ns) / 1e6, 3) + " ms, " +
+            fixed(static_cast<double>(m.dispatch_combine_exposed_ns) / 1e6, 3) + " ms of it exposed";
+  }
+  return line + "; tokens per expert " + (m.tokens_per_expert.starts_with("not in this trace") ? "not in this trace" : m.tokens_per_expert);
+}
+
 std::string render_diagnosis_text(const Diagnosis& d) {
   std::ostringstream o;
   o << "kernscope report: " << d.trace << "\n\n";
@@ -71,6 +83,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   for (std::size_t i = 0; i < d.steps.workload.evidence.size(); ++i) o << (i ? "; " : " (") << d.steps.workload.evidence[i];
   o << (d.steps.workload.evidence.empty() ? "" : ")") << "\n";
   o << "  steps: " << d.steps.steps.size() << " (" << d.steps.method << ")\n";
+  if (d.moe) o << "  mixture of experts (kernscope moe): " << moe_summary(*d.moe) << "\n";
   // Where the steps' time goes comes first: it adds up, and the rest explains its parts.
   if (!d.accounting.phases.empty()) o << "  where the steps' time goes (account):\n" << render_accounting_summary(d.accounting, "    ");
   for (const auto& g : d.steps.groups) {
@@ -153,6 +166,12 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   for (const auto& line : d.tracer_cost) json.value(line);
   json.end_array();
   if (!d.recording.empty()) json.member("recording", d.recording);
+  if (d.moe) {
+    json.key("moe").begin_object().member("layers", static_cast<std::int64_t>(d.moe->layers.size())).key("roles").begin_object();
+    for (const auto& r : d.moe->roles) json.member(std::string(moe_role_name(r.role)), r.ns);
+    json.end_object().member("dispatch_combine_exposed_ns", d.moe->dispatch_combine_exposed_ns);
+    json.member("tokens_per_expert", d.moe->tokens_per_expert).end_object();
+  }
   json.member("kernels", d.kernels).member("api_calls", d.api_calls).member("gpu_kernel_ns", d.gpu_kernel_ns);
   json.key("speed_of_light").begin_object().key("figures").begin_array();
   for (const auto& f : d.speed_of_light) {

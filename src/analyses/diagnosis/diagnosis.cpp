@@ -212,6 +212,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   } else {
     return std::unexpected(steps.error());
   }
+  if (auto moe = analyze_moe(trace, rules, d.steps); moe && moe->present) d.moe = std::move(*moe);
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
   d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
   for (const auto& k : d.ops.kernels) d.gpu_kernel_ns += k.total_ns;

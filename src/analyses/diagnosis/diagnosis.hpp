@@ -2,9 +2,11 @@
 // decompose, what the rules found, and the next actions in plain words with their numbers.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "analyses/moe/moe.hpp"
 #include "analyses/nsys/analyze.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
@@ -54,6 +56,8 @@ struct Diagnosis {
   // A live capture's trace: which windows it recorded of how long a run (the reader's note), so no
   // total is read as the whole run's. Empty for a trace recorded whole.
   std::string recording;
+  // Mixture-of-experts layers (moe.hpp), when the trace has expert GEMM or router kernels.
+  std::optional<MoeAnalysis> moe;
 };
 
 Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const StepOptions& step_options,

@@ -1,0 +1,262 @@
+#include "analyses/moe/moe.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <sstream>
+#include <tuple>
+#include <unordered_map>
+
+extern const char* const kernscope_builtin_moe_roles;
+
+namespace kernscope {
+namespace {
+
+constexpr MoeRole kRoleOrder[kMoeRoles] = {MoeRole::kExpertGemm, MoeRole::kRouter, MoeRole::kPermute, MoeRole::kDispatchCombine,
+                                           MoeRole::kOther};
+
+std::optional<MoeRole> role_from_name(std::string_view name) {
+  for (const MoeRole r : kRoleOrder) {
+    if (moe_role_name(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+// Length of the union of [start, end) intervals, sorted by start.
+std::int64_t union_length(std::vector<std::pair<TimeNs, TimeNs>>& v) {
+  std::sort(v.begin(), v.end());
+  std::int64_t total = 0;
+  TimeNs open = 0, close = -1;
+  for (const auto& [s, e] : v) {
+    if (s > close) {
+      if (close > open) total += close - open;
+      open = s;
+      close = e;
+    } else {
+      close = std::max(close, e);
+    }
+  }
+  if (close > open) total += close - open;
+  return total;
+}
+
+// The part of the union of `a` that no interval of `b` covers (both sorted by start, `b` merged).
+std::int64_t uncovered(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std::pair<TimeNs, TimeNs>> b) {
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  std::vector<std::pair<TimeNs, TimeNs>> merged;
+  for (const auto& iv : b) {
+    if (!merged.empty() && iv.first <= merged.back().second) merged.back().second = std::max(merged.back().second, iv.second);
+    else merged.push_back(iv);
+  }
+  std::int64_t exposed = 0;
+  std::size_t j = 0;
+  TimeNs done = INT64_MIN;  // a's time up to here is counted
+  for (const auto& [s0, e] : a) {
+    TimeNs s = std::max(s0, done);
+    if (s >= e) continue;
+    while (j < merged.size() && merged[j].second <= s) ++j;
+    for (std::size_t k = j; k < merged.size() && merged[k].first < e && s < e; ++k) {
+      if (merged[k].first > s) exposed += merged[k].first - s;
+      s = std::max(s, merged[k].second);
+    }
+    if (s < e) exposed += e - s;
+    done = std::max(done, e);
+  }
+  return exposed;
+}
+
+}  // namespace
+
+std::string_view moe_role_name(MoeRole role) {
+  switch (role) {
+    case MoeRole::kDispatchCombine: return "dispatch_combine";
+    case MoeRole::kExpertGemm: return "expert_gemm";
+    case MoeRole::kRouter: return "router";
+    case MoeRole::kPermute: return "permute";
+    case MoeRole::kOther: return "other";
+  }
+  return "other";
+}
+
+Result<MoeRoleRules> MoeRoleRules::parse(const std::string& text, const std::string& source) {
+  MoeRoleRules rules;
+  std::istringstream in(text);
+  std::string line;
+  int number = 0;
+  while (std::getline(in, line)) {
+    ++number;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const auto first = line.find_first_not_of(" \t");
+    if (first == std::string::npos || line[first] == '#') continue;
+    const std::string where = source + ":" + std::to_string(number);
+    const auto tab = line.find('\t');
+    if (tab == std::string::npos) return make_error(ErrorCode::kInvalidArgument, where + ": expected ROLE<TAB>REGEX");
+    const auto role = role_from_name(line.substr(0, tab));
+    if (!role) return make_error(ErrorCode::kInvalidArgument, where + ": unknown MoE role '" + line.substr(0, tab) + "'");
+    try {
+      rules.rules_.push_back({*role, std::regex(line.substr(tab + 1), std::regex::ECMAScript | std::regex::icase | std::regex::optimize)});
+    } catch (const std::regex_error& e) {
+      return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + e.what());
+    }
+  }
+  return rules;
+}
+
+const MoeRoleRules& MoeRoleRules::builtin() {
+  static const MoeRoleRules rules = [] {
+    auto parsed = parse(kernscope_builtin_moe_roles, "data/moe_roles.tsv");
+    return parsed ? std::move(*parsed) : MoeRoleRules{};  // the built-in table is tested to parse
+  }();
+  return rules;
+}
+
+std::optional<MoeRole> MoeRoleRules::role_of(std::string_view name) const {
+  for (const auto& rule : rules_) {
+    if (std::regex_search(name.begin(), name.end(), rule.regex)) return rule.role;
+  }
+  return std::nullopt;
+}
+
+Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps, const MoeRoleRules& roles) {
+  MoeAnalysis out;
+  const auto& k = trace.kernels;
+  // Each distinct name is classified once.
+  std::unordered_map<StringId, std::optional<MoeRole>> role_by_name;
+  std::unordered_map<StringId, bool> communication_by_name;
+  std::vector<std::optional<MoeRole>> role(k.size());
+  std::vector<char> communication(k.size(), 0);
+  std::int64_t per_role_ns[kMoeRoles] = {0, 0, 0, 0, 0}, per_role_count[kMoeRoles] = {0, 0, 0, 0, 0};
+  std::map<std::string, std::int64_t> per_name[kMoeRoles];
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    const StringId id = k.shown_name(i);
+    auto it = role_by_name.find(id);
+    if (it == role_by_name.end()) {
+      const std::string_view name = trace.strings.get(id);
+      it = role_by_name.emplace(id, roles.role_of(name)).first;
+      communication_by_name[id] = rules.classify(name).first == "communication";
+    }
+    role[i] = it->second;
+    communication[i] = communication_by_name[id];
+    const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
+    out.kernel_ns += ns;
+    if (!role[i]) continue;
+    const auto r = static_cast<std::size_t>(*role[i]);
+    per_role_ns[r] += ns;
+    ++per_role_count[r];
+    per_name[r][std::string(trace.strings.get(id))] += ns;
+  }
+  const auto count = [&](MoeRole r) { return per_role_count[static_cast<std::size_t>(r)]; };
+  out.present = count(MoeRole::kExpertGemm) > 0 || count(MoeRole::kRouter) > 0;
+  if (!out.present) {
+    out.evidence = "no expert GEMM or router kernels by the names in data/moe_roles.tsv";
+    if (count(MoeRole::kDispatchCombine) > 0) {
+      out.evidence += "; its " + std::to_string(count(MoeRole::kDispatchCombine)) +
+                      " all-to-all/dispatch kernels alone do not make MoE layers";
+    }
+    return out;
+  }
+  out.evidence = std::to_string(count(MoeRole::kExpertGemm)) + " expert GEMM and " + std::to_string(count(MoeRole::kRouter)) +
+                 " router kernels by name (data/moe_roles.tsv)";
+  for (const MoeRole r : kRoleOrder) {
+    const auto i = static_cast<std::size_t>(r);
+    if (per_role_count[i] == 0) continue;
+    MoeRoleTotal t;
+    t.role = r;
+    t.kernels = per_role_count[i];
+    t.ns = per_role_ns[i];
+    t.share = out.kernel_ns > 0 ? static_cast<double>(t.ns) / static_cast<double>(out.kernel_ns) : 0;
+    std::vector<std::pair<std::string, std::int64_t>> names(per_name[i].begin(), per_name[i].end());
+    std::sort(names.begin(), names.end(), [](const auto& a, const auto& b) { return std::tie(b.second, a.first) < std::tie(a.second, b.first); });
+    if (names.size() > 5) names.resize(5);
+    t.top_names = std::move(names);
+    out.roles.push_back(std::move(t));
+  }
+
+  // Layers: within each step of each process and device, MoE kernels in start order; a router
+  // invocation starts the next layer (the router runs once per MoE layer, before its experts).
+  std::map<std::tuple<std::int64_t, std::uint32_t, std::int32_t>, std::vector<RowIndex>> passes;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (!role[i]) continue;
+    const std::int32_t step = i < steps.kernel_step.size() ? steps.kernel_step[i] : -1;
+    passes[{k.global_pid[i], k.device_id[i], step}].push_back(i);
+  }
+  if (count(MoeRole::kRouter) == 0) {
+    out.layers_from = "no router kernels: layers are not told apart (role totals only)";
+  } else {
+    out.layers_from = "one router invocation starts a layer, counted in launch order within each step of each process and device";
+    std::map<std::int64_t, MoeLayer> layers;
+    for (auto& [key, rows] : passes) {
+      std::stable_sort(rows.begin(), rows.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
+      std::int64_t layer = -1;
+      for (const RowIndex i : rows) {
+        if (*role[i] == MoeRole::kRouter) {
+          ++layer;
+          MoeLayer& l = layers[layer];
+          l.layer = layer;
+          ++l.invocations;
+        }
+        // Kernels before a pass's first router (a dispatch of the layer before, in another step)
+        // belong to no layer counted here.
+        if (layer < 0) continue;
+        layers[layer].ns[static_cast<std::size_t>(*role[i])] += k.end_ns[i] - k.start_ns[i];
+      }
+    }
+    for (auto& [index, l] : layers) out.layers.push_back(std::move(l));
+  }
+
+  // Dispatch/combine hidden by compute: per process and device, the time only communication runs.
+  std::map<std::pair<std::int64_t, std::uint32_t>, std::pair<std::vector<std::pair<TimeNs, TimeNs>>, std::vector<std::pair<TimeNs, TimeNs>>>> by_device;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    auto& [dc, compute] = by_device[{k.global_pid[i], k.device_id[i]}];
+    if (role[i] == MoeRole::kDispatchCombine) dc.emplace_back(k.start_ns[i], k.end_ns[i]);
+    else if (!communication[i]) compute.emplace_back(k.start_ns[i], k.end_ns[i]);
+  }
+  for (auto& [device, lists] : by_device) {
+    if (lists.first.empty()) continue;
+    out.dispatch_combine_exposed_ns += uncovered(lists.first, lists.second);
+    out.dispatch_combine_ns += union_length(lists.first);
+  }
+
+  // Tokens per expert: only per-expert shapes show them (an eager per-expert loop under
+  // record_shapes); grouped/fused expert kernels and graph replays carry no such arguments.
+  std::int64_t graph_gemms = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (role[i] == MoeRole::kExpertGemm && i < k.graph_id.size() && (k.graph_id[i] != 0 || k.graph_node_id[i] != 0)) ++graph_gemms;
+  }
+  out.tokens_per_expert = "not in this trace: its " + std::to_string(count(MoeRole::kExpertGemm)) +
+                          " expert GEMM launches are grouped or fused kernels (all experts of a layer in one launch)" +
+                          (graph_gemms > 0 ? std::string(", ") + std::to_string(graph_gemms) + " of them replayed from CUDA graphs," : ",") +
+                          " whose per-expert token counts the trace does not record";
+  out.perfect_router.why_not = "needs tokens per expert, which this trace does not show";
+  return out;
+}
+
+Table moe_roles_table(const MoeAnalysis& moe) {
+  Table t;
+  t.report = "moe_roles";
+  t.title = "Mixture-of-Experts Kernels by Role";
+  t.columns = {{"Time", Unit::kPercent}, {"Total Time", Unit::kDuration}, {"Kernels"}, {"Role"}, {"Largest Names"}};
+  for (const auto& r : moe.roles) {
+    std::string names;
+    for (const auto& [name, ns] : r.top_names) names += (names.empty() ? "" : "; ") + name;
+    t.rows.push_back({std::round(r.share * 1000) / 10, r.ns, r.kernels, std::string(moe_role_name(r.role)), names});
+  }
+  return t;
+}
+
+Table moe_layers_table(const MoeAnalysis& moe) {
+  Table t;
+  t.report = "moe_layers";
+  t.title = "Mixture-of-Experts Layers (in forward order)";
+  t.columns = {{"Layer"}, {"Invocations"}, {"Expert GEMM", Unit::kDuration}, {"Router", Unit::kDuration},
+               {"Permute", Unit::kDuration}, {"Dispatch/Combine", Unit::kDuration}, {"Other", Unit::kDuration}};
+  for (const auto& l : moe.layers) {
+    auto ns = [&](MoeRole r) { return Cell{l.ns[static_cast<std::size_t>(r)]}; };
+    t.rows.push_back({l.layer, l.invocations, ns(MoeRole::kExpertGemm), ns(MoeRole::kRouter), ns(MoeRole::kPermute),
+                      ns(MoeRole::kDispatchCombine), ns(MoeRole::kOther)});
+  }
+  return t;
+}
+
+}  // namespace kernscope

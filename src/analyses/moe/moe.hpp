@@ -1,0 +1,94 @@
+// Mixture-of-experts layers read from a trace (issue 31, `kernscope moe`): the kernels of each MoE
+// role (routed-expert GEMMs, router/top-k, token permute/align, dispatch/combine communication) by
+// the names engines give them (data/moe_roles.tsv), the layers they form (one router invocation
+// starts a layer, counted in launch order within each step), and how much of the dispatch/combine
+// time no compute hides. Tokens per expert and the perfect-router estimate need per-expert shapes
+// (an eager per-expert loop under record_shapes): where the trace has none, the result says so
+// rather than guessing.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "kernscope/error.hpp"
+#include "kernscope/op_classes.hpp"
+#include "kernscope/steps.hpp"
+#include "kernscope/table.hpp"
+#include "kernscope/trace.hpp"
+
+namespace kernscope {
+
+enum class MoeRole { kDispatchCombine, kExpertGemm, kRouter, kPermute, kOther };
+inline constexpr int kMoeRoles = 5;
+std::string_view moe_role_name(MoeRole role);
+
+// The built-in roles (data/moe_roles.tsv, compiled in); the role of a kernel name, or nullopt.
+class MoeRoleRules {
+ public:
+  static const MoeRoleRules& builtin();
+  static Result<MoeRoleRules> parse(const std::string& text, const std::string& source);
+  std::optional<MoeRole> role_of(std::string_view name) const;
+
+ private:
+  struct Rule {
+    MoeRole role;
+    std::regex regex;
+  };
+  std::vector<Rule> rules_;
+};
+
+struct MoeRoleTotal {
+  MoeRole role = MoeRole::kOther;
+  std::int64_t kernels = 0;
+  std::int64_t ns = 0;
+  double share = 0;  // of all kernel time
+  std::vector<std::pair<std::string, std::int64_t>> top_names;  // the role's largest names by time
+};
+
+struct MoeExpert {
+  std::int64_t expert = 0;
+  std::int64_t tokens = 0;
+  std::int64_t time_ns = 0;
+};
+
+struct MoeLayer {
+  std::int64_t layer = 0;        // in forward order within a step, from 0
+  std::int64_t invocations = 0;  // steps (or passes) in which this layer ran
+  std::int64_t ns[kMoeRoles] = {0, 0, 0, 0, 0};
+  std::vector<MoeExpert> experts;  // empty where the trace does not show tokens per expert
+  std::optional<double> imbalance;  // max / mean tokens per expert
+};
+
+struct PerfectRouter {
+  bool estimated = false;
+  std::int64_t step_ns = 0, predicted_step_ns = 0;
+  double saving_pct = 0;
+  std::string verdict;  // ">= 10 %: routing imbalance is the bottleneck" / "< 10 %: ..."
+  std::string why_not;  // when not estimated
+};
+
+struct MoeAnalysis {
+  bool present = false;
+  std::string evidence;  // why the trace is (or is not) said to hold MoE layers
+  std::int64_t kernel_ns = 0;  // all kernels' time, the shares' denominator
+  std::vector<MoeRoleTotal> roles;  // in MoeRole order, roles without kernels left out
+  std::vector<MoeLayer> layers;
+  std::string layers_from;  // how layers were told apart
+  std::int64_t dispatch_combine_ns = 0;          // union over time, per device
+  std::int64_t dispatch_combine_exposed_ns = 0;  // of it, when no other kernel ran on the device
+  std::string tokens_per_expert;  // where tokens per expert come from, or why the trace has none
+  PerfectRouter perfect_router;
+  std::vector<std::string> notes;
+};
+
+// `steps` gives each kernel's step (StepAnalysis::kernel_step), so layers count within a step.
+Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps,
+                                const MoeRoleRules& roles = MoeRoleRules::builtin());
+
+Table moe_roles_table(const MoeAnalysis& moe);
+Table moe_layers_table(const MoeAnalysis& moe);
+
+}  // namespace kernscope

@@ -1,0 +1,75 @@
+// Mixture-of-experts layers (issue 31) on traces built in memory, whose answers hold by construction:
+// the role table, layers counted from router invocations, and the dispatch/combine time no compute
+// kernel hides, worked out by hand below.
+#include <gtest/gtest.h>
+
+#include "analyses/moe/moe.hpp"
+#include "support/synthetic_trace.hpp"
+
+namespace kernscope {
+namespace {
+
+TEST(MoeRoles, BuiltinTableNamesTheRolesOfEnginesKernels) {
+  const auto& roles = MoeRoleRules::builtin();
+  auto role = [&](const char* name) { return roles.role_of(name); };
+  EXPECT_EQ(role("fused_moe_kernel"), MoeRole::kExpertGemm);  // vLLM/SGLang Triton
+  EXPECT_EQ(role("void deep_gemm::fp8_gemm_kernel<m_grouped_gemm_masked>"), MoeRole::kExpertGemm);
+  EXPECT_EQ(role("_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu"), MoeRole::kExpertGemm);
+  EXPECT_EQ(role("void vllm::moe::topkGatingSoftmax<8, 128>(float const*)"), MoeRole::kRouter);
+  EXPECT_EQ(role("void vllm::moe::moe_align_block_size_kernel<int>(int*)"), MoeRole::kPermute);
+  EXPECT_EQ(role("void deep_ep::intranode::dispatch<8, 768>(int*)"), MoeRole::kDispatchCombine);
+  EXPECT_EQ(role("void dpsk::ep::internode::combine<true>(void*)"), MoeRole::kDispatchCombine);
+  // Not MoE by name alone: a dense GEMM in a grouped_gemm namespace, NCCL, sampling's top-k.
+  EXPECT_FALSE(role("void dpsk::grouped_gemm::cuda::fp8_ptp128c_kernel(float*)").has_value());
+  EXPECT_FALSE(role("ncclDevKernel_AllReduce_Sum_bf16_RING_LL").has_value());
+  EXPECT_FALSE(role("void at::native::sbtopk::gatherTopK<float>(float*)").has_value());
+  EXPECT_FALSE(MoeRoleRules::parse("router\t(", "x").has_value());
+  EXPECT_FALSE(MoeRoleRules::parse("experts\tfoo", "x").has_value());
+}
+
+TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
+  testing::SyntheticTrace s;
+  // Two steps of two MoE layers each: router, dispatch, expert GEMM, combine; an attention kernel
+  // overlaps part of each dispatch (ns, by hand):
+  //   layer: router [t, t+10)  dispatch [t+10, t+110)  gemm [t+110, t+310)  combine [t+310, t+360)
+  //   attention [t+60, t+90) on another stream: hides 30 of the dispatch's 100 ns.
+  for (int step = 0; step < 2; ++step) {
+    for (int layer = 0; layer < 2; ++layer) {
+      const TimeNs t = 10'000 * step + 1'000 * layer;
+      s.kernel("moeTopK<float>", t, t + 10);
+      s.kernel("deep_ep::internode::dispatch<8>", t + 10, t + 110);
+      s.kernel("attention_fwd_kernel", t + 60, t + 90, 0, testing::global_pid(), 8);
+      s.kernel("fused_moe_kernel", t + 110, t + 310);
+      s.kernel("deep_ep::internode::combine<8>", t + 310, t + 360);
+    }
+  }
+  StepAnalysis steps;
+  steps.kernel_step.assign(s.trace.kernels.size(), -1);
+  for (std::size_t i = 0; i < steps.kernel_step.size(); ++i) steps.kernel_step[i] = i < 10 ? 0 : 1;
+  auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps);
+  ASSERT_TRUE(moe.has_value());
+  ASSERT_TRUE(moe->present);
+  ASSERT_EQ(moe->layers.size(), 2u);
+  for (const auto& l : moe->layers) {
+    EXPECT_EQ(l.invocations, 2);  // each layer ran in both steps
+    EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kExpertGemm)], 2 * 200);
+    EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kRouter)], 2 * 10);
+    EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kDispatchCombine)], 2 * 150);
+    EXPECT_TRUE(l.experts.empty());
+  }
+  EXPECT_EQ(moe->dispatch_combine_ns, 4 * 150);
+  EXPECT_EQ(moe->dispatch_combine_exposed_ns, 4 * 120);  // 30 ns of each dispatch hidden
+  EXPECT_FALSE(moe->perfect_router.estimated);
+  // A trace of all-to-alls alone (sequence parallelism) holds no MoE layers.
+  testing::SyntheticTrace a2a;
+  a2a.kernel("ncclDevKernel_AllToAll_RING_LL", 0, 100);
+  a2a.kernel("all_to_all_single_kernel", 100, 200);
+  StepAnalysis none;
+  auto plain = analyze_moe(a2a.trace, OpRuleSet::builtin(), none);
+  ASSERT_TRUE(plain.has_value());
+  EXPECT_FALSE(plain->present);
+  EXPECT_NE(plain->evidence.find("do not make MoE layers"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kernscope
