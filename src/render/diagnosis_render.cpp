@@ -67,7 +67,13 @@ std::string moe_summary(const MoeAnalysis& m) {
     line += "; dispatch/combine " + fixed(static_cast<double>(m.dispatch_combine_ns) / 1e6, 3) + " ms, " +
             fixed(static_cast<double>(m.dispatch_combine_exposed_ns) / 1e6, 3) + " ms of it exposed";
   }
-  return line + "; tokens per expert " + (m.tokens_per_expert.starts_with("not in this trace") ? "not in this trace" : m.tokens_per_expert);
+  const MoeLayer* worst = nullptr;
+  for (const auto& l : m.layers) {
+    if (l.imbalance && (!worst || *l.imbalance > *worst->imbalance)) worst = &l;
+  }
+  if (!worst) return line + "; tokens per expert not in this trace";
+  return line + "; tokens per expert from record_shapes, imbalance (max/mean) up to " + fixed(*worst->imbalance, 2) + " (layer " +
+         std::to_string(worst->layer) + ")";
 }
 
 std::string render_diagnosis_text(const Diagnosis& d) {

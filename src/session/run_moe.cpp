@@ -92,7 +92,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
     std::snprintf(line, sizeof line, "\nDispatch/combine: %.3f ms on the GPU, %.3f ms of it with no other kernel running (exposed)\n",
                   static_cast<double>(moe->dispatch_combine_ns) / 1e6, static_cast<double>(moe->dispatch_combine_exposed_ns) / 1e6);
     text << "\nMoE from: " << moe->evidence << "\nLayers: " << moe->layers_from << line << "Tokens per expert: " << moe->tokens_per_expert
-         << "\nPerfect router: " << (moe->perfect_router.estimated ? moe->perfect_router.verdict : "not estimated, " + moe->perfect_router.why_not)
+         << "\nPerfect router: " << (moe->perfect_router.estimated ? moe->perfect_router.verdict : "not estimated: " + moe->perfect_router.why_not)
          << "\n";
     for (const auto& n : moe->notes) text << "Note: " << n << "\n";
   } else {

@@ -88,6 +88,25 @@ for t, want in zip(traces, truth):
     check(all(not l["experts"] and l["imbalance"] is None for l in got["layers"]) and "not in this trace" in got["tokens_per_expert"],
           f"{name}: no tokens per expert claimed (the trace has none): {got['tokens_per_expert'][:80]}...")
 
+# An eager per-expert loop (Hugging Face Mixtral, router skewed on purpose, H100): tokens per expert
+# and imbalance per layer equal what the program itself counted during the traced steps.
+eager_dir = os.path.join(FIX, "moe", "hf_mixtral_skewed_h100")
+eager_trace = os.path.join(eager_dir, "trace.json.xz")
+counted = json.load(open(os.path.join(eager_dir, "counts.json")))
+got, err = moe(eager_trace)
+if got is None:
+    check(False, f"hf_mixtral_skewed_h100: kernscope moe failed: {err}")
+else:
+    want_layers = counted["layers"]
+    check(len(got["layers"]) == len(want_layers), f"hf_mixtral_skewed_h100: {len(got['layers'])} layers; the program has {len(want_layers)}")
+    for g, w in zip(got["layers"], want_layers):
+        tokens = [e["tokens"] for e in g["experts"]]
+        want = [e["tokens"] for e in w["experts"]]
+        check(tokens == want and abs(g["imbalance"] - w["imbalance"]) < 1e-9 and g["invocations"] == counted["steps"]["measured"],
+              f"hf_mixtral_skewed_h100 layer {g['layer']}: tokens per expert {tokens}, imbalance {g['imbalance']:.3f}, "
+              f"{g['invocations']} invocations; the program counted {want}, {w['imbalance']:.3f}, {counted['steps']['measured']} steps")
+traces.append(eager_trace)
+
 # No MoE anywhere else: every fixture trace and the shared traces without MoE.
 others = [p for p in glob.glob(os.path.join(FIX, "**", "*"), recursive=True)
           if p.endswith((".sqlite.xz", ".json.xz", ".sqlite", ".json.gz", ".pt.trace.json")) and os.path.basename(p) not in map(os.path.basename, traces)]

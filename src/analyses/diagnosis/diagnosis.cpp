@@ -212,7 +212,24 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   } else {
     return std::unexpected(steps.error());
   }
-  if (auto moe = analyze_moe(trace, rules, d.steps); moe && moe->present) d.moe = std::move(*moe);
+  if (auto moe = analyze_moe(trace, rules, d.steps); moe && moe->present) {
+    d.moe = std::move(*moe);
+    // Expert load: where the trace shows tokens per expert, the most skewed layer is said (the
+    // perfect-router estimate that would rank it as an action is not computed yet).
+    const MoeLayer* worst = nullptr;
+    for (const auto& l : d.moe->layers) {
+      if (l.imbalance && (!worst || *l.imbalance > *worst->imbalance)) worst = &l;
+    }
+    if (worst && *worst->imbalance >= 2) {
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "Experts are unevenly loaded: in MoE layer %lld the busiest expert gets %.2fx the mean tokens "
+                    "(kernscope moe lists every layer's tokens per expert); expert load balancing (EPLB, a capacity "
+                    "factor, an auxiliary balance loss) evens it.",
+                    static_cast<long long>(worst->layer), *worst->imbalance);
+      d.diagnosis.push_back(line);
+    }
+  }
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
   d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
   for (const auto& k : d.ops.kernels) d.gpu_kernel_ns += k.total_ns;

@@ -2,9 +2,10 @@
 // role (routed-expert GEMMs, router/top-k, token permute/align, dispatch/combine communication) by
 // the names engines give them (data/moe_roles.tsv), the layers they form (one router invocation
 // starts a layer, counted in launch order within each step), and how much of the dispatch/combine
-// time no compute hides. Tokens per expert and the perfect-router estimate need per-expert shapes
-// (an eager per-expert loop under record_shapes): where the trace has none, the result says so
-// rather than guessing.
+// time no compute hides. Tokens per expert come from per-expert shapes (an eager per-expert loop
+// under record_shapes: each expert's aten::select of its weights and its aten::linear's rows); where
+// the trace has none (grouped/fused expert kernels, graph replays) the result says so rather than
+// guessing. The perfect-router estimate is not computed yet (issue 31, item 2).
 #pragma once
 
 #include <cstdint>
