@@ -70,21 +70,16 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   auto moe = analyze_moe(trace, *rules, *steps);
   if (!moe) return std::unexpected(moe.error());
   AnalysisOutput out;
-  if (!moe->present) {
-    if (output.table_format() == Format::kJson && !output.frames()) {
-      out.text = moe_json(*moe);
-      return out;
-    }
-    out.messages.push_back("moe: no mixture-of-experts layers in this trace (" + moe->evidence + ")");
-    return out;
-  }
   out.tables.push_back(moe_roles_table(*moe));
   out.tables.push_back(moe_layers_table(*moe));
-  if (output.frames()) return out;
+  if (output.frames()) return out;  // empty tables where the trace has no MoE layers
   const Format format = output.table_format();
   const RenderOptions render_options{format, output.time_unit};
   std::ostringstream text;
-  if (format == Format::kJson) {
+  if (!moe->present && format == Format::kTable) {
+    // The answer to the question asked, on stdout like every other answer; csv/tsv give the header.
+    text << "No mixture-of-experts layers in this trace: " << moe->evidence << ".\n";
+  } else if (format == Format::kJson) {
     text << moe_json(*moe);
   } else if (format == Format::kTable) {
     for (const Table& t : out.tables) render(text, t, render_options);
@@ -95,6 +90,13 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
          << "\nPerfect router: " << (moe->perfect_router.estimated ? moe->perfect_router.verdict : "not estimated: " + moe->perfect_router.why_not)
          << "\n";
     for (const auto& n : moe->notes) text << "Note: " << n << "\n";
+  } else if (out.tables[1].rows.empty()) {
+    // CSV/TSV of a trace without layers: the header alone, so a reader still gets the columns.
+    const char delimiter = format == Format::kTsv ? '\t' : ',';
+    for (std::size_t c = 0; c < out.tables[1].columns.size(); ++c) {
+      text << (c ? std::string(1, delimiter) : "") << column_header(out.tables[1].columns[c], output.time_unit);
+    }
+    text << "\n";
   } else {
     render(text, out.tables[1], render_options);  // CSV/TSV: one row per layer
   }
