@@ -74,8 +74,14 @@ std::optional<Phase> sglang_step(std::string_view text) {
 }  // namespace
 
 std::optional<Phase> step_name_phase(std::string_view text) {
-  if (auto sglang = sglang_step(text)) return sglang;
+  // Every spelling below holds one of these words: the regexes run only for names that do (the
+  // tracer asks for each new NVTX range name on the program's thread).
+  static constexpr std::string_view kKeys[] = {"step", "prefill", "decode", "iter", "generat", "forward", "execute", "denois"};
   const std::string lower = text::lowercase(text);
+  if (std::none_of(std::begin(kKeys), std::end(kKeys), [&](std::string_view k) { return lower.find(k) != std::string::npos; })) {
+    return std::nullopt;
+  }
+  if (auto sglang = sglang_step(text)) return sglang;
   // vLLM (the model runner's execute_model annotation, NVTX or record_function): the counts of
   // context (prefill) and generation (decode) requests in the name, each optionally followed by
   // their tokens in parentheses. Two spellings: "execute_8192_context_9(...)_generation_37(...)"

@@ -67,10 +67,7 @@ std::string moe_summary(const MoeAnalysis& m) {
     line += "; dispatch/combine " + fixed(static_cast<double>(m.dispatch_combine_ns) / 1e6, 3) + " ms, " +
             fixed(static_cast<double>(m.dispatch_combine_exposed_ns) / 1e6, 3) + " ms of it exposed";
   }
-  const MoeLayer* worst = nullptr;
-  for (const auto& l : m.layers) {
-    if (l.imbalance && (!worst || *l.imbalance > *worst->imbalance)) worst = &l;
-  }
+  const MoeLayer* worst = most_skewed_layer(m);
   if (!worst) return line + "; tokens per expert not in this trace";
   return line + "; tokens per expert from record_shapes, imbalance (max/mean) up to " + fixed(*worst->imbalance, 2) + " (layer " +
          std::to_string(worst->layer) + ")";

@@ -53,6 +53,8 @@ std::string CaptureSchedule::request(const ControlRequest& r, Ns now, std::vecto
     case ControlRequest::Kind::kStart:
       if (recording_) return "ok already recording (" + current + ")";
       close_at_.reset();
+      step_window_pending_ = false;  // a window of steps asked for and not yet open: start replaces it
+      steps_left_ = -1;
       open("capture start", out);
       return "ok recording (window " + std::to_string(windows_) + ")";
     case ControlRequest::Kind::kStop:
@@ -192,10 +194,12 @@ void WindowLog::closed(Ns t, const std::string& why) {
 }
 
 bool WindowLog::contains(Ns t) const {
-  for (const auto& [begin, end] : windows_) {
-    if (t >= begin && t < end) return true;
-  }
-  return false;
+  // Windows are in time order and do not overlap: the last one (where records arrive) first, else
+  // the window that starts at or before t.
+  if (windows_.empty()) return false;
+  if (t >= windows_.back().first) return t < windows_.back().second;
+  auto after = std::upper_bound(windows_.begin(), windows_.end(), t, [](Ns v, const auto& w) { return v < w.first; });
+  return after != windows_.begin() && t < std::prev(after)->second;
 }
 
 std::vector<CaptureWindowRow> WindowLog::take_rows() {

@@ -1,6 +1,7 @@
 #include "tracer/live_capture.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 namespace kernscope::tracer {
@@ -17,6 +18,19 @@ LiveCapture::LiveCapture(const TracerConfig& config, std::int64_t pid, Hooks hoo
 
 LiveCapture::~LiveCapture() {
   if (control_) control_->stop();
+  finished_ = true;
+  if (timer_.joinable()) timer_.join();
+}
+
+void LiveCapture::run_timer() {
+  if (!schedule_ || timer_.joinable()) return;
+  timer_ = std::thread([this] {
+    while (!finished_) {
+      const std::int64_t wait_ns = tick();
+      // At most 50 ms: finish() is noticed soon; a deadline is met to within that.
+      std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns < 0 ? 50'000'000 : std::min<std::int64_t>(wait_ns + 1, 50'000'000)));
+    }
+  });
 }
 
 Result<void> LiveCapture::listen(const std::string& socket_path) {
@@ -29,8 +43,11 @@ Result<void> LiveCapture::listen(const std::string& socket_path) {
 
 void LiveCapture::finish() {
   if (control_) control_->stop();  // outside the lock: its thread may be waiting for it
-  std::lock_guard lock(mutex_);
   finished_ = true;
+  if (timer_.joinable()) timer_.join();
+  // A program thread may hold the lock while switching CUPTI, or be stopped holding it by the
+  // signal that ends the program: the window is closed without it after a second.
+  std::unique_lock lock(mutex_, std::chrono::seconds(1));
   if (schedule_ && hooks_.recording()) hooks_.record(false, "program ended");
 }
 
@@ -43,6 +60,7 @@ void LiveCapture::apply(const std::vector<CaptureSwitch>& switches) {
 }
 
 void LiveCapture::on_step(bool started) {
+  if (finished_) return;
   const Ns t = hooks_.now();
   std::lock_guard lock(mutex_);
   if (finished_) return;

@@ -9,7 +9,9 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <optional>
 #include <string>
 #include <utility>
@@ -32,8 +34,10 @@ class LiveCapture {
   LiveCapture(const TracerConfig& config, std::int64_t pid, Hooks hooks);
   ~LiveCapture();
 
-  // Listens for `kernscope capture` at `socket_path`; the error says why it cannot.
+  // Listens for `kernscope capture` at `socket_path`; the error says why it cannot. Timed windows
+  // run on that thread; without a socket, call run_timer() so they still do.
   Result<void> listen(const std::string& socket_path);
+  void run_timer();
   // Stops answering (the program is ending) and closes an open window.
   void finish();
 
@@ -69,8 +73,11 @@ class LiveCapture {
   TracerConfig config_;
   std::int64_t pid_;
   Hooks hooks_;
-  mutable std::mutex mutex_;  // orders the control thread, program threads and the collector
-  bool finished_ = false;
+  // Orders the control thread, program threads and the collector. Timed: finish() may run on a
+  // signal's thread while a program thread holds it (switching CUPTI), and must not wait forever.
+  mutable std::timed_mutex mutex_;
+  std::atomic<bool> finished_{false};
+  std::thread timer_;  // timed windows when there is no control socket
   std::unique_ptr<CaptureSchedule> schedule_;
   std::unique_ptr<TailTrigger> tail_;
   std::unique_ptr<HeldRecords> held_;  // the collector's only

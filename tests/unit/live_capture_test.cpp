@@ -26,6 +26,19 @@ namespace {
 
 constexpr Ns kMs = 1'000'000;
 
+class TempDir {
+ public:
+  TempDir() {
+    char name[] = "/tmp/kernscope-live-XXXXXX";
+    path_ = ::mkdtemp(name);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
 std::vector<bool> opens(const std::vector<CaptureSwitch>& switches) {
   std::vector<bool> out;
   for (const auto& s : switches) out.push_back(s.open);
@@ -92,6 +105,57 @@ TEST(CaptureSchedule, StepWindowsOpenBetweenStepsAndHoldWholeSteps) {
   schedule.step_started(35, sw);
   EXPECT_FALSE(schedule.recording());
   EXPECT_EQ(schedule.windows_opened(), 2);
+}
+
+TEST(CaptureSchedule, StartReplacesAPendingStepWindow) {
+  CaptureSettings settings;
+  settings.paused = true;
+  CaptureSchedule schedule(settings, true, 0);
+  std::vector<CaptureSwitch> sw;
+  schedule.step_started(1, sw);
+  schedule.request({ControlRequest::Kind::kWindow, 0, 2}, 2, sw);  // pending until this step ends
+  EXPECT_EQ(schedule.request({ControlRequest::Kind::kStart}, 3, sw), "ok recording (window 1)");
+  for (int i = 0; i < 5; ++i) {
+    schedule.step_ended(10 + 10 * i, sw);
+    schedule.step_started(15 + 10 * i, sw);
+  }
+  // The start window stays open: the pending window of 2 steps did not take it over.
+  EXPECT_TRUE(schedule.recording());
+  EXPECT_EQ(opens(sw), (std::vector<bool>{true}));
+  EXPECT_EQ(sw.front().why, "capture start");
+}
+
+TEST(WindowLog, FindsTheWindowOfATimeAndWritesEachWindowOpenThenClosed) {
+  WindowLog log(true);
+  for (int w = 0; w < 1000; ++w) {
+    log.opened(w * 100, "every 100");
+    log.closed(w * 100 + 10, "time over");
+  }
+  EXPECT_TRUE(log.contains(0));
+  EXPECT_TRUE(log.contains(50'009));
+  EXPECT_FALSE(log.contains(50'010));
+  EXPECT_FALSE(log.contains(-1));
+  EXPECT_FALSE(log.contains(99'950));
+  log.opened(100'000, "start");
+  EXPECT_TRUE(log.contains(1'000'000));  // open: until closed
+  const auto rows = log.take_rows();
+  ASSERT_EQ(rows.size(), 2001u);
+  EXPECT_EQ(rows[0].end, -1);
+  EXPECT_EQ(rows[1].end, 10);
+  EXPECT_EQ(rows[1].closed_by, "time over");
+  EXPECT_EQ(rows.back().id, 1001);
+}
+
+TEST(ControlChannel, SessionNamesAndFoldersThatAreSafeToRemove) {
+  for (const char* good : {"1234", "srv", "a.b_c-d"}) EXPECT_TRUE(check_session_name(good).has_value()) << good;
+  for (const char* bad : {"", ".", "..", "../x", "a/b", "x y", "$HOME"}) EXPECT_FALSE(check_session_name(bad).has_value()) << bad;
+  TempDir dir;
+  const std::string target = dir.path() + "/elsewhere";
+  std::filesystem::create_directory(target);
+  std::filesystem::create_symlink(target, dir.path() + "/link");
+  EXPECT_FALSE(make_private_folder(dir.path() + "/link").has_value());  // a link is not used
+  ASSERT_TRUE(make_private_folder(dir.path() + "/a/b").has_value());
+  EXPECT_EQ(std::filesystem::status(dir.path() + "/a/b").permissions() & std::filesystem::perms::all, std::filesystem::perms::owner_all);
 }
 
 TEST(CaptureSchedule, SamplesByStepsAndByTime) {
@@ -244,18 +308,6 @@ TEST(TracerConfig, LiveCaptureSettingsAndTheirConflicts) {
   }
 }
 
-class TempDir {
- public:
-  TempDir() {
-    char name[] = "/tmp/kernscope-live-XXXXXX";
-    path_ = ::mkdtemp(name);
-  }
-  ~TempDir() { std::filesystem::remove_all(path_); }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 TEST(ControlChannel, RequestsAndRepliesOverTheSocket) {
   TempDir dir;
@@ -496,14 +548,14 @@ TEST(LiveCapture, TailCaptureWritesExactlyTheLastNStepsWhenAStepIsSlow) {
     program.live->forget_old();
   };
   for (int i = 0; i < 80; ++i) {
-    const bool slow = i == 30 || i == 50;
+    const bool slow = i == 30 || i == 50 || i == 52;  // 52: two slow steps within one grace period
     slow_steps += slow;
     program.step(slow ? 40 : 5, 3);
     collect();
   }
-  ASSERT_EQ(written.size(), 2u);  // each once its grace period passed, while the program ran on
+  ASSERT_EQ(written.size(), 3u);  // each once its grace period passed, while the program ran on
   EXPECT_FALSE(program.live->due_window(true, [](RecordBatch&) {}).has_value());
-  EXPECT_EQ(slow_steps, 2);
+  EXPECT_EQ(slow_steps, 3);
   auto writer = TraceDbWriter::create(dir.path() + "/tail.sqlite", 4242);
   ASSERT_TRUE(writer.has_value());
   for (auto& w : written) ASSERT_TRUE((*writer)->append(w, program.strings).has_value());
@@ -511,21 +563,25 @@ TEST(LiveCapture, TailCaptureWritesExactlyTheLastNStepsWhenAStepIsSlow) {
   writer->reset();
   auto trace = open_trace(dir.path() + "/tail.sqlite");
   ASSERT_TRUE(trace.has_value());
-  ASSERT_EQ(trace->capture_windows.size(), 2u);
+  ASSERT_EQ(trace->capture_windows.size(), 3u);
   EXPECT_NE(trace->capture_windows[0].opened_by.find("a step of 40.300 ms (median 5.300 ms)"), std::string::npos);
   auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {});
   ASSERT_TRUE(steps.has_value());
-  // Each window: the slow step and the 3 before it, whole, and nothing after the slow step.
-  ASSERT_EQ(steps->steps.size(), 8u);
-  EXPECT_EQ(trace->kernels.size(), 8u * 3u);
-  for (std::size_t w = 0; w < 2; ++w) {
+  // Each window: the slow step and the 3 before it, whole, and nothing after the slow step; the
+  // third slow step came 2 steps after the second, so its window starts where the second's ended
+  // (windows never overlap): steps 51 and 52.
+  ASSERT_EQ(steps->steps.size(), 10u);
+  EXPECT_EQ(trace->kernels.size(), 10u * 3u);
+  const std::vector<std::pair<std::size_t, std::size_t>> window_steps = {{0, 4}, {4, 8}, {8, 10}};
+  for (std::size_t w = 0; w < 3; ++w) {
     int slow = 0;
-    for (std::size_t i = w * 4; i < w * 4 + 4; ++i) {
+    for (std::size_t i = window_steps[w].first; i < window_steps[w].second; ++i) {
       EXPECT_GE(steps->steps[i].start_ns, trace->capture_windows[w].start);
+      EXPECT_LE(steps->steps[i].end_ns, *trace->capture_windows[w].end);
       slow += steps->steps[i].wall_ns > 30 * kMs;
     }
     EXPECT_EQ(slow, 1) << "window " << w;
-    EXPECT_GT(steps->steps[w * 4 + 3].wall_ns, 30 * kMs);  // the slow step is each window's last whole one
+    EXPECT_GT(steps->steps[window_steps[w].second - 1].wall_ns, 30 * kMs);  // the slow step is each window's last
   }
 }
 

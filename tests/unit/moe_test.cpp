@@ -60,6 +60,19 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   EXPECT_EQ(moe->dispatch_combine_ns, 4 * 150);
   EXPECT_EQ(moe->dispatch_combine_exposed_ns, 4 * 120);  // 30 ns of each dispatch hidden
   EXPECT_FALSE(moe->perfect_router.estimated);
+  // A router GEMM and its gate kernel with no expert work between them are one router: one layer.
+  testing::SyntheticTrace two;
+  for (int layer = 0; layer < 3; ++layer) {
+    const TimeNs t = 1'000 * layer;
+    two.kernel("void vllm::dsv3_router_gemm_kernel<16>(float*)", t, t + 5);
+    two.kernel("void sglang::moe_fused_gate_kernel<8>(float*)", t + 5, t + 8);
+    two.kernel("fused_moe_kernel", t + 10, t + 100);
+  }
+  StepAnalysis one_pass;
+  auto merged = analyze_moe(two.trace, OpRuleSet::builtin(), one_pass);
+  ASSERT_TRUE(merged.has_value());
+  EXPECT_EQ(merged->layers.size(), 3u);
+  for (const auto& l : merged->layers) EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kRouter)], 8);
   // A trace of all-to-alls alone (sequence parallelism) holds no MoE layers.
   testing::SyntheticTrace a2a;
   a2a.kernel("ncclDevKernel_AllToAll_RING_LL", 0, 100);

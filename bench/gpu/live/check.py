@@ -53,8 +53,7 @@ def check_windows(trace, expected, kernscope):
         say(len(got) == want, f"window {i + 1}: {len(got)} whole steps kept by kernscope steps, expected {want}")
     third = [r for r in rows if wins[2][1] <= r["Start (ns)"] < wins[2][2]]
     length = (wins[2][2] - wins[2][1]) / 1e9
-    say(0.29 <= length <= 0.35, f"the timed window lasted {length:.3f} s (asked 0.3 s); {len(third)} whole steps in it")
-    say("capture window" in notes or "recorded in 3 capture window(s)" in notes or True, "stderr notes: " + notes.strip().replace("\n", " | ")[:300])
+    say(0.29 <= length <= 0.35 and len(third) > 0, f"the timed window lasted {length:.3f} s (asked 0.3 s); {len(third)} whole steps in it")
 
 
 def check_tail(trace, expected, kernscope):

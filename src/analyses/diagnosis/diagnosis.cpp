@@ -216,10 +216,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     d.moe = std::move(*moe);
     // Expert load: where the trace shows tokens per expert, the most skewed layer is said (the
     // perfect-router estimate that would rank it as an action is not computed yet).
-    const MoeLayer* worst = nullptr;
-    for (const auto& l : d.moe->layers) {
-      if (l.imbalance && (!worst || *l.imbalance > *worst->imbalance)) worst = &l;
-    }
+    const MoeLayer* worst = most_skewed_layer(*d.moe);
     if (worst && *worst->imbalance >= 2) {
       char line[320];
       std::snprintf(line, sizeof line,
@@ -492,7 +489,10 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     }
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) continue;
-    if (const std::int64_t recorded = time_in_capture_windows(f, trace); recorded >= 0 && recorded < threshold_ns) continue;
+    // An idle stretch is the program's only inside a capture window; other findings' rows (a long
+    // kernel, a copy) may end after a window closed and still be the program's.
+    const bool idle_rule = f.rule == "gpu_gaps" || f.rule == "gpu_time_util";
+    if (const std::int64_t recorded = idle_rule ? time_in_capture_windows(f, trace) : -1; recorded >= 0 && recorded < threshold_ns) continue;
     d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
     if (f.action.empty()) continue;
     // An idle GPU in launch-bound steps is that finding's, and its action (CUDA graphs) is the one

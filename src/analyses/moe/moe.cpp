@@ -43,7 +43,7 @@ std::int64_t union_length(std::vector<std::pair<TimeNs, TimeNs>>& v) {
   return total;
 }
 
-// The part of the union of `a` that no interval of `b` covers (both sorted by start, `b` merged).
+// The part of the union of `a` that no interval of `b` covers (both sorted and `b` merged here).
 std::int64_t uncovered(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std::pair<TimeNs, TimeNs>> b) {
   std::sort(a.begin(), a.end());
   std::sort(b.begin(), b.end());
@@ -150,17 +150,21 @@ EagerExperts eager_experts(const Trace& trace) {
     return std::tie(std::get<0>(a), o.start_ns[std::get<1>(a)]) < std::tie(std::get<0>(b), o.start_ns[std::get<1>(b)]);
   });
   std::vector<std::vector<char>> seen;  // per invocation: experts already counted
+  // A call joins its thread's open invocation (none: an expert call with no router before it).
+  auto join = [&](const std::tuple<std::int64_t, RowIndex, std::int64_t, std::int64_t>& call) {
+    const auto& [tid, row, expert, tokens] = call;
+    auto inv = open_invocation.find(tid);
+    if (inv == open_invocation.end()) return;
+    auto& counted = seen[static_cast<std::size_t>(inv->second)];
+    const bool first = !counted[static_cast<std::size_t>(expert)];
+    counted[static_cast<std::size_t>(expert)] = 1;
+    out.calls.push_back({inv->second, expert, tokens, row, first});
+  };
   for (const RowIndex i : order) {
     // Calls before this op (same order) join the thread's open invocation.
     while (next_call < calls.size() &&
            std::tie(std::get<0>(calls[next_call]), o.start_ns[std::get<1>(calls[next_call])]) < std::tie(o.global_tid[i], o.start_ns[i])) {
-      const auto& [tid, row, expert, tokens] = calls[next_call++];
-      auto inv = open_invocation.find(tid);
-      if (inv == open_invocation.end()) continue;  // an expert call with no router before it
-      auto& counted = seen[static_cast<std::size_t>(inv->second)];
-      const bool first = !counted[static_cast<std::size_t>(expert)];
-      counted[static_cast<std::size_t>(expert)] = 1;
-      out.calls.push_back({inv->second, expert, tokens, row, first});
+      join(calls[next_call++]);
     }
     if (trace.strings.get(o.name[i]) != "aten::linear") continue;
     const auto& d = dims_of(i);
@@ -170,15 +174,7 @@ EagerExperts eager_experts(const Trace& trace) {
     out.router_ops.push_back(i);
     seen.emplace_back(static_cast<std::size_t>(out.experts), 0);
   }
-  while (next_call < calls.size()) {
-    const auto& [tid, row, expert, tokens] = calls[next_call++];
-    auto inv = open_invocation.find(tid);
-    if (inv == open_invocation.end()) continue;
-    auto& counted = seen[static_cast<std::size_t>(inv->second)];
-    const bool first = !counted[static_cast<std::size_t>(expert)];
-    counted[static_cast<std::size_t>(expert)] = 1;
-    out.calls.push_back({inv->second, expert, tokens, row, first});
-  }
+  while (next_call < calls.size()) join(calls[next_call++]);
   return out;
 }
 
@@ -396,13 +392,18 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     for (auto& [key, rows] : passes) {
       std::stable_sort(rows.begin(), rows.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
       std::int64_t layer = -1;
+      bool work_since_router = true;  // expert or dispatch work since the last router kernel
       for (const RowIndex i : rows) {
-        if (*role[i] == MoeRole::kRouter) {
+        // Router kernels with no expert work between them are one router (a router GEMM, then
+        // its top-k or gate kernel) and start one layer.
+        if (*role[i] == MoeRole::kRouter && work_since_router) {
           ++layer;
           MoeLayer& l = layers[layer];
           l.layer = layer;
           ++l.invocations;
+          work_since_router = false;
         }
+        work_since_router |= *role[i] == MoeRole::kExpertGemm || *role[i] == MoeRole::kDispatchCombine;
         // Kernels before a pass's first router (a dispatch of the layer before, in another step)
         // belong to no layer counted here.
         if (layer < 0) continue;
@@ -410,6 +411,14 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       }
     }
     for (auto& [index, l] : layers) out.layers.push_back(std::move(l));
+    // Layer k is the k-th router of a pass (a step of a process and device): that is the model's
+    // layer k only when every pass runs the same layers (one forward pass per step).
+    if (!out.layers.empty() && out.layers.back().invocations != out.layers.front().invocations) {
+      out.notes.push_back("passes hold different numbers of MoE layers (layer 0 ran " + std::to_string(out.layers.front().invocations) +
+                          " times, layer " + std::to_string(out.layers.back().layer) + " " + std::to_string(out.layers.back().invocations) +
+                          "): a layer number is a router's position in its step, not necessarily the model's layer (several "
+                          "forward passes in a step, or no step annotations)");
+    }
   }
 
   // Dispatch/combine hidden by compute: per process and device, the time only communication runs.
@@ -444,6 +453,14 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
                           " whose per-expert token counts the trace does not record";
   out.perfect_router.why_not = "needs tokens per expert, which this trace does not show";
   return out;
+}
+
+const MoeLayer* most_skewed_layer(const MoeAnalysis& moe) {
+  const MoeLayer* worst = nullptr;
+  for (const auto& l : moe.layers) {
+    if (l.imbalance && (!worst || *l.imbalance > *worst->imbalance)) worst = &l;
+  }
+  return worst;
 }
 
 Table moe_roles_table(const MoeAnalysis& moe) {

@@ -85,6 +85,10 @@ struct MoeAnalysis {
   std::vector<std::string> notes;
 };
 
+// The layer whose tokens per expert are the most uneven (largest max/mean), or nullptr where no
+// layer shows tokens per expert.
+const MoeLayer* most_skewed_layer(const MoeAnalysis& moe);
+
 // `steps` gives each kernel's step (StepAnalysis::kernel_step), so layers count within a step.
 Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps,
                                 const MoeRoleRules& roles = MoeRoleRules::builtin());

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cctype>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -133,14 +134,40 @@ std::vector<std::int64_t> session_pids(const std::string& dir) {
   return pids;
 }
 
+Result<void> check_session_name(std::string_view name) {
+  const bool plain = !name.empty() && name.size() <= 64 && name != "." && name != ".." &&
+                     std::all_of(name.begin(), name.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'; });
+  if (!plain) {
+    return make_error(ErrorCode::kInvalidArgument, "session name '" + std::string(name.substr(0, 80)) +
+                                                       "' (letters, digits, '.', '_' and '-', at most 64, not . or ..)");
+  }
+  return {};
+}
+
+Result<void> make_private_folder(const std::string& dir) {
+  // Only this user may talk to the program: folders it creates are the user's alone (0700), and a
+  // folder that is there already must be the user's own and not a link (a folder another user made
+  // in /tmp in advance would let them reach the program).
+  struct stat st{};
+  if (::lstat(dir.c_str(), &st) != 0) {
+    const auto parent = std::filesystem::path(dir).parent_path();
+    if (!parent.empty() && ::lstat(parent.c_str(), &st) != 0) {
+      if (auto r = make_private_folder(parent.string()); !r) return r;
+    }
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+      return make_error(ErrorCode::kIo, "cannot create " + dir + ": " + std::strerror(errno));
+    }
+    if (::lstat(dir.c_str(), &st) != 0) return make_error(ErrorCode::kIo, "cannot create " + dir);
+  }
+  if (!S_ISDIR(st.st_mode) || st.st_uid != ::getuid()) {
+    return make_error(ErrorCode::kIo, dir + " is not a folder of this user (a link, or another user's): not used for control sockets");
+  }
+  return {};
+}
+
 Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string& path, Handler handler, Tick tick) {
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) return make_error(ErrorCode::kIo, "cannot create " + dir.string() + ": " + ec.message());
-  // Only this user may talk to the program: the folders are the user's alone.
-  ::chmod(dir.c_str(), 0700);
-  ::chmod(dir.parent_path().c_str(), 0700);
+  if (auto r = make_private_folder(dir.string()); !r) return std::unexpected(r.error());
   sockaddr_un address{};
   if (!fill_address(path, address)) return make_error(ErrorCode::kInvalidArgument, "socket path too long: " + path);
   const int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -151,12 +178,20 @@ Result<std::unique_ptr<ControlServer>> ControlServer::listen(const std::string& 
     ::close(fd);
     return make_error(ErrorCode::kIo, "cannot listen on " + path + ": " + why);
   }
-  return std::unique_ptr<ControlServer>(new ControlServer(path, fd, std::move(handler), std::move(tick)));
+  int wake[2] = {-1, -1};
+  if (::pipe2(wake, O_CLOEXEC) != 0) {  // without it the thread could not be stopped
+    const std::string why = std::strerror(errno);
+    ::close(fd);
+    ::unlink(path.c_str());
+    return make_error(ErrorCode::kIo, "cannot create a pipe: " + why);
+  }
+  return std::unique_ptr<ControlServer>(new ControlServer(path, fd, wake, std::move(handler), std::move(tick)));
 }
 
-ControlServer::ControlServer(std::string path, int fd, Handler handler, Tick tick)
+ControlServer::ControlServer(std::string path, int fd, const int wake[2], Handler handler, Tick tick)
     : path_(std::move(path)), fd_(fd), handler_(std::move(handler)), tick_(std::move(tick)) {
-  if (::pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
+  wake_[0] = wake[0];
+  wake_[1] = wake[1];
   thread_ = std::thread([this] { serve(); });
 }
 

@@ -30,6 +30,15 @@ struct ControlRequest {
 Result<ControlRequest> parse_control_request(std::string_view line);
 std::string format_control_request(const ControlRequest& request);
 
+// A session's name: letters, digits, '.', '_' and '-' (at most 64), never "." or "..": it names a
+// folder that `record` removes when the launch ends.
+Result<void> check_session_name(std::string_view name);
+// Creates a folder (and its parents) mode 0700, or checks that the one there is this user's own
+// folder and not a link.
+Result<void> make_private_folder(const std::string& dir);
+// The longest socket path a Unix socket takes (sun_path, with its terminating NUL).
+inline constexpr std::size_t kMaxSocketPath = 107;
+
 // The folder of session `name`: $KERNSCOPE_RUNTIME_DIR, else $XDG_RUNTIME_DIR/kernscope, else
 // /tmp/kernscope-UID, then the session's name. `getenv` is injected for tests.
 std::string session_dir(const std::string& name, const std::function<const char*(const char*)>& getenv);
@@ -54,7 +63,7 @@ class ControlServer {
   void stop();
 
  private:
-  ControlServer(std::string path, int fd, Handler handler, Tick tick);
+  ControlServer(std::string path, int fd, const int wake[2], Handler handler, Tick tick);
   void serve();
   std::string path_;
   int fd_ = -1;

@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -169,6 +170,10 @@ class Tracer {
   bool records_always_ = false;    // recording starts with the program and never stops
   std::mutex window_mutex_;
   WindowLog windows_{false};  // the recordings; rows for the trace unless the whole run is one (init)
+  // Correlation ids of the launch calls recorded lately (window_mutex_; the collector's batches).
+  static constexpr std::size_t kLaunchesRemembered = 1 << 20;
+  std::unordered_set<std::uint32_t> launched_in_window_;
+  std::deque<std::uint32_t> launch_order_;
   std::mutex domain_mutex_;
   std::mutex capture_mutex_;
   std::vector<NvtxRow> capture_open_, capture_rows_;  // the NVTX capture range's own instances
@@ -371,7 +376,24 @@ void Tracer::find_default_api() {
 // to the windows too, so a windowed trace holds nothing from outside its windows.
 void Tracer::keep_recorded_windows(RecordBatch& batch) {
   std::lock_guard lock(window_mutex_);
-  std::erase_if(batch.graph_traces, [&](const GraphTraceRow& row) { return !windows_.contains(row.start); });
+  // A graph replay belongs to the window its launch call was made in, as an eager kernel does:
+  // the launch calls are recorded only inside windows, so a replay whose launch was recorded is
+  // kept wherever it ran (the last replays of a window run after it closed). Without API records
+  // (--record without runtime), by the replay's start.
+  for (const auto& a : batch.api_calls) {
+    launched_in_window_.insert(a.correlation);
+    launch_order_.push_back(a.correlation);
+  }
+  while (launch_order_.size() > kLaunchesRemembered) {
+    launched_in_window_.erase(launch_order_.front());
+    launch_order_.pop_front();
+  }
+  const bool by_launch = config_.records_kind("runtime") || config_.records_kind("driver");
+  std::erase_if(batch.graph_traces, [&](const GraphTraceRow& row) {
+    return records_always_ ? !windows_.contains(row.start)
+           : by_launch     ? !launched_in_window_.contains(row.correlation)
+                           : !windows_.contains(row.start);
+  });
   if (!records_always_) std::erase_if(batch.samples, [&](const GpuSampleRow& row) { return !windows_.contains(row.timestamp); });
 }
 
@@ -486,11 +508,13 @@ bool Tracer::is_step_range(const char* text, const std::string& domain) {
   const std::string_view name(text);
   if (auto it = decided.find(name); it != decided.end()) return it->second;
   const bool step = step_name_phase(name).has_value();
-  if (decided.size() < 4096) decided.emplace(std::string(name), step);
+  if (decided.size() >= 4096) decided.clear();  // names unique per step (vLLM's): start over, bounded
+  decided.emplace(std::string(name), step);
   return step;
 }
 
 void Tracer::watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  if (!g_started) return;  // a child forked without exec: its copy of the tracer has no threads
   thread_local std::vector<int> stack;  // per open range: -1, or the step's nesting level
   auto push = [&](bool step) {
     int level = -1;
@@ -558,7 +582,9 @@ void Tracer::start_live() {
   const std::string session = config_.session.empty() ? std::to_string(getpid()) : config_.session;
   const auto getenv = [](const char* n) { return std::getenv(n); };
   if (auto r = live_->listen(control_socket_path(session_dir(session, getenv), getpid())); !r) {
-    say("live capture cannot be controlled from outside: " + r.error().message);
+    say("live capture cannot be controlled from outside: " + r.error().message +
+        (config_.live.sampled() ? "; sampled windows still open on their own" : ""));
+    live_->run_timer();
   }
 }
 
@@ -772,6 +798,17 @@ void Tracer::finish() {
     rest.nvtx.insert(rest.nvtx.end(), capture_rows_.begin(), capture_rows_.end());
   }
   if (sampler_) sampler_->drain(rest.samples);
+  keep_recorded_windows(rest);
+  if (live_ && live_->holds_records()) {
+    // Tail capture: what is left belongs to no written window (ranges still open, last samples).
+    RecordBatch devices;
+    devices.devices = std::move(rest.devices);
+    devices.windows = std::move(rest.windows);
+    rest = std::move(devices);
+  } else if (!records_always_) {
+    std::lock_guard lock(window_mutex_);
+    std::erase_if(rest.nvtx, [&](const NvtxRow& row) { return !windows_.contains(row.start); });
+  }
   activity_ += static_cast<std::int64_t>(rest.nvtx.size());
   const std::string command = own_command();
   uint64_t run_end = 0;
