@@ -118,6 +118,9 @@ expect_fail capture_stale "pid 12345 is gone" -- capture start old
 expect_fail record_live_every "--for must be shorter than --every" -- record --every 1 --for 2 -- true
 expect_fail record_live_when_alone "belong to live capture" -- record --when 2x -- true
 expect_fail record_live_nsys "needs --backend kernscope" -- record --paused --backend nsys -- true
+expect_fail record_session_dotdot "--session: session name '..'" -- record --paused --session .. -- true
+: >"$T/sessions/old/777.sock"  # another launch's socket (capture_stale removed the first)
+expect_fail record_session_in_use "session old is in use" -- record --paused --session old -- true
 expect_fail host_bad_thread "--thread must be a thread id" -- host --thread -1 "$GOOD"
 # Without a GPU (CI), the program never starts CUDA: no trace, said in one line, exit 2.
 expect_fail record_no_cuda "no trace written" -- record -o "$T/t-%p.sqlite" -- true
