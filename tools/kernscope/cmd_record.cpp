@@ -333,6 +333,22 @@ int run_record(const RecordOptions& o) {
   }
   const std::string session_folder = tracer::session_dir(session, [](const char* n) { return std::getenv(n); });
   if (live) {
+    // The session's folder is removed when the launch ends: its name must be a plain one, it must
+    // not be another launch's, and each process's socket path must fit a Unix socket's.
+    if (auto r = tracer::check_session_name(session); !r) {
+      std::filesystem::remove(file_list);
+      return fail(Error{ErrorCode::kInvalidArgument, "record: --session: " + r.error().message});
+    }
+    if (!tracer::session_pids(session_folder).empty()) {
+      std::filesystem::remove(file_list);
+      return fail(Error{ErrorCode::kInvalidArgument, "record: session " + session + " is in use (" + session_folder +
+                                                         " holds sockets; a killed launch leaves them: remove the folder)"});
+    }
+    if (tracer::control_socket_path(session_folder, 4194304).size() > tracer::kMaxSocketPath) {
+      std::filesystem::remove(file_list);
+      return fail(Error{ErrorCode::kInvalidArgument, "record: the session folder " + session_folder +
+                                                         " is too long for a socket path: set KERNSCOPE_RUNTIME_DIR to a shorter folder"});
+    }
     std::cerr << "kernscope: record: " << config->live.describe() << "; session " << session << " (" << session_folder
               << "): kernscope capture start|stop|status " << session << ", kernscope capture window " << session
               << " --duration 2s" << (config->step_range.empty() ? "" : " | --steps 20") << "\n";
