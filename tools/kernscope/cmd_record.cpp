@@ -371,10 +371,12 @@ int run_record(const RecordOptions& o) {
   // too, each into its own file: the output pattern should then hold %p.
   const int status = run_child(o.command, env);
   if (hook_dir) std::filesystem::remove_all(hook_dir);
-  // Sockets of processes that were killed stay behind: the session ends with the launch.
+  // Sockets of processes that were killed stay behind: the session ends with the launch. Only the
+  // sockets and then the folder, if empty, are removed: never anything else that might be there.
   if (live) {
     std::error_code ec;
-    std::filesystem::remove_all(session_folder, ec);
+    for (const auto pid : tracer::session_pids(session_folder)) std::filesystem::remove(tracer::control_socket_path(session_folder, pid), ec);
+    std::filesystem::remove(session_folder, ec);
   }
 
   std::ifstream list(file_list);
