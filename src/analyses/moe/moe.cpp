@@ -86,6 +86,7 @@ struct EagerExperts {
   std::vector<std::pair<std::int64_t, RowIndex>> invocations;  // (thread, router linear row)
   std::vector<ExpertCall> calls;
   std::vector<RowIndex> router_ops;
+  std::vector<RowIndex> ops_by_thread;  // op_shapes rows by thread, then start (kernels_of_op searches it)
 };
 
 std::int64_t integer_text(const std::string& s) {
@@ -97,7 +98,8 @@ std::int64_t integer_text(const std::string& s) {
 EagerExperts eager_experts(const Trace& trace) {
   EagerExperts out;
   const auto& o = trace.op_shapes;
-  std::vector<RowIndex> order(o.size());
+  std::vector<RowIndex>& order = out.ops_by_thread;
+  order.resize(o.size());
   for (RowIndex i = 0; i < o.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](RowIndex a, RowIndex b) {
     return std::tie(o.global_tid[a], o.start_ns[a]) < std::tie(o.global_tid[b], o.start_ns[b]);
@@ -254,12 +256,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   std::vector<std::optional<MoeRole>> forced(k.size());
   std::vector<std::vector<RowIndex>> call_kernels(eager.calls.size()), router_kernels(eager.router_ops.size());
   if (!eager.calls.empty() && k.external_id.size() == k.size()) {
-    const auto& o = trace.op_shapes;
-    std::vector<RowIndex> ops_by_thread(o.size());
-    for (RowIndex i = 0; i < o.size(); ++i) ops_by_thread[i] = i;
-    std::stable_sort(ops_by_thread.begin(), ops_by_thread.end(), [&](RowIndex a, RowIndex b) {
-      return std::tie(o.global_tid[a], o.start_ns[a]) < std::tie(o.global_tid[b], o.start_ns[b]);
-    });
+    const std::vector<RowIndex>& ops_by_thread = eager.ops_by_thread;
     std::unordered_map<std::int64_t, std::vector<RowIndex>> by_external;
     for (RowIndex i = 0; i < k.size(); ++i) {
       if (k.external_id[i] != 0) by_external[k.external_id[i]].push_back(i);
@@ -330,12 +327,6 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
 
   // Layers: within each step of each process and device, MoE kernels in start order; a router
   // invocation starts the next layer (the router runs once per MoE layer, before its experts).
-  std::map<std::tuple<std::int64_t, std::uint32_t, std::int32_t>, std::vector<RowIndex>> passes;
-  for (RowIndex i = 0; i < k.size(); ++i) {
-    if (!role[i]) continue;
-    const std::int32_t step = i < steps.kernel_step.size() ? steps.kernel_step[i] : -1;
-    passes[{k.global_pid[i], k.device_id[i], step}].push_back(i);
-  }
   if (!eager.calls.empty()) {
     // Layer k of a step is the step's k-th router invocation on its thread.
     const auto& o = trace.op_shapes;
@@ -388,6 +379,12 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     out.layers_from = "no router kernels: layers are not told apart (role totals only)";
   } else {
     out.layers_from = "one router invocation starts a layer, counted in launch order within each step of each process and device";
+    std::map<std::tuple<std::int64_t, std::uint32_t, std::int32_t>, std::vector<RowIndex>> passes;
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      if (!role[i]) continue;
+      const std::int32_t step = i < steps.kernel_step.size() ? steps.kernel_step[i] : -1;
+      passes[{k.global_pid[i], k.device_id[i], step}].push_back(i);
+    }
     std::map<std::int64_t, MoeLayer> layers;
     for (auto& [key, rows] : passes) {
       std::stable_sort(rows.begin(), rows.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });

@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_set>
 #include <string>
@@ -120,6 +121,13 @@ class Tracer {
   void set_activities(bool on, const std::string& why = {});
   void start_live();
   void watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
+  // A range an NVTX call pushes: its ASCII text (nullptr: none, or not ASCII) and its domain's name
+  // ("" the default); nullopt for a call that pushes no range.
+  struct NvtxPush {
+    const char* text = nullptr;
+    std::string domain;
+  };
+  std::optional<NvtxPush> pushed_range(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   bool is_step_range(const char* text, const std::string& domain);
   void decode_queued(RecordBatch& batch);
   void write_tail_window(bool forced);
@@ -412,10 +420,6 @@ void Tracer::range_ended() {
 // the capture range, so the matching pop ends the capture even with ranges nested inside.
 void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   thread_local std::vector<bool> stack;
-  auto matches = [&](const nvtxEventAttributes_t* attributes, const std::string& domain) {
-    if (!attributes || attributes->messageType != NVTX_MESSAGE_TYPE_ASCII || !attributes->message.ascii) return false;
-    return domain == config_.nvtx_domain && config_.nvtx_range == attributes->message.ascii;
-  };
   switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
       const auto* p = static_cast<const nvtxDomainCreateA_params*>(data->functionParams);
@@ -431,28 +435,9 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   }
   // Watched for a capture range only (live capture watches steps in watch_steps).
   if (config_.capture != TracerConfig::Capture::kNvtx) return;
-  switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA: {
-      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
-      stack.push_back(p && p->message && config_.nvtx_domain.empty() && config_.nvtx_range == p->message);
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
-      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
-      stack.push_back(p && matches(p->eventAttrib, ""));
-      break;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
-      std::string domain;
-      if (p) {
-        std::lock_guard lock(domain_mutex_);
-        auto it = domain_names_.find(p->domain);
-        if (it != domain_names_.end()) domain = it->second;
-      }
-      stack.push_back(p && matches(p->core.eventAttrib, domain));
-      break;
-    }
+  if (const auto push = pushed_range(cbid, data)) {
+    stack.push_back(push->text && push->domain == config_.nvtx_domain && config_.nvtx_range == push->text);
+  } else switch (cbid) {
     case CUPTI_CBID_NVTX_nvtxRangePop:
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
       if (!stack.empty()) {
@@ -495,6 +480,33 @@ void Tracer::on_nvtx(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
   }
 }
 
+std::optional<Tracer::NvtxPush> Tracer::pushed_range(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
+  const auto ascii = [](const nvtxEventAttributes_t* a) {
+    return a && a->messageType == NVTX_MESSAGE_TYPE_ASCII ? a->message.ascii : nullptr;
+  };
+  switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangePushA: {
+      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
+      return NvtxPush{p ? p->message : nullptr, {}};
+    }
+    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
+      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
+      return NvtxPush{p ? ascii(p->eventAttrib) : nullptr, {}};
+    }
+    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
+      NvtxPush push{p ? ascii(p->core.eventAttrib) : nullptr, {}};
+      if (p) {
+        std::lock_guard lock(domain_mutex_);
+        if (auto it = domain_names_.find(p->domain); it != domain_names_.end()) push.domain = it->second;
+      }
+      return push;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
 // Live capture by steps: a step range is the one --step-range names (NAME or NAME@DOMAIN), or with
 // "auto" a range whose name is an engine's or PyTorch's step name (model/step_names.hpp). Nested
 // step ranges count at the innermost level seen, as `kernscope steps` counts them.
@@ -527,29 +539,11 @@ void Tracer::watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
     stack.push_back(level);
     if (level >= 0 && level == step_depth_.load()) live_->on_step(true);
   };
+  if (const auto pushed = pushed_range(cbid, data)) {
+    push(is_step_range(pushed->text, pushed->domain));
+    return;
+  }
   switch (cbid) {
-    case CUPTI_CBID_NVTX_nvtxRangePushA: {
-      const auto* p = static_cast<const nvtxRangePushA_params*>(data->functionParams);
-      push(p && is_step_range(p->message, ""));
-      return;
-    }
-    case CUPTI_CBID_NVTX_nvtxRangePushEx: {
-      const auto* p = static_cast<const nvtxRangePushEx_params*>(data->functionParams);
-      const bool ascii = p && p->eventAttrib && p->eventAttrib->messageType == NVTX_MESSAGE_TYPE_ASCII;
-      push(ascii && is_step_range(p->eventAttrib->message.ascii, ""));
-      return;
-    }
-    case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
-      const auto* p = static_cast<const nvtxDomainRangePushEx_params*>(data->functionParams);
-      std::string domain;
-      if (p) {
-        std::lock_guard lock(domain_mutex_);
-        if (auto it = domain_names_.find(p->domain); it != domain_names_.end()) domain = it->second;
-      }
-      const bool ascii = p && p->core.eventAttrib && p->core.eventAttrib->messageType == NVTX_MESSAGE_TYPE_ASCII;
-      push(ascii && is_step_range(p->core.eventAttrib->message.ascii, domain));
-      return;
-    }
     case CUPTI_CBID_NVTX_nvtxRangePop:
     case CUPTI_CBID_NVTX_nvtxDomainRangePop:
       if (stack.empty()) return;
