@@ -4,8 +4,8 @@
 // their own tables as the classes "memcpy" and "memset".
 #pragma once
 
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -15,6 +15,8 @@
 
 namespace kernscope {
 
+class TextPattern;  // src/base/text_pattern.hpp
+
 // Every class a rule may name, in display order.
 const std::vector<std::string>& operation_classes();
 
@@ -22,7 +24,7 @@ struct OpRule {
   std::string op_class;
   std::string pattern;
   std::string origin;  // "file:line"
-  std::regex regex;
+  std::shared_ptr<const TextPattern> matcher;  // the pattern, compiled case-insensitively
 };
 
 class OpRuleSet {

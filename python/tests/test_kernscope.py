@@ -15,7 +15,7 @@ import pytest
 import kernscope
 from kernscope import annotate
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tests", "support"))
-from compressed import decompress_any, gold_text, open_any  # noqa: E402  (gzip, xz or plain by magic)
+from compressed import decompress_any, gold_text, open_any, plain_copy  # noqa: E402  (gzip, xz or plain by magic)
 
 FIXTURES = pathlib.Path(__file__).resolve().parents[2] / "tests" / "fixtures"
 LLAMA = FIXTURES / "nsys" / "llama_decode_h200"
@@ -173,31 +173,49 @@ def test_documents_are_dicts(llama):
     assert info["format"] == "nsys-sqlite" and info["counts"]["kernels"] == 90287
 
 
-def test_every_analysis_runs_through_python_as_through_the_cli(llama, tmp_path):
-    """Walks the registry: each analysis and format gives the same text from Python as from the CLI."""
+def _single_trace_analyses():
+    return [s for s in kernscope.analyses() if s["max_traces"] == 1]  # diff, compare: test_diff.py
+
+
+def test_the_registry_lists_every_analysis_python_runs():
+    names = {s["name"] for s in kernscope.analyses()}
+    assert names >= {"info", "stats", "tail", "ops", "analyze", "steps", "report", "export"}
+    for spec in _single_trace_analyses():
+        assert hasattr(kernscope.Trace, spec["name"].replace("-", "_")), spec["name"]
+
+
+@pytest.mark.parametrize("spec", _single_trace_analyses(), ids=lambda s: s["name"])
+def test_every_analysis_runs_through_python_as_through_the_cli(spec, tmp_path):
+    """Walks the registry: each analysis and format gives the same text from Python as from the CLI
+    (one case per analysis, so pytest's workers share them; the trace decompressed once per run)."""
     cli = os.environ.get("KERNSCOPE_CLI")
     assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
-    trace = str(LLAMA / "trace.sqlite.xz")
-    specs = kernscope.analyses()
-    assert {s["name"] for s in specs} >= {"info", "stats", "tail", "ops", "analyze", "steps", "report", "export"}
-    for spec in specs:
-        name = spec["name"]
-        if spec["max_traces"] != 1:  # diff, compare: module functions over several traces (test_diff.py)
+    trace = plain_copy(LLAMA / "trace.sqlite.xz")
+    llama = _opened(trace)
+    name = spec["name"]
+    for fmt in spec["formats"]:
+        if name == "export":
+            cli_out, py_out = tmp_path / f"cli.{fmt}.json", tmp_path / f"py.{fmt}.json"
+            subprocess.run([cli, name, "--format", fmt, "-o", str(cli_out), trace], check=True, capture_output=True)
+            summary = llama.export(str(py_out), format=fmt)
+            assert summary["path"] == str(py_out) and summary["events"] > 0
+            assert cli_out.read_bytes() == py_out.read_bytes(), fmt
             continue
-        assert hasattr(kernscope.Trace, name.replace("-", "_")), name
-        for fmt in spec["formats"]:
-            if name == "export":
-                cli_out, py_out = tmp_path / f"cli.{fmt}.json", tmp_path / f"py.{fmt}.json"
-                subprocess.run([cli, name, "--format", fmt, "-o", str(cli_out), trace], check=True, capture_output=True)
-                summary = llama.export(str(py_out), format=fmt)
-                assert summary["path"] == str(py_out) and summary["events"] > 0
-                assert cli_out.read_bytes() == py_out.read_bytes(), fmt
-                continue
-            got = subprocess.run([cli, name, "--format", fmt, trace], check=True, capture_output=True, text=True).stdout
-            assert got.strip(), (name, fmt)
-            assert llama.run(name, format=fmt) == got, (name, fmt)
-            if fmt == "json" and name != "stats":  # stats prints one JSON array per report, as nsys does
-                json.loads(got)
+        got = subprocess.run([cli, name, "--format", fmt, trace], check=True, capture_output=True, text=True).stdout
+        assert got.strip(), (name, fmt)
+        assert llama.run(name, format=fmt) == got, (name, fmt)
+        if fmt == "json" and name != "stats":  # stats prints one JSON array per report, as nsys does
+            json.loads(got)
+
+
+_OPENED = {}
+
+
+def _opened(path):
+    """One opened Trace per file and test process (the module's `llama` fixture opens the .xz itself)."""
+    if path not in _OPENED:
+        _OPENED[path] = kernscope.open(path)
+    return _OPENED[path]
 
 
 def test_json_outputs_stay_valid_with_control_characters_in_names(tmp_path):

@@ -16,6 +16,7 @@
 #include "analyses/nsys/report_helpers.hpp"
 #include "analyses/steps/setup_split.hpp"
 #include "base/text_util.hpp"
+#include "base/text_pattern.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/phase.hpp"
 
@@ -116,11 +117,9 @@ Result<OpRuleSet> OpRuleSet::parse(const std::string& text, const std::string& s
       return make_error(ErrorCode::kInvalidArgument, where + ": unknown operation class '" + rule.op_class + "'");
     }
     if (rule.pattern.empty()) return make_error(ErrorCode::kInvalidArgument, where + ": empty pattern");
-    try {
-      rule.regex = std::regex(rule.pattern, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + e.what());
-    }
+    auto matcher = TextPattern::compile(rule.pattern, {.ignore_case = true});
+    if (!matcher) return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + matcher.error());
+    rule.matcher = std::make_shared<const TextPattern>(std::move(*matcher));
     set.rules_.push_back(std::move(rule));
   }
   return set;
@@ -141,9 +140,8 @@ OpRuleSet OpRuleSet::combine(const OpRuleSet& first, const OpRuleSet& second) {
 }
 
 std::pair<std::string, const OpRule*> OpRuleSet::classify(std::string_view kernel_name) const {
-  const std::string name(kernel_name);
   for (const auto& rule : rules_) {
-    if (std::regex_search(name, rule.regex)) return {rule.op_class, &rule};
+    if (rule.matcher->search(kernel_name)) return {rule.op_class, &rule};
   }
   return {"other", nullptr};
 }

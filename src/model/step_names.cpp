@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <regex>
 #include <string>
 
+#include "base/text_pattern.hpp"
 #include "base/text_util.hpp"
 
 namespace kernscope {
@@ -39,7 +39,7 @@ std::string without_step_number(std::string text) {
 
 // A request count from a name: digits only (the regex's \d+), so only its size can fail to parse,
 // and a count too large for a long still counts as "some requests".
-long count_in_name(const std::string& digits) {
+long count_in_name(std::string_view digits) {
   long n = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
   return ec == std::errc::result_out_of_range ? 1 : n;
@@ -60,11 +60,10 @@ Phase phase_from_counts(long context, long generation) {
 // speculative decoding (TARGET_VERIFY, DRAFT_EXTEND...), IDLE and the others are steps whose phase
 // the name does not state.
 std::optional<Phase> sglang_step(std::string_view text) {
-  static const std::regex kSglang(R"(^step\[([A-Z_0-9]+)(?:[ \]].*)?$)");
-  const std::string copy(text);
-  std::smatch m;
-  if (!std::regex_match(copy, m, kSglang)) return std::nullopt;
-  const std::string mode = m[1];
+  static const auto kSglang = TextPattern::literal(R"(^step\[([A-Z_0-9]+)(?:[ \]].*)?$)");
+  const auto m = kSglang.match_whole(text);
+  if (!m) return std::nullopt;
+  const std::string_view mode = m->group(1);
   if (mode == "EXTEND" || mode == "PREFILL" || mode == "SPLIT_PREFILL") return Phase::kPrefill;
   if (mode == "DECODE") return Phase::kDecode;
   if (mode == "MIXED") return Phase::kMixed;
@@ -87,12 +86,12 @@ std::optional<Phase> step_name_phase(std::string_view text) {
   // their tokens in parentheses. Two spellings: "execute_8192_context_9(...)_generation_37(...)"
   // (total scheduled tokens first, vLLM V1's gpu_model_runner) and the older
   // "execute_context_1(888_788544)_generation_0(0)" without it.
-  static const std::regex kVllm(R"(execute_(?:\d+_)?context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
+  static const auto kVllm = TextPattern::literal(R"(execute_(?:\d+_)?context_(\d+)(?:\([^)]*\))?_generation_(\d+))");
   // TensorRT-LLM's PyExecutor: "_forward_step 12: 1 ctx reqs, 3 gen reqs".
-  static const std::regex kTrtllm(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
-  std::smatch m;
-  if (std::regex_search(lower, m, kVllm)) return phase_from_counts(count_in_name(m[1]), count_in_name(m[2]));
-  if (std::regex_search(lower, m, kTrtllm)) return phase_from_counts(count_in_name(m[1]), count_in_name(m[2]));
+  static const auto kTrtllm = TextPattern::literal(R"(^_?forward_step\b.*?(\d+) ctx reqs?.*?(\d+) gen reqs?)");
+  for (const auto* pattern : {&kVllm, &kTrtllm}) {
+    if (auto m = pattern->find(lower)) return phase_from_counts(count_in_name(m->group(1)), count_in_name(m->group(2)));
+  }
   const std::string word = without_step_number(std::string(last_segment(lower)));
   if (!is_step_word(word)) return std::nullopt;
   return phase_from_name(word);

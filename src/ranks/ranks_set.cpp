@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <mutex>
-#include <regex>
 #include <set>
 #include <thread>
 
+#include "base/text_pattern.hpp"
 #include "ranks/collectives_kineto_args.hpp"
 #include "kernscope/open.hpp"
 
@@ -38,11 +38,11 @@ std::string joined_numbers(const std::vector<std::int64_t>& values, std::size_t 
 
 // A rank number in a file name: rank3, rank-3, rank_03, RANK3 (the last such match).
 std::int64_t rank_in_file_name(const std::string& path) {
-  static const std::regex pattern(R"((?:^|[^a-zA-Z])(?:rank|RANK|Rank)[-_.]?(\d+))");
+  static const auto pattern = TextPattern::literal(R"((?:^|[^a-zA-Z])(?:rank|RANK|Rank)[-_.]?(\d+))");
   const std::string name = fs::path(path).filename().string();
   std::int64_t found = -1;
-  for (auto it = std::sregex_iterator(name.begin(), name.end(), pattern); it != std::sregex_iterator(); ++it) {
-    found = std::stoll((*it)[1].str());
+  for (auto m = pattern.find(name); m; m = pattern.find(name, m->end() > m->start() ? m->end() : m->end() + 1)) {
+    found = std::stoll(std::string(m->group(1)));
   }
   return found;
 }

@@ -23,13 +23,11 @@ import decimal
 import gzip
 import json
 import pathlib
-import shutil
 import sqlite3
 import subprocess
 import sys
-import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
-from compressed import open_any  # noqa: E402  (gzip, xz or plain by magic)
+from compressed import open_any, plain_copy  # noqa: E402  (gzip, xz or plain by magic; one decompression per run)
 
 CATEGORIES = ["gpu", "communication", "copy", "host", "blocked", "idle"]
 
@@ -141,21 +139,16 @@ def union(intervals, lo, hi):
 
 def gpu_ops_nsys(path):
     """(start, end, pid) of every kernel, copy and set, from the export's CUPTI tables."""
-    with tempfile.TemporaryDirectory() as tmp:
-        db = pathlib.Path(tmp) / "t.sqlite"
-        opener = open_any
-        with opener(path, "rb") as src, open(db, "wb") as dst:
-            shutil.copyfileobj(src, dst)
-        con = sqlite3.connect(db)
-        tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
-        ops = []
-        for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
-                      "CUDA_GRAPH_EXECUTION", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
-            if table in tables:
-                cols = {r[1] for r in con.execute(f"pragma table_info({table})")}
-                pid = "globalPid" if "globalPid" in cols else "0"
-                ops += [(s, e, (g >> 24) & 0xFFFFFF) for s, e, g in con.execute(f"select start, end, {pid} from {table}")]
-        con.close()
+    con = sqlite3.connect(f"file:{plain_copy(path)}?mode=ro", uri=True)
+    tables = {r[0] for r in con.execute("select name from sqlite_master where type='table'")}
+    ops = []
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+                  "CUDA_GRAPH_EXECUTION", "CUPTI_ACTIVITY_KIND_GRAPH_TRACE"):
+        if table in tables:
+            cols = {r[1] for r in con.execute(f"pragma table_info({table})")}
+            pid = "globalPid" if "globalPid" in cols else "0"
+            ops += [(s, e, (g >> 24) & 0xFFFFFF) for s, e, g in con.execute(f"select start, end, {pid} from {table}")]
+    con.close()
     return ops, 0
 
 
@@ -172,7 +165,7 @@ def gpu_ops_kineto(path, kernscope):
             ops.append((s, s + int(decimal.Decimal(str(e.get("dur", 0))) * 1000), 0))
     if not ops:
         return ops, 0
-    out = subprocess.run([kernscope, "stats", "-r", "cuda_gpu_trace", "--format", "csv", str(path)], capture_output=True, text=True)
+    out = subprocess.run([kernscope, "stats", "-r", "cuda_gpu_trace", "--format", "csv", plain_copy(path)], capture_output=True, text=True)
     first = None
     for line in out.stdout.splitlines()[1:]:
         try:
@@ -201,7 +194,7 @@ def main():
     if realworld and not pathlib.Path(realworld).is_dir():
         print(f"NOTE: {realworld} is not here: only the project's fixtures were checked (unchecked: the shared traces)")
     for path in files:
-        run = subprocess.run([kernscope, "account", "--format", "json", str(path)], capture_output=True, text=True)
+        run = subprocess.run([kernscope, "account", "--format", "json", plain_copy(path)], capture_output=True, text=True)
         if run.returncode != 0:
             if run.returncode == 2 and run.stderr.strip():
                 no_steps.append((path, run.stderr.strip().splitlines()[-1]))
@@ -236,7 +229,7 @@ def main():
                 failures.append(f"{path.name} step {row['Step']}: GPU busy {said} ns, the file says {busy} ns")
         # The headlines read the right clock: never 0 where steps exist, and report's accounting is
         # the one `account` gives (the leading process's steps, summed).
-        rep = subprocess.run([kernscope, "report", "--format", "json", str(path)], capture_output=True, text=True)
+        rep = subprocess.run([kernscope, "report", "--format", "json", plain_copy(path)], capture_output=True, text=True)
         if rep.returncode != 0:
             failures.append(f"{path.name}: report exit {rep.returncode}: {rep.stderr.strip()[-200:]}")
         else:

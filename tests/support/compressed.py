@@ -57,3 +57,40 @@ def gold_text(path):
             with open_any(candidate, "rt", encoding="utf-8", newline="") as f:
                 return f.read()
     raise FileNotFoundError(str(path))
+
+
+def _plain_cache_dir():
+    import tempfile
+    folder = os.environ.get("KERNSCOPE_TEST_CACHE") or os.path.join(
+        tempfile.gettempdir(), f"kernscope-plain-traces-{os.getuid()}")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    return folder
+
+
+def plain_copy(path):
+    """The path of an uncompressed copy of a compressed trace (the path itself when it is plain).
+
+    The test scripts run kernscope many times on the same fixture; each run would otherwise
+    decompress the file again (0.3-0.5 s for the 3.5 MB Llama export, about a third of a short
+    command's time). Copies live in one cache folder for every script of a test run
+    (KERNSCOPE_TEST_CACHE, else a folder of the user's in the temporary directory), named by the
+    file's absolute path, size and modification time, and are written under another name and
+    renamed, so scripts running side by side never read a half-written copy. Reading .gz/.xz traces
+    themselves is checked by the tests that name those files on purpose (compressed_file_test,
+    the bad-input cases)."""
+    import hashlib
+    path = str(path)
+    if kind_of(path) == "plain":
+        return path
+    st = os.stat(path)
+    key = hashlib.sha1(f"{os.path.abspath(path)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    name = f"{key}-{strip_compression(os.path.basename(path))}"
+    folder = _plain_cache_dir()
+    target = os.path.join(folder, name)
+    if not os.path.exists(target):
+        partial = f"{target}.{os.getpid()}.part"
+        with open_any(path, "rb") as src, open(partial, "wb") as dst:
+            while chunk := src.read(1 << 20):
+                dst.write(chunk)
+        os.replace(partial, target)
+    return target

@@ -1,12 +1,12 @@
 #include "analyses/diff/diff_figures.hpp"
 
 #include <algorithm>
-#include <regex>
 
 #include "analyses/steps/setup_split.hpp"
 #include "analyses/trace_context.hpp"
 #include "model/nvtx_names.hpp"
 #include "analyses/steps/step_accounting.hpp"
+#include "base/text_pattern.hpp"
 #include "kernscope/steps.hpp"
 
 namespace kernscope {
@@ -50,9 +50,9 @@ void time_samples(const StepAnalysis& steps, RunFigures& run) {
 // PyTorch's emit_nvtx names every operator call uniquely ("aten::to, seq = 12, op_id = 998949,
 // sizes = [...]"): without its counters the calls of one operator are one row.
 std::string range_identity(std::string label) {
-  static const std::regex counters(R"(, (?:seq|op_id) = \d+)");
+  static const auto counters = TextPattern::literal(R"(, (?:seq|op_id) = \d+)");
   if (label.find(" = ") == std::string::npos) return label;
-  return std::regex_replace(label, counters, "");
+  return counters.replace_all(label, "");
 }
 
 }  // namespace

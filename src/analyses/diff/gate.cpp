@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -11,6 +10,7 @@
 #include "kernscope/op_classes.hpp"
 #include "analyses/steps/step_accounting.hpp"
 #include "analyses/tail.hpp"
+#include "base/text_pattern.hpp"
 
 namespace kernscope {
 namespace {
@@ -167,19 +167,19 @@ std::string_view gate_grammar() {
 }
 
 Result<GateCondition> parse_gate(const std::string& expression) {
-  static const std::regex form(R"(^\s*(\S.*?)\s*([<>])\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*(%|ns|us|ms|s)\s*$)");
+  static const auto form = TextPattern::literal(R"(^\s*(\S.*?)\s*([<>])\s*([+-]?(?:\d+\.?\d*|\.\d+))\s*(%|ns|us|ms|s)\s*$)");
   auto bad = [&](const std::string& why) {
     return make_error(ErrorCode::kInvalidArgument,
                       "malformed --fail-if \"" + expression + "\" (" + why + "); grammar:\n" + std::string(gate_grammar()));
   };
-  std::smatch m;
-  if (!std::regex_match(expression, m, form)) return bad("expected METRIC OP CHANGE");
+  const auto m = form.match_whole(expression);
+  if (!m) return bad("expected METRIC OP CHANGE");
   GateCondition c;
   c.expression = expression;
-  c.metric = m[1].str();
-  c.op = m[2].str()[0];
-  c.threshold = std::stod(m[3].str());
-  const std::string unit = m[4].str();
+  c.metric = std::string(m->group(1));
+  c.op = m->group(2)[0];
+  c.threshold = std::stod(std::string(m->group(3)));
+  const std::string unit(m->group(4));
   c.relative = unit == "%";
   if (!c.relative) {
     c.threshold *= unit == "ns" ? 1.0 : unit == "us" ? 1e3 : unit == "ms" ? 1e6 : 1e9;

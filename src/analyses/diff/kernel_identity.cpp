@@ -5,7 +5,8 @@
 #include <cctype>
 #include <cstdlib>
 #include <memory>
-#include <regex>
+
+#include "base/text_pattern.hpp"
 
 namespace kernscope {
 namespace {
@@ -43,12 +44,12 @@ std::string unify_lambdas(std::string s) {
   for (std::size_t at = s.find("[lambda("); at != std::string::npos; at = s.find("[lambda(", at + 1)) {
     const std::size_t close = closing_paren(s, at + 7);
     if (close == std::string::npos) break;
-    static const std::regex instance(R"(^ ?\(instance (\d+)\)\])");
-    std::smatch m;
+    static const auto instance = TextPattern::literal(R"(^ ?\(instance (\d+)\)\])");
     const std::string rest = s.substr(close + 1);
-    if (!std::regex_search(rest, m, instance)) continue;
-    s = s.substr(0, at) + "{lambda" + s.substr(at + 7, close + 1 - (at + 7)) + "#" + m[1].str() + "}" +
-        rest.substr(static_cast<std::size_t>(m.length(0)));
+    const auto m = instance.find(rest);
+    if (!m) continue;
+    s = s.substr(0, at) + "{lambda" + s.substr(at + 7, close + 1 - (at + 7)) + "#" + std::string(m->group(1)) + "}" +
+        rest.substr(m->end());
   }
   for (std::size_t at = s.find("'lambda"); at != std::string::npos; at = s.find("'lambda", at + 1)) {
     std::size_t q = at + 7;
@@ -66,18 +67,16 @@ std::string unify_lambdas(std::string s) {
 
 // cu++filt writes literals as casts, the runtime with suffixes: `(unsigned int)4` is `4u`.
 std::string unify_literals(const std::string& s) {
-  static const std::regex cast(
+  static const auto cast = TextPattern::literal(
       R"(\((unsigned long long|long long|unsigned long|unsigned int|unsigned|long|int|bool)\)(-?\d+))");
   std::string out;
-  auto begin = std::sregex_iterator(s.begin(), s.end(), cast);
   std::size_t last = 0;
-  for (auto it = begin; it != std::sregex_iterator(); ++it) {
-    const auto& m = *it;
-    const auto at = static_cast<std::size_t>(m.position(0));
+  for (auto m = cast.find(s); m; m = cast.find(s, m->end())) {
+    const auto at = m->start();
     // A cast right after a word character is a parameter list followed by a number, not a literal.
     if (at > 0 && is_word(s[at - 1])) continue;
     out += s.substr(last, at - last);
-    const std::string type = m[1].str(), number = m[2].str();
+    const std::string type(m->group(1)), number(m->group(2));
     if (type == "bool") {
       out += number == "0" ? "false" : "true";
     } else {
@@ -88,7 +87,7 @@ std::string unify_literals(const std::string& s) {
         if (t == type) out += number + s2;
       }
     }
-    last = at + static_cast<std::size_t>(m.length(0));
+    last = m->end();
   }
   out += s.substr(last);
   return out;
@@ -204,28 +203,28 @@ std::string normalize_kernel_name(std::string_view demangled) {
   replace_all(s, "{anonymous}", "(anonymous namespace)");
   replace_all(s, "<unnamed>", "(anonymous namespace)");
   // nvcc's per-file namespaces, which cu++filt leaves out and the runtime writes.
-  static const std::regex file_namespace(R"(_INTERNAL_[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+::)");
-  s = std::regex_replace(s, file_namespace, "");
+  static const auto file_namespace = TextPattern::literal(R"(_INTERNAL_[0-9a-f]+_\d+_\w+?_cu_[0-9a-f]+::)");
+  s = file_namespace.replace_all(s, "");
   s = unify_lambdas(std::move(s));
   s = unify_literals(s);
   s = drop_enclosing_return_types(std::move(s));
   // ... and builtin return types (`bool at::f<T>::{lambda(long)#2}` in a template argument).
-  static const std::regex builtin_return(
+  static const auto builtin_return = TextPattern::literal(
       R"(([<,]\s*)(?:unsigned long long|long long|unsigned long|unsigned int|unsigned char|signed char|unsigned short|)"
       R"(unsigned|short|long|int|char|bool|float|double|void) (?=[A-Za-z_]\w*::))");
-  s = std::regex_replace(s, builtin_return, "$1");
+  s = builtin_return.replace_all(s, "$1");
   // ... and qualified ones (`at::Tensor at::native::f<...>::{lambda()#2}`).
-  static const std::regex qualified_return(R"(([<,]\s*)[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+ (?=[A-Za-z_]\w*::))");
-  s = std::regex_replace(s, qualified_return, "$1");
+  static const auto qualified_return = TextPattern::literal(R"(([<,]\s*)[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+ (?=[A-Za-z_]\w*::))");
+  s = qualified_return.replace_all(s, "$1");
   // Generic lambdas' parameters: the runtime's `auto:1` is cu++filt's `T1`.
-  static const std::regex auto_parameter(R"(\bauto:(\d+))");
-  s = std::regex_replace(s, auto_parameter, "T$1");
+  static const auto auto_parameter = TextPattern::literal(R"(\bauto:(\d+))");
+  s = auto_parameter.replace_all(s, "T$1");
   s = unify_spacing(s);
   s = unify_spacing(const_after_type(s));
   replace_all(s, ",>", ">");  // an empty trailing pack: cu++filt writes `F<A, >`
   // Integer type names: `unsigned int` and `unsigned` are one type, as are `long int` and `long`.
-  static const std::regex int_names(R"(\b(unsigned|long|short) int\b)");
-  s = std::regex_replace(s, int_names, "$1");
+  static const auto int_names = TextPattern::literal(R"(\b(unsigned|long|short) int\b)");
+  s = int_names.replace_all(s, "$1");
   return drop_template_signatures(s);
 }
 

@@ -223,11 +223,9 @@ Result<MoeRoleRules> MoeRoleRules::parse(const std::string& text, const std::str
     if (tab == std::string::npos) return make_error(ErrorCode::kInvalidArgument, where + ": expected ROLE<TAB>REGEX");
     const auto role = role_from_name(line.substr(0, tab));
     if (!role) return make_error(ErrorCode::kInvalidArgument, where + ": unknown MoE role '" + line.substr(0, tab) + "'");
-    try {
-      rules.rules_.push_back({*role, std::regex(line.substr(tab + 1), std::regex::ECMAScript | std::regex::icase | std::regex::optimize)});
-    } catch (const std::regex_error& e) {
-      return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + e.what());
-    }
+    auto matcher = TextPattern::compile(line.substr(tab + 1), {.ignore_case = true});
+    if (!matcher) return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + matcher.error());
+    rules.rules_.push_back({*role, std::move(*matcher)});
   }
   return rules;
 }
@@ -242,7 +240,7 @@ const MoeRoleRules& MoeRoleRules::builtin() {
 
 std::optional<MoeRole> MoeRoleRules::role_of(std::string_view name) const {
   for (const auto& rule : rules_) {
-    if (std::regex_search(name.begin(), name.end(), rule.regex)) return rule.role;
+    if (rule.matcher.search(name)) return rule.role;
   }
   return std::nullopt;
 }

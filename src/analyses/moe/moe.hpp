@@ -10,10 +10,10 @@
 
 #include <cstdint>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
+#include "base/text_pattern.hpp"
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
@@ -36,7 +36,7 @@ class MoeRoleRules {
  private:
   struct Rule {
     MoeRole role;
-    std::regex regex;
+    TextPattern matcher;
   };
   std::vector<Rule> rules_;
 };

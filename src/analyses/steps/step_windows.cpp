@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
-#include <regex>
 #include <unordered_map>
 
 #include "analyses/nsys/api_lookup.hpp"
@@ -12,14 +11,15 @@
 #include "base/text_util.hpp"
 #include "model/step_names.hpp"
 #include "analyses/tail.hpp"
+#include "base/text_pattern.hpp"
 
 namespace kernscope::report {
 namespace {
 
 // "ProfilerStep#12" (any domain prefix): the range torch.profiler.profile.step() opens.
 bool is_profiler_step(std::string_view name) {
-  static const std::regex kProfilerStep(R"((^|:)ProfilerStep#\d+$)");
-  return std::regex_search(name.begin(), name.end(), kProfilerStep);
+  static const auto kProfilerStep = TextPattern::literal(R"((^|:)ProfilerStep#\d+$)");
+  return kProfilerStep.search(name);
 }
 
 struct Occurrences {

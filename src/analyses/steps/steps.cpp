@@ -9,7 +9,6 @@
 #include <cmath>
 #include <map>
 #include <numeric>
-#include <regex>
 #include <span>
 #include <unordered_map>
 
@@ -27,6 +26,7 @@
 #include "analyses/steps/host_profile.hpp"
 #include "kernscope/steps.hpp"
 #include "analyses/tail.hpp"
+#include "base/text_pattern.hpp"
 
 namespace kernscope {
 namespace {
@@ -264,12 +264,12 @@ std::string step_group_name(std::string_view name) {
   // step, the batch size is not), vLLM "execute_260_context_1(256)_generation_4(4)" (counts of
   // tokens and requests): steps of one kind are one group whatever their batch, and the phase
   // (read from the name) keeps prefill, decode and mixed steps apart.
-  static const std::regex kSglang(R"(^(.*\bstep\[[A-Z_0-9]+)[ \]].*$)");
-  static const std::regex kVllm(R"(execute_(?:\d+_)?context_\d+(?:\([^)]*\))?_generation_\d+(?:\([^)]*\))?)");
-  const std::string text(name);
-  std::smatch m;
-  if (std::regex_match(text, m, kSglang)) return m[1].str() + "]";
-  if (std::regex_search(text, m, kVllm)) return m.prefix().str() + "execute_context_N_generation_N" + m.suffix().str();
+  static const auto kSglang = TextPattern::literal(R"(^(.*\bstep\[[A-Z_0-9]+)[ \]].*$)");
+  static const auto kVllm = TextPattern::literal(R"(execute_(?:\d+_)?context_\d+(?:\([^)]*\))?_generation_\d+(?:\([^)]*\))?)");
+  if (auto m = kSglang.match_whole(name)) return std::string(m->group(1)) + "]";
+  if (auto m = kVllm.find(name)) {
+    return std::string(name.substr(0, m->start())) + "execute_context_N_generation_N" + std::string(name.substr(m->end()));
+  }
   const auto hash = name.rfind('#');
   if (hash == std::string_view::npos || hash + 1 == name.size() ||
       !std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(), [](unsigned char c) { return std::isdigit(c); })) {

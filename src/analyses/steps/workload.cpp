@@ -12,9 +12,9 @@
 //   unknown    — anything else.
 #include <fmt/format.h>
 
-#include <regex>
 #include <unordered_map>
 
+#include "base/text_pattern.hpp"
 #include "kernscope/workload.hpp"
 
 namespace kernscope {
@@ -60,16 +60,16 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
     return w;
   }
   // Backward and optimizer kernels, by name (per distinct name, then weighted by time).
-  static const std::regex kBackward(R"((backward|_bwd|bwd_|wgrad|dgrad|grad_input|grad_weight|col2im))", std::regex::icase);
-  static const std::regex kOptimizer(R"((multi_tensor_apply|adam|_sgd|sgd_|lamb_|fused_optimizer|optimizer))", std::regex::icase);
+  static const auto kBackward = TextPattern::literal("backward|_bwd|bwd_|wgrad|dgrad|grad_input|grad_weight|col2im", {.ignore_case = true});
+  static const auto kOptimizer = TextPattern::literal("multi_tensor_apply|adam|_sgd|sgd_|lamb_|fused_optimizer|optimizer", {.ignore_case = true});
   std::unordered_map<StringId, int> kind_of_name;  // 1 backward, 2 optimizer, 0 neither
   std::int64_t backward_ns = 0, optimizer_ns = 0;
   std::size_t distinct = 0;
   for (RowIndex i = 0; i < k.size(); ++i) {
     auto it = kind_of_name.find(k.demangled_name[i]);
     if (it == kind_of_name.end()) {
-      const std::string name(trace.strings.get(k.demangled_name[i]));
-      const int kind = std::regex_search(name, kBackward) ? 1 : std::regex_search(name, kOptimizer) ? 2 : 0;
+      const std::string_view name = trace.strings.get(k.demangled_name[i]);
+      const int kind = kBackward.search(name) ? 1 : kOptimizer.search(name) ? 2 : 0;
       it = kind_of_name.emplace(k.demangled_name[i], kind).first;
       ++distinct;
     }
@@ -79,18 +79,18 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
   // Annotations of autograd at work: backward functions (MmBackward0, FSDP's
   // RegisterPostBackwardFunction), optimizer steps, or the sequence numbers emit_nvtx gives ops
   // recorded for backward (", seq = N": only with gradients enabled).
-  static const std::regex kAutograd(R"((Backward\d*\b|backward|[Oo]ptimizer\.step|, seq = \d+))");
+  static const auto kAutograd = TextPattern::literal(R"(Backward\d*\b|backward|[Oo]ptimizer\.step|, seq = \d+)");
   // emit_nvtx names every operator "NAME, op_id = N[, sizes = ...]" and adds ", seq = N" only to
   // those recorded with gradients on: many such ranges and none with a sequence number is a run
   // under no_grad/inference_mode.
-  static const std::regex kOperatorRange(R"(^[\w.:]+(, seq = \d+)?, op_id = \d+)");
+  static const auto kOperatorRange = TextPattern::literal(R"(^[\w.:]+(, seq = \d+)?, op_id = \d+)");
   std::unordered_map<StringId, std::pair<bool, bool>> text_kind;  // (autograd, operator range)
   std::int64_t autograd_ranges = 0, operator_ranges = 0;
   for (RowIndex i = 0; i < trace.nvtx.size(); ++i) {
     auto it = text_kind.find(trace.nvtx.text[i]);
     if (it == text_kind.end()) {
-      const std::string text(trace.strings.get(trace.nvtx.text[i]));
-      it = text_kind.emplace(trace.nvtx.text[i], std::pair{std::regex_search(text, kAutograd), std::regex_search(text, kOperatorRange)}).first;
+      const std::string_view text = trace.strings.get(trace.nvtx.text[i]);
+      it = text_kind.emplace(trace.nvtx.text[i], std::pair{kAutograd.search(text), kOperatorRange.search(text)}).first;
     }
     autograd_ranges += it->second.first;
     operator_ranges += it->second.second;

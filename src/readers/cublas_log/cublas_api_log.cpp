@@ -7,8 +7,8 @@
 // GEMMs (cublas<t>gemm[_v2], cublasGemmEx, the batched and strided-batched forms, _64) and GEMVs
 // (cublas<t>gemv, m x n matrix times a vector: 2·m·n FLOPs) are kept; other calls are skipped.
 #include <map>
-#include <regex>
 
+#include "base/text_pattern.hpp"
 #include "readers/cublas_log/gemm_log.hpp"
 
 namespace kernscope::readers::cublas_log {
@@ -72,10 +72,10 @@ std::string typed_routine_type(const std::string& function) {
 
 std::string pointer_hex(std::string text) {
   // "POINTER (IN HEX:0x0x7fea...)" or "POINTER (IN HEX:0x(nil))": the null stream is the legacy default.
-  static const std::regex kHex(R"(IN HEX:(?:0x)?(0x[0-9a-fA-F]+|\(nil\)))");
-  std::smatch m;
-  if (!std::regex_search(text, m, kHex)) return text;
-  std::string hex = m[1];
+  static const auto kHex = TextPattern::literal(R"(IN HEX:(?:0x)?(0x[0-9a-fA-F]+|\(nil\)))");
+  const auto m = kHex.find(text);
+  if (!m) return text;
+  std::string hex(m->group(1));
   if (hex == "(nil)") return "0x0";
   for (char& c : hex) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return hex;
@@ -138,18 +138,18 @@ std::optional<GemmCall> call_of(const Block& b, std::vector<std::string>& notes)
   call.ldb = integer(b, "ldb").value_or(0);
   call.ldc = integer(b, "ldc").value_or(0);
   call.batch = integer(b, "batchCount").value_or(1);
-  static const std::regex kProcess(R"(Process=(\d+))"), kStream(R"(StreamId=([^;]*))");
-  std::smatch match;
-  if (std::regex_search(b.trailer, match, kProcess)) call.process_id = std::stoll(match[1]);
-  call.stream = std::regex_search(b.trailer, match, kStream) ? pointer_hex(match[1]) : "0x0";
+  static const auto kProcess = TextPattern::literal(R"(Process=(\d+))"), kStream = TextPattern::literal(R"(StreamId=([^;]*))");
+  if (auto match = kProcess.find(b.trailer)) call.process_id = std::stoll(std::string(match->group(1)));
+  const auto stream = kStream.find(b.trailer);
+  call.stream = stream ? pointer_hex(std::string(stream->group(1))) : "0x0";
   return call;
 }
 
 }  // namespace
 
 std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<std::string>& notes) {
-  static const std::regex kStart(R"(^I! cuBLAS.*function\s+\S+\s+(\w+)\()");
-  static const std::regex kArgument(R"(^i!\s+(\w+): type=[^;]*; val=(.*)$)");
+  static const auto kStart = TextPattern::literal(R"(^I! cuBLAS.*function\s+\S+\s+(\w+)\()");
+  static const auto kArgument = TextPattern::literal(R"(^i!\s+(\w+): type=[^;]*; val=(.*)$)");
   std::vector<GemmCall> calls;
   // The open block (GCC 12 warns falsely about a std::optional<Block> here).
   Block block;
@@ -166,11 +166,10 @@ std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<st
     pos = end + 1;
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
     if (line.starts_with("I! ")) {
       close();
-      if (std::regex_search(line, m, kStart)) {
-        block = Block{m[1], line_number, {}, {}, {}};
+      if (auto m = kStart.find(line)) {
+        block = Block{std::string(m->group(1)), line_number, {}, {}, {}};
         open = true;
       }
       continue;
@@ -180,8 +179,8 @@ std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<st
       block.trailer = line;
     } else if (line.starts_with("i! Time: ")) {
       block.time = line.substr(9, line.find(' ', 9) - 9);
-    } else if (std::regex_match(line, m, kArgument)) {
-      block.values[m[1]] = m[2];
+    } else if (auto m = kArgument.match_whole(line)) {
+      block.values[std::string(m->group(1))] = std::string(m->group(2));
     }
   }
   close();

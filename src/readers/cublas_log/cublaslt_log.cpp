@@ -6,8 +6,8 @@
 // the like). Level 5's API lines show only descriptor pointers and its heuristic queries are not
 // calls: both are skipped. transa/transb are printed only when not OP_N.
 #include <map>
-#include <regex>
 
+#include "base/text_pattern.hpp"
 #include "readers/cublas_log/gemm_log.hpp"
 
 namespace kernscope::readers::cublas_log {
@@ -71,8 +71,8 @@ char op_of(const std::string& value) {
 }  // namespace
 
 std::vector<GemmCall> parse_cublaslt_log(std::string_view log_text, std::vector<std::string>& notes) {
-  static const std::regex kLine(R"(^\[([^\]]*)\]\[cublasLt\]\[(\d+)\]\[(\w+)\]\[(\w+)\]\s*(.*)$)");
-  static const std::regex kMatmul(R"(^cublasLt\w*Matmul$)");
+  static const auto kLine = TextPattern::literal(R"(^\[([^\]]*)\]\[cublasLt\]\[(\d+)\]\[(\w+)\]\[(\w+)\]\s*(.*)$)");
+  static const auto kMatmul = TextPattern::literal(R"(^cublasLt\w*Matmul$)");
   std::vector<GemmCall> calls;
   std::size_t line_number = 0, pos = 0, pointer_only = 0;
   while (pos < log_text.size()) {
@@ -81,23 +81,23 @@ std::vector<GemmCall> parse_cublaslt_log(std::string_view log_text, std::vector<
     pos = end + 1;
     ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch m;
-    if (!std::regex_match(line, m, kLine)) continue;
-    const std::string level = m[3], function = m[4];
-    if (!std::regex_match(function, kMatmul)) continue;
+    const auto m = kLine.match_whole(line);
+    if (!m) continue;
+    const std::string level(m->group(3)), function(m->group(4));
+    if (!kMatmul.matches(function)) continue;
     if (level != "Trace") {
       if (level == "Api") ++pointer_only;
       continue;
     }
-    const Fields f = fields_of(std::string(m[5]));
+    const Fields f = fields_of(std::string(m->group(5)));
     const Fields a = fields_of(text(f, "Adesc")), b = fields_of(text(f, "Bdesc")), c = fields_of(text(f, "Cdesc")),
                  d = fields_of(text(f, "Ddesc")), compute = fields_of(text(f, "computeDesc"));
     GemmCall call;
     call.log = LogKind::kCublasLt;
     call.function = function;
     call.line = line_number;
-    call.time = m[1];
-    call.process_id = std::stoll(m[2]);
+    call.time = std::string(m->group(1));
+    call.process_id = std::stoll(std::string(m->group(2)));
     call.transa = op_of(text(compute, "transa"));
     call.transb = op_of(text(compute, "transb"));
     // Column-major: op(A) is m x k, op(B) k x n, D m x n.

@@ -3,10 +3,10 @@
 // (sm__ops_path_tensor_*, 2 per FMA, exact) and the FP-pipe thread-instruction counters (add +
 // mul + 2 x fma per precision); tensor *instruction* counts are not FLOPs except on V100.
 #include <algorithm>
-#include <regex>
 #include <set>
 
 #include "base/nsys_demangle.hpp"
+#include "base/text_pattern.hpp"
 #include "readers/ncu/ncu_report.hpp"
 
 namespace kernscope::readers::ncu {
@@ -87,15 +87,16 @@ std::set<std::string> counter_bases(const Metrics& m, std::string_view prefix) {
 // destination, the counter without sparsity qualifier when there is one, else off + on. Each FLOP
 // is then counted once however many overlapping counters the export holds.
 void tensor_flops(const Metrics& m, std::vector<FlopTerm>& out) {
-  static const std::regex kName(R"(^sm__ops_path_tensor_(?:op_([a-z0-9]+)_)?src_(.+?)(?:_dst_([a-z0-9]+))?(?:_sparsity_(on|off))?$)");
+  static const auto kName = TextPattern::literal(R"(^sm__ops_path_tensor_(?:op_([a-z0-9]+)_)?src_(.+?)(?:_dst_([a-z0-9]+))?(?:_sparsity_(on|off))?$)");
   struct Counter {
     std::string op, dst, sparsity, base;
   };
   std::map<std::string, std::vector<Counter>> by_type;
   for (const std::string& base : counter_bases(m, "sm__ops_path_tensor_")) {
-    std::smatch match;
-    if (!std::regex_match(base, match, kName)) continue;
-    by_type[match[2]].push_back(Counter{match[1], match[3], match[4], base});
+    const auto match = kName.match_whole(base);
+    if (!match) continue;
+    by_type[std::string(match->group(2))].push_back(
+        Counter{std::string(match->group(1)), std::string(match->group(3)), std::string(match->group(4)), base});
   }
   for (auto& [type, counters] : by_type) {
     const bool has_aggregate = std::ranges::any_of(counters, [](const Counter& c) { return c.op.empty(); });
@@ -235,21 +236,21 @@ void derive_bytes(NcuKernel& k) {
 void derive_stalls(NcuKernel& k) {
   // Families in order of preference: ncu's Warp State Statistics (warps stalled per issued
   // instruction), the share of active warps, then PC-sampling counts.
-  static const std::array<std::pair<std::regex, const char*>, 3> kFamilies = {{
-      {std::regex(R"(^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$)"),
+  static const std::array<std::pair<TextPattern, const char*>, 3> kFamilies = {{
+      {TextPattern::literal(R"(^smsp__average_warps_issue_stalled_(\w+)_per_issue_active\.ratio$)"),
        "smsp__average_warps_issue_stalled_*_per_issue_active.ratio (warps stalled per issued instruction)"},
-      {std::regex(R"(^smsp__warp_issue_stalled_(\w+)_per_warp_active\.pct$)"),
+      {TextPattern::literal(R"(^smsp__warp_issue_stalled_(\w+)_per_warp_active\.pct$)"),
        "smsp__warp_issue_stalled_*_per_warp_active.pct (% of active warps)"},
-      {std::regex(R"(^smsp__pcsamp_warps_issue_stalled_(\w+)$)"), "smsp__pcsamp_warps_issue_stalled_* (samples)"},
+      {TextPattern::literal(R"(^smsp__pcsamp_warps_issue_stalled_(\w+)$)"), "smsp__pcsamp_warps_issue_stalled_* (samples)"},
   }};
   k.stalls.clear();
   k.stall_metric.clear();
   for (const auto& [pattern, label] : kFamilies) {
     std::vector<StallReason> found;
     for (const auto& [name, metric] : k.metrics) {
-      std::smatch match;
-      if (!std::regex_match(name, match, pattern)) continue;
-      const std::string reason = match[1];
+      const auto match = pattern.match_whole(name);
+      if (!match) continue;
+      const std::string reason(match->group(1));
       if (reason == "selected" || reason.ends_with("_not_issued")) continue;
       found.push_back(StallReason{reason, metric.value});
     }
@@ -279,12 +280,12 @@ std::optional<double> NcuKernel::total_flops() const {
 }
 
 std::optional<std::array<std::int32_t, 3>> parse_dim3(std::string_view text) {
-  static const std::regex kDim(R"(^\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)\s*$)");
-  std::match_results<std::string_view::const_iterator> match;
-  if (!std::regex_match(text.begin(), text.end(), match, kDim)) return std::nullopt;
+  static const auto kDim = TextPattern::literal(R"(^\s*\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)\s*$)");
+  const auto match = kDim.match_whole(text);
+  if (!match) return std::nullopt;
   std::array<std::int32_t, 3> dims{};
   for (int i = 0; i < 3; ++i) {
-    const long long v = std::stoll(match[i + 1].str());
+    const long long v = std::stoll(std::string(match->group(static_cast<std::size_t>(i) + 1)));
     if (v > 0x7FFFFFFF) return std::nullopt;
     dims[static_cast<std::size_t>(i)] = static_cast<std::int32_t>(v);
   }
