@@ -1,6 +1,7 @@
 #include "analyses/moe/moe.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <cstdio>
 #include <map>

@@ -217,6 +217,80 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
   return out;
 }
 
+// A unit the kernel period found is a step only where a step's own work is in it. An inference
+// step embeds its tokens and ends by sampling the next ones (kernels of the classes embedding and
+// sampling, data/op_rules.tsv): where the process holds such kernels, fewer of them than units, and
+// most units hold none, the unit repeats inside a step (a layer: a one-step prefill of 36 layers
+// without its step annotation read as 36 steps), and is said to be one. Returns the words that say
+// so, or nullopt when the units are steps.
+std::optional<std::string> unit_inside_steps(const TraceContext& context, const StepWindows& units) {
+  if (units.windows.size() < 3) return std::nullopt;
+  const Trace& trace = context.trace();
+  const auto& k = trace.kernels;
+  const std::int64_t process = units.windows.front().global_pid;
+  const bool host = units.windows.front().global_tid != 0;
+  const ApiLookup& lookup = context.api_lookup();
+  std::vector<TimeNs> markers;  // on the units' clock: launch (host windows) or GPU start
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (process != 0 && process_key(k.global_pid[i]) != process) continue;
+    const auto& op_class = context.kernel_class(k.demangled_name[i]).op_class;
+    if (op_class != "sampling" && op_class != "embedding") continue;
+    if (!host) {
+      markers.push_back(k.start_ns[i]);
+    } else if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      markers.push_back(trace.api_calls.start_ns[*r]);
+    }
+  }
+  const std::size_t units_count = units.windows.size();
+  if (markers.empty() || markers.size() >= units_count) return std::nullopt;
+  std::sort(markers.begin(), markers.end());
+  std::size_t holding = 0;
+  for (const auto& w : units.windows) {
+    const auto first = std::lower_bound(markers.begin(), markers.end(), w.start);
+    if (first != markers.end() && *first < w.end) ++holding;
+  }
+  if (2 * holding >= units_count) return std::nullopt;
+  std::vector<std::int64_t> lengths;
+  for (const auto& w : units.windows) lengths.push_back(w.end - w.start);
+  std::sort(lengths.begin(), lengths.end());
+  char median[32];
+  std::snprintf(median, sizeof median, "%.3f ms", percentile_linear(lengths, 50) / 1e6);
+  const auto launch_of = units.method.find("each launch of ");
+  const std::string unit = launch_of == std::string::npos ? units.method : units.method.substr(launch_of + 15);
+  return "the work repeats at each launch of " + unit + ": " + std::to_string(units_count) + " units, median " + median +
+         ", of which " + std::to_string(holding) + " hold a sampling or embedding kernel (" + std::to_string(markers.size()) +
+         " in the trace), which every inference step has: the unit is a part of a step "
+         "(e.g. a layer), not a step";
+}
+
+// The steps around units that repeat inside them: the innermost ranges of the units' thread (user
+// annotations, NVTX, Python functions; not operators) that each hold two or more whole units.
+std::optional<StepWindows> ranges_holding_units(const Trace& trace, const std::vector<IndexedRange>& ranges,
+                                                const StepWindows& units) {
+  const std::int64_t thread = units.windows.front().global_tid;
+  if (thread == 0) return std::nullopt;  // GPU-time units: no host range to compare them with
+  std::vector<StepWindow> chosen;
+  for (const auto& r : ranges) {
+    const std::int64_t domain_id = trace.nvtx.domain_id[r.row];
+    if (r.global_tid != thread || domain_id == kKinetoCpuOpDomain || domain_id == kKinetoGpuAnnotationDomain) continue;
+    std::size_t held = 0;
+    for (const auto& w : units.windows) held += w.start >= r.start_ns && w.end <= r.end_ns;
+    if (held < 2) continue;
+    const std::string text = r.name.substr(r.name.find(':') + 1);
+    chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(text), units.windows.front().global_pid});
+  }
+  if (chosen.empty()) return std::nullopt;
+  StepWindows out;
+  out.windows = innermost(std::move(chosen));
+  out.source = StepSource::kAnnotations;
+  std::string names;
+  for (const auto& w : out.windows) {
+    if (names.find("'" + w.name + "'") == std::string::npos && names.size() < 200) names += (names.empty() ? "'" : ", '") + w.name + "'";
+  }
+  out.method = "the ranges that hold the repeating unit (" + names + ")";
+  return out;
+}
+
 StepWindows from_gpu_gaps(const Trace& trace) {
   const auto& k = trace.kernels;
   StepWindows out;
@@ -269,7 +343,18 @@ Result<StepWindows> find_step_windows(const TraceContext& context, const StepOpt
   if (options.step_range) {
     return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
   }
-  if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) return std::move(*periodic);
+  if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) {
+    const auto inside = unit_inside_steps(context, *periodic);
+    if (!inside) return std::move(*periodic);
+    StepWindows steps;
+    if (auto held = ranges_holding_units(trace, ranges, *periodic)) {
+      steps = std::move(*held);
+    } else {
+      steps = from_gpu_gaps(trace);
+    }
+    steps.method = "no step annotations: " + steps.method + "; " + *inside;
+    return steps;
+  }
   return from_gpu_gaps(trace);
 }
 
