@@ -97,4 +97,11 @@ std::optional<Phase> step_name_phase(std::string_view text) {
   return phase_from_name(word);
 }
 
+std::optional<Phase> engine_step_function_phase(std::string_view text) {
+  const auto colon = text.rfind("): ");
+  const std::string_view name = colon == std::string_view::npos ? text : text.substr(colon + 3);
+  if (name == "generate_token" || name == "execute_model") return Phase::kUnknown;
+  return std::nullopt;
+}
+
 }  // namespace kernscope

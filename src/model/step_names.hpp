@@ -18,4 +18,14 @@ namespace kernscope {
 // prefill, execute_model...), never a name that merely contains such a word (pre_forward).
 std::optional<Phase> step_name_phase(std::string_view text);
 
+// For profiler traces where an engine's step shows only as a Python function (torch.profiler's
+// python_function events, with_stack=True): the functions engines run once per step, whose names
+// are not step annotations elsewhere (a Python function named `generate` or `forward` is a loop or a
+// module, not a step). Text-generation-inference's Model.generate_token (text_generation_server/
+// models/*.py: one prefill or decode step of the batch; its OpenTelemetry span of the same name is
+// not in GPU profiles) and vLLM's execute_model (worker and model runner). kUnknown: the name does
+// not state the phase; nullopt for any other function. `text` is Kineto's "path(line): name" or the
+// bare name.
+std::optional<Phase> engine_step_function_phase(std::string_view text);
+
 }  // namespace kernscope

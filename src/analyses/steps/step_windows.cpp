@@ -60,13 +60,19 @@ std::vector<StepWindow> innermost(std::vector<StepWindow> chosen) {
 
 std::optional<StepWindows> from_annotations(const Trace& trace, const std::vector<IndexedRange>& ranges,
                                             const StepOptions& options) {
-  std::vector<StepWindow> chosen;
+  std::vector<StepWindow> chosen, engine_functions;
   std::unordered_map<std::string, std::optional<StepAnnotation>> seen;  // by range name
   for (const auto& r : ranges) {
     // PyTorch's operator ranges and their GPU-side copies are not steps, except the range
     // torch.profiler's step() opens ("ProfilerStep#N"), which 2021 Kineto traces file as an
-    // operator ("Operator" category) rather than a user annotation.
+    // operator ("Operator" category) rather than a user annotation. Python functions are steps only
+    // where an engine's step function is all the trace has (step_names.hpp).
     const std::int64_t domain_id = trace.nvtx.domain_id[r.row];
+    if (domain_id == kKinetoPythonDomain && !options.step_range) {
+      const std::string text = r.name.substr(r.name.find(':') + 1);
+      if (auto phase = engine_step_function_phase(text)) engine_functions.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, *phase});
+      continue;
+    }
     if (is_kineto_op_domain(domain_id) && !(domain_id == kKinetoCpuOpDomain && is_profiler_step(r.name))) continue;
     const auto colon = r.name.find(':');
     const std::string domain = r.name.substr(0, colon);
@@ -81,6 +87,14 @@ std::optional<StepWindows> from_annotations(const Trace& trace, const std::vecto
     auto it = seen.find(r.name);
     if (it == seen.end()) it = seen.emplace(r.name, step_annotation(text)).first;
     if (it->second) chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, it->second->phase});
+  }
+  if (chosen.empty() && !engine_functions.empty()) {
+    StepWindows out;
+    out.windows = innermost(std::move(engine_functions));
+    out.source = StepSource::kAnnotations;
+    out.method = "the Python function an engine runs once per step ('" + out.windows.front().name.substr(out.windows.front().name.find(':') + 1) +
+                 "'; no step annotations)";
+    return out;
   }
   if (chosen.empty()) return std::nullopt;
   StepWindows out;
