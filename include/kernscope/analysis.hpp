@@ -43,6 +43,9 @@ struct AnalysisSpec {
   // An option whose file is the trace when no trace is given (roofline's --ncu: an Nsight Compute
   // CSV opens as a trace of its profiled kernels); empty: the trace is required.
   std::string trace_option = {};
+  // What the analysis lists instead of reading a trace, each behind a flag of that name, as nsys
+  // does (stats --help-reports, analyze --help-rules): flag -> the list's text.
+  std::vector<std::pair<std::string, std::string>> listings = {};
   bool reads_several_traces() const { return max_traces != 1; }
 };
 

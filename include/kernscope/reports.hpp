@@ -22,6 +22,8 @@ struct ReportRequest {
 // Parses "REPORT[:base|:mangled]". Errors name the known reports.
 Result<ReportRequest> parse_report(const std::string& text);
 std::vector<std::string> report_names();
+// (name, title) of every report, in report_names()'s order: what `stats --help-reports` lists.
+std::vector<std::pair<std::string, std::string>> report_titles();
 // The event kinds a report reads, and those of which it reads every column (OpenOptions).
 EventKinds report_needs(const ReportRequest& request);
 EventKinds report_details(const ReportRequest& request);

@@ -1,9 +1,11 @@
 // The registry of analyses and the one path every front end takes through it: check the
 // request, read what the analysis needs, filter, run, render.
 #include <algorithm>
+#include <fstream>
 #include <memory>
 
 #include "ranks/ranks_set.hpp"
+#include "render/json_writer.hpp"
 #include "model/trace_filter.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -25,11 +27,56 @@ const std::vector<const AnalysisEntry*>& entries() {
   return rows;
 }
 
+// Every analysis that prints takes -o FILE, as nsys's commands do: its output is written there instead
+// of standard output (one home for it: write_output below). An analysis whose own option is named
+// "output" keeps its meaning (export writes the timeline itself, stats a file per report).
+bool takes_generic_output(const AnalysisSpec& spec) {
+  return std::none_of(spec.options.begin(), spec.options.end(), [](const OptionSpec& o) { return o.name == "output"; });
+}
+
+// Each entry's spec as the front ends see it: the entry's own, with -o where it takes the generic one.
+const AnalysisSpec& spec_of(const AnalysisEntry* entry) {
+  static const std::vector<AnalysisSpec> specs = [] {
+    std::vector<AnalysisSpec> out;
+    for (const auto* e : entries()) {
+      AnalysisSpec spec = e->spec;
+      if (takes_generic_output(spec)) {
+        spec.options.push_back({"output", 'o', OptionKind::kText, "",
+                                "write the output to this file instead of standard output ('-': standard output)"});
+      }
+      out.push_back(std::move(spec));
+    }
+    return out;
+  }();
+  const auto& all = entries();
+  return specs[static_cast<std::size_t>(std::find(all.begin(), all.end(), entry) - all.begin())];
+}
+
 const AnalysisEntry* find_entry(std::string_view name) {
   for (const auto* e : entries()) {
     if (e->spec.name == name) return e;
   }
   return nullptr;
+}
+
+// -o FILE for analyses without an output option of their own: the text written to FILE, a line on
+// standard error saying so, and (for Python) a document of what was written instead of the text.
+Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValues& options, const std::string& format,
+                                    Result<AnalysisOutput> out) {
+  if (!out || !takes_generic_output(entry->spec)) return out;
+  const auto it = options.find("output");
+  if (it == options.end() || it->second.empty() || it->second.front().empty() || it->second.front() == "-") return out;
+  const std::string& path = it->second.front();
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << out->text;
+  file.close();
+  if (!file) return make_error(ErrorCode::kIo, "cannot write " + path);
+  out->messages.push_back("wrote " + path);
+  JsonWriter json(0);
+  json.begin_object().member("path", path).member("format", format).member("bytes", out->text.size()).end_object();
+  out->summary_json = json.finish();
+  out->text.clear();
+  return out;
 }
 
 Result<const AnalysisEntry*> entry_for(const AnalysisRequest& request) {
@@ -82,7 +129,7 @@ Result<FilterSpec> filter_spec(const AnalysisEntry& entry, const AnalysisRequest
 const std::vector<AnalysisSpec>& analysis_specs() {
   static const std::vector<AnalysisSpec> specs = [] {
     std::vector<AnalysisSpec> out;
-    for (const auto* e : entries()) out.push_back(e->spec);
+    for (const auto* e : entries()) out.push_back(spec_of(e));
     return out;
   }();
   return specs;
@@ -90,13 +137,13 @@ const std::vector<AnalysisSpec>& analysis_specs() {
 
 const AnalysisSpec* find_analysis(std::string_view name) {
   const auto* entry = find_entry(name);
-  return entry ? &entry->spec : nullptr;
+  return entry ? &spec_of(entry) : nullptr;
 }
 
 Result<void> check_request(const AnalysisRequest& request) {
   auto entry = entry_for(request);
   if (!entry) return std::unexpected(entry.error());
-  if (auto ok = session::Options::check((*entry)->spec, request.options); !ok) return ok;
+  if (auto ok = session::Options::check(spec_of(*entry), request.options); !ok) return ok;
   for (const auto& option : (*entry)->spec.options) {
     if (option.required && !request.options.contains(option.name)) {
       return make_error(ErrorCode::kInvalidArgument, (*entry)->spec.name + ": --" + option.name + " is required");
@@ -110,7 +157,7 @@ Result<void> check_request(const AnalysisRequest& request) {
 Result<Trace> open_for_analysis(const std::string& path, const AnalysisRequest& request) {
   if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
   const auto* entry = *entry_for(request);
-  const session::Options options(entry->spec, request.options);
+  const session::Options options(spec_of(entry), request.options);
   auto plan = entry->plan(options);
   if (!plan) return std::unexpected(plan.error());
   auto spec = *filter_spec(*entry, request);
@@ -129,15 +176,15 @@ Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& r
   if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
   const auto* entry = *entry_for(request);
   if (!entry->run) return make_error(ErrorCode::kInvalidArgument, entry->spec.name + " reads several traces, not one");
-  const session::Options options(entry->spec, request.options);
+  const session::Options options(spec_of(entry), request.options);
   const auto output = *output_of(*entry, request);
   const auto spec = *filter_spec(*entry, request);
-  if (!apply_filters || spec.empty()) return entry->run(trace, options, output);
+  if (!apply_filters || spec.empty()) return write_output(entry, request.options, output.format, entry->run(trace, options, output));
   auto filter = resolve_filter(trace, spec);
   if (!filter) return std::unexpected(filter.error());
   auto copy = std::make_unique<Trace>(trace);
   apply_filter(*copy, *filter);
-  return entry->run(*copy, options, output);
+  return write_output(entry, request.options, output.format, entry->run(*copy, options, output));
 }
 
 Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisRequest& request) {
@@ -203,10 +250,10 @@ Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const
     return make_error(ErrorCode::kInvalidArgument,
                       spec.name + ": wrong number of traces (" + std::to_string(groups.size()) + ")");
   }
-  const session::Options options(spec, request.options);
+  const session::Options options(spec_of(entry), request.options);
   const auto output = *output_of(*entry, request);
   const auto filter = *filter_spec(*entry, request);
-  if (!apply_filters || filter.empty()) return entry->run_groups(groups, options, output);
+  if (!apply_filters || filter.empty()) return write_output(entry, request.options, output.format, entry->run_groups(groups, options, output));
   // Filters act on copies, as for one trace; the copies live until the analysis returns.
   std::vector<std::unique_ptr<Trace>> copies;
   std::vector<TraceGroup> filtered;
@@ -221,7 +268,7 @@ Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const
     }
     filtered.push_back(std::move(g));
   }
-  return entry->run_groups(filtered, options, output);
+  return write_output(entry, request.options, output.format, entry->run_groups(filtered, options, output));
 }
 
 Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>& path_groups,

@@ -1,5 +1,7 @@
 // analyze: nsys analyze's six CUDA rules and kernscope's LLM rules, with evidence and actions.
+#include <algorithm>
 #include <future>
+#include <set>
 
 #include "analyses/nsys/analyze.hpp"
 #include "render/render_findings.hpp"
@@ -22,15 +24,43 @@ Result<AnalyzeOptions> rule_options(const Options& o) {
   return validate(rules);
 }
 
+// -r RULE[,RULE...] (repeatable, as nsys analyze -r): the rules to report; empty: all.
+Result<std::set<std::string>> chosen_rules(const Options& o) {
+  std::set<std::string> chosen;
+  for (const auto& value : o.list("rule")) {
+    for (std::size_t from = 0; from <= value.size();) {
+      const auto comma = std::min(value.find(',', from), value.size());
+      const std::string name = value.substr(from, comma - from);
+      from = comma + 1;
+      if (name.empty()) continue;
+      const auto& known = analyze_rules();
+      if (std::none_of(known.begin(), known.end(), [&](const RuleInfo& r) { return r.name == name; })) {
+        return make_error(ErrorCode::kInvalidArgument, "analyze: unknown rule '" + name + "' (analyze --help-rules lists them)");
+      }
+      chosen.insert(name);
+    }
+  }
+  return chosen;
+}
+
+std::string rules_listing() {
+  std::string text = "The rules of kernscope analyze (-r RULE[,RULE...] runs only those):\n\n";
+  for (const auto& r : analyze_rules()) text += "  " + r.name + std::string(r.name.size() < 20 ? 20 - r.name.size() : 1, ' ') + r.summary + "\n";
+  return text;
+}
+
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto options = rule_options(o);
   if (!options) return std::unexpected(options.error());
+  const auto chosen = chosen_rules(o);
+  if (!chosen) return std::unexpected(chosen.error());
   // nsys's rules and the step analysis only read the trace: run them side by side.
   auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(trace, OpRuleSet::builtin(), {}); });
   auto findings = run_nsys_rules(trace, *options);
   if (auto steps = steps_job.get()) {
     for (auto& f : run_llm_rules(trace, *steps, *options)) findings.push_back(std::move(f));
   }
+  if (!chosen->empty()) std::erase_if(findings, [&](const Finding& f) { return !chosen->contains(f.rule); });
   AnalysisOutput out;
   if (output.format == "json") {
     out.text = render_findings_json(findings);
@@ -52,11 +82,14 @@ const AnalysisEntry& analyze_entry() {
           .options = {{"gap", 0, OptionKind::kInteger, "500", "gpu_gaps: minimum idle time in ms"},
                       {"threshold", 0, OptionKind::kInteger, "50", "gpu_time_util: flag regions below this % in use"},
                       {"chunks", 0, OptionKind::kInteger, "30", "gpu_time_util: chunks per device and process"},
-                      {"rows", 0, OptionKind::kInteger, "50", "evidence rows per rule"}},
+                      {"rows", 0, OptionKind::kInteger, "50", "evidence rows per rule"},
+                      {"rule", 'r', OptionKind::kList, "",
+                       "report only these rules, comma-separated or repeated (as nsys analyze -r; --help-rules lists them)"}},
           .formats = {"table", "json"},
           .time_unit = false,
           .filters = true,
-          .shape = ResultShape::kDocument},
+          .shape = ResultShape::kDocument,
+          .listings = {{"help-rules", rules_listing()}}},
       summary_columns_plan, run};
   return entry;
 }

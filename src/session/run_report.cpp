@@ -1,13 +1,11 @@
 // report: one screen — what ran, where time goes, what is wrong, what to do next (text, JSON, or
 // one self-contained HTML page with charts).
-#include <fstream>
 
 #include "analyses/work/model_cost_report.hpp"
 #include "analyses/steps/tracer_cost.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "render/document_render.hpp"
 #include "render/html/report_page.hpp"
-#include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -35,24 +33,11 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   out.text = output.format == "json"   ? render_diagnosis_json(*d)
              : output.format == "html" ? render_diagnosis_html(trace, *d)
                                        : render_diagnosis_text(*d);
-  const std::string path = o.text("output");
-  if (path.empty() || path == "-") return out;
-  std::ofstream file(path, std::ios::binary | std::ios::trunc);
-  file << out.text;
-  file.close();
-  if (!file) return make_error(ErrorCode::kIo, "cannot write " + path);
-  out.messages.push_back("wrote " + path);
-  // What was written, as a document (Python returns it as a dict).
-  JsonWriter json(0);
-  json.begin_object().member("path", path).member("format", output.format).member("bytes", out.text.size()).end_object();
-  out.summary_json = json.finish();
-  out.text.clear();
   return out;
 }
 
 std::vector<OptionSpec> report_options() {
   auto options = step_option_specs();
-  options.push_back({"output", 'o', OptionKind::kText, "", "write the report to this file instead of standard output"});
   for (auto& spec : model_option_specs()) options.push_back(std::move(spec));
   options.push_back({"peaks", 0, OptionKind::kText, "",
                      "with --model: TSV of GPU peaks (data/gpu_peaks.tsv's layout, e.g. from kernscope peaks), tried before the built-in table"});

@@ -95,6 +95,16 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 }  // namespace
 }  // namespace stats_runner
 
+namespace stats_runner {
+std::string reports_listing() {
+  std::string text = "The reports of kernscope stats (-r REPORT[:base|:mangled], repeatable), as nsys stats names them:\n\n";
+  for (const auto& [name, title] : report_titles()) {
+    text += "  " + name + std::string(name.size() < 24 ? 24 - name.size() : 1, ' ') + title + "\n";
+  }
+  return text + "\nWithout -r: nvtx_sum, osrt_sum, cuda_api_sum, cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum.\n";
+}
+}  // namespace stats_runner
+
 const AnalysisEntry& stats_entry() {
   using namespace stats_runner;
   static const AnalysisEntry entry{
@@ -109,7 +119,8 @@ const AnalysisEntry& stats_entry() {
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,
-          .trace_help = "Nsight Systems export (.sqlite, .nsys-rep; .sqlite.gz, .sqlite.xz) or PyTorch-profiler JSON (.json, .json.gz, .json.xz)"},
+          .trace_help = "Nsight Systems export (.sqlite, .nsys-rep; .sqlite.gz, .sqlite.xz) or PyTorch-profiler JSON (.json, .json.gz, .json.xz)",
+          .listings = {{"help-reports", reports_listing()}}},
       plan, run};
   return entry;
 }

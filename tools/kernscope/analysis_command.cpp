@@ -23,6 +23,7 @@ struct Parsed {
   std::string format, time_unit, filter_time, filter_nvtx;
   std::map<std::string, std::vector<std::string>> values;  // the analysis's own options
   std::map<std::string, bool> flags;
+  std::map<std::string, bool> listings;  // --help-reports and the like: print the list, read no trace
 };
 
 std::string option_names(const OptionSpec& o) {
@@ -32,6 +33,13 @@ std::string option_names(const OptionSpec& o) {
 }
 
 int run(const AnalysisSpec& spec, const Parsed& p) {
+  for (const auto& [flag, text] : spec.listings) {
+    if (p.listings.at(flag)) {
+      std::cout << text;
+      std::cout.flush();
+      return std::cout ? 0 : fail(Error{ErrorCode::kIo, "cannot write to standard output"});
+    }
+  }
   AnalysisRequest request;
   request.analysis = spec.name;
   request.format = p.format;
@@ -91,6 +99,7 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
     if (std::find(groups.begin(), groups.end(), o.name) == groups.end()) option->allow_extra_args(false);
     if (o.required) option->required();
   }
+  for (const auto& [flag, text] : spec.listings) cmd->add_flag("--" + flag, p->listings[flag], "list them and exit (no trace needed)");
   cmd->add_option("-f,--format", p->format, joined(spec.formats) + " [default: " + spec.formats.front() + "]");
   if (spec.time_unit) cmd->add_option("--timeunit", p->time_unit, "ns, us, ms or s [default: ns]");
   if (spec.filters) {
@@ -103,7 +112,8 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
   } else {
     auto* trace = cmd->add_option("trace", p->trace, spec.trace_help);
     // An analysis that can read its trace from one of its options takes the file either way.
-    if (spec.trace_option.empty()) trace->required();
+    // An analysis with listings (stats --help-reports) runs without one: run() says when it is missing.
+    if (spec.trace_option.empty() && spec.listings.empty()) trace->required();
   }
   return [&spec, p] { return run(spec, *p); };
 }

@@ -225,6 +225,13 @@ def main(argv=None):
     if not torch.cuda.is_available():
         raise SystemExit("needs a CUDA GPU")
     target, draft, tcfg, dcfg = build(args, torch)
+    # AssistedCandidateGenerator reads num_assistant_tokens, its schedule and the confidence
+    # threshold from the DRAFT's generation_config (defaults 20, "constant", 0.4), not from
+    # generate()'s kwargs: with the default 0.4 a random-weight draft stops after one token.
+    dgc = draft.generation_config
+    dgc.num_assistant_tokens = args.num_assistant_tokens
+    dgc.num_assistant_tokens_schedule = "constant"
+    dgc.assistant_confidence_threshold = 0.0
     tally = Tally(torch, draft, args.annotate)
     hooked = install(torch, tally)
     gen = torch.Generator(device="cuda").manual_seed(args.seed + 11)
@@ -297,6 +304,9 @@ def main(argv=None):
         "target": {"layers": tcfg.num_hidden_layers, "hidden": tcfg.hidden_size},
         "draft": {"kind": args.draft, "layers": dcfg.num_hidden_layers, "hidden": dcfg.hidden_size},
         "generation": {k: v for k, v in gkw.items()} | {"prompt": args.prompt, "measured_calls": args.repeats},
+        "draft_generation_config": {k: getattr(dgc, k, None) for k in
+                                    ("num_assistant_tokens", "num_assistant_tokens_schedule",
+                                     "assistant_confidence_threshold")},
         "calls": [{"call": c, "ms": call_ms[c], "new_tokens": new_tokens[c],
                    "verify_steps": sum(1 for i in iterations if i["call"] == c)} for c in range(len(call_ms))],
         "verify_steps": iterations,

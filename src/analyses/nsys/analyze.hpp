@@ -56,4 +56,11 @@ struct TailResult;
 std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail = nullptr);
 
+// Every rule `analyze` runs, in its order (nsys analyze's six, then the LLM rules above), with what it
+// looks for: for `analyze -r RULE` and `analyze --help-rules`.
+struct RuleInfo {
+  std::string name, summary;
+};
+const std::vector<RuleInfo>& analyze_rules();
+
 }  // namespace kernscope

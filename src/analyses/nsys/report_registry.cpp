@@ -13,6 +13,7 @@ using Runner = Result<Table> (*)(const Trace&, const ReportRequest&);
 
 struct ReportEntry {
   const char* name;
+  const char* title;  // the title its table carries, as nsys prints it (stats --help-reports)
   EventKinds needs;
   bool kernel_name_variants;  // accepts :base and :mangled
   Runner run;
@@ -21,22 +22,22 @@ struct ReportEntry {
 constexpr EventKinds kGpuOps = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset);
 
 const std::array<ReportEntry, 15> kReports{{
-    {"cuda_api_gpu_sum", kGpuOps | bit(EventKind::kApiCalls), true, report::cuda_api_gpu_sum},
-    {"cuda_api_sum", bit(EventKind::kApiCalls), false, report::cuda_api_sum},
-    {"cuda_api_trace", bit(EventKind::kApiCalls), false, report::cuda_api_trace},
-    {"cuda_gpu_kern_sum", bit(EventKind::kKernels), true, report::cuda_gpu_kern_sum},
-    {"cuda_gpu_mem_size_sum", bit(EventKind::kMemcpy) | bit(EventKind::kMemset), false, report::cuda_gpu_mem_size_sum},
-    {"cuda_gpu_mem_time_sum", bit(EventKind::kMemcpy) | bit(EventKind::kMemset), false, report::cuda_gpu_mem_time_sum},
-    {"cuda_gpu_trace", kGpuOps, true, report::cuda_gpu_trace},
-    {"cuda_kern_exec_sum", bit(EventKind::kKernels) | bit(EventKind::kApiCalls), true, report::cuda_kern_exec_sum},
-    {"nvtx_gpu_proj_sum", kGpuOps | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx), false, report::nvtx_gpu_proj_sum},
-    {"nvtx_kern_sum", bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx), true, report::nvtx_kern_sum},
-    {"nvtx_pushpop_sum", bit(EventKind::kNvtx), false, report::nvtx_pushpop_sum},
-    {"nvtx_startend_sum", bit(EventKind::kNvtx), false, report::nvtx_startend_sum},
-    {"nvtx_sum", bit(EventKind::kNvtx), false, report::nvtx_sum},
-    {"osrt_sum", bit(EventKind::kOsrt), false, report::osrt_sum},
+    {"cuda_api_gpu_sum", "CUDA Summary (API/Kernels/MemOps)", kGpuOps | bit(EventKind::kApiCalls), true, report::cuda_api_gpu_sum},
+    {"cuda_api_sum", "CUDA API Summary", bit(EventKind::kApiCalls), false, report::cuda_api_sum},
+    {"cuda_api_trace", "CUDA API Trace", bit(EventKind::kApiCalls), false, report::cuda_api_trace},
+    {"cuda_gpu_kern_sum", "CUDA GPU Kernel Summary", bit(EventKind::kKernels), true, report::cuda_gpu_kern_sum},
+    {"cuda_gpu_mem_size_sum", "CUDA GPU MemOps Summary (by Size)", bit(EventKind::kMemcpy) | bit(EventKind::kMemset), false, report::cuda_gpu_mem_size_sum},
+    {"cuda_gpu_mem_time_sum", "CUDA GPU MemOps Summary (by Time)", bit(EventKind::kMemcpy) | bit(EventKind::kMemset), false, report::cuda_gpu_mem_time_sum},
+    {"cuda_gpu_trace", "CUDA GPU Trace", kGpuOps, true, report::cuda_gpu_trace},
+    {"cuda_kern_exec_sum", "CUDA Kernel Launch & Exec Time Summary", bit(EventKind::kKernels) | bit(EventKind::kApiCalls), true, report::cuda_kern_exec_sum},
+    {"nvtx_gpu_proj_sum", "NVTX GPU Projection Summary", kGpuOps | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx), false, report::nvtx_gpu_proj_sum},
+    {"nvtx_kern_sum", "NVTX Range Kernel Summary", bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx), true, report::nvtx_kern_sum},
+    {"nvtx_pushpop_sum", "NVTX Push/Pop Range Summary", bit(EventKind::kNvtx), false, report::nvtx_pushpop_sum},
+    {"nvtx_startend_sum", "NVTX Start/End Range Summary", bit(EventKind::kNvtx), false, report::nvtx_startend_sum},
+    {"nvtx_sum", "NVTX Range Summary", bit(EventKind::kNvtx), false, report::nvtx_sum},
+    {"osrt_sum", "OS Runtime Summary", bit(EventKind::kOsrt), false, report::osrt_sum},
     // Alias kept for users of older nsys versions, where this report was named gpukernsum.
-    {"gpukernsum", bit(EventKind::kKernels), true, report::cuda_gpu_kern_sum},
+    {"gpukernsum", "CUDA GPU Kernel Summary", bit(EventKind::kKernels), true, report::cuda_gpu_kern_sum},
 }};
 
 const ReportEntry* find_entry(const std::string& name) {
@@ -54,6 +55,14 @@ std::vector<std::string> report_names() {
     if (std::string_view(e.name) != "gpukernsum") names.emplace_back(e.name);
   }
   return names;
+}
+
+std::vector<std::pair<std::string, std::string>> report_titles() {
+  std::vector<std::pair<std::string, std::string>> titles;
+  for (const auto& e : kReports) {
+    if (std::string_view(e.name) != "gpukernsum") titles.emplace_back(e.name, e.title);
+  }
+  return titles;
 }
 
 Result<ReportRequest> parse_report(const std::string& text) {
