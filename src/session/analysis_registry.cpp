@@ -4,6 +4,7 @@
 #include <fstream>
 #include <memory>
 
+#include "base/progress.hpp"
 #include "ranks/ranks_set.hpp"
 #include "render/json_writer.hpp"
 #include "model/trace_filter.hpp"
@@ -275,6 +276,9 @@ Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>&
                                     const AnalysisRequest& request) {
   std::vector<std::unique_ptr<Trace>> traces;
   std::vector<TraceGroup> groups;
+  std::size_t files = 0;
+  for (const auto& paths : path_groups) files += paths.size();
+  progress::Meter meter("reading traces", "traces", files);
   for (const auto& paths : path_groups) {
     TraceGroup group;
     group.label = paths.empty() ? "" : trace_label(paths.front());
@@ -284,6 +288,7 @@ Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>&
       if (!trace) return std::unexpected(trace.error());
       traces.push_back(std::make_unique<Trace>(std::move(*trace)));
       group.runs.push_back(traces.back().get());
+      meter.add(1);
     }
     groups.push_back(std::move(group));
   }

@@ -1,4 +1,5 @@
 // kernscope: where is GPU time going, and what should I optimize next?
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
@@ -6,8 +7,10 @@
 #include <map>
 #if defined(__GLIBC__)
 #include <malloc.h>
+#include <unistd.h>
 #endif
 
+#include "base/progress.hpp"
 #include "base/version.hpp"
 #include "commands.hpp"
 
@@ -36,6 +39,10 @@ int main(int argc, char** argv) {
   CLI::App app{"kernscope: profile LLM inference on NVIDIA GPUs (reads Nsight Systems exports)", "kernscope"};
   app.require_subcommand(1);
   app.set_version_flag("--version", kernscope::kVersionLine);
+  // A progress line on standard error for work over 2 s, when it is a terminal (base/progress.hpp).
+  bool quiet = false;
+  app.add_flag("-q,--quiet", quiet, "no progress line on standard error (there is none unless it is a terminal)");
+  app.fallthrough();  // -q after the subcommand too
   std::map<const CLI::App*, Command> commands;
   for (const auto& spec : kernscope::analysis_specs()) {
     Command run = add_analysis(app, spec);
@@ -58,6 +65,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     std::cerr << "kernscope: error: " << e.what() << " (see kernscope --help)\n";
     return kExitBadInput;
+  }
+  if (!quiet && isatty(STDERR_FILENO)) {
+    // KERNSCOPE_PROGRESS_AFTER_MS: how long work runs before its line shows (2000; tests set 0).
+    const char* after = std::getenv("KERNSCOPE_PROGRESS_AFTER_MS");
+    const long ms = after && *after ? std::strtol(after, nullptr, 10) : 2000;
+    kernscope::progress::enable(true, std::chrono::milliseconds(ms < 0 ? 2000 : ms));
   }
   try {
     for (const auto* sub : app.get_subcommands()) {

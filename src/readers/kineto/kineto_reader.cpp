@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "base/progress.hpp"
 #include "readers/kineto/decimal_time.hpp"
 #include "readers/kineto/json_repair.hpp"
 #include "readers/kineto/json_splitter.hpp"
@@ -601,7 +602,30 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
 
 }  // namespace
 
-Result<Trace> read_kineto(ByteSource& source, const std::string& label, const OpenOptions& options) {
+namespace {
+
+// The source as the reader sees it, counting the bytes it hands out for the progress line.
+class MeteredSource : public ByteSource {
+ public:
+  MeteredSource(ByteSource& inner, progress::Meter& meter) : inner_(inner), meter_(meter) {}
+  Result<std::size_t> read(char* out, std::size_t capacity) override {
+    auto n = inner_.read(out, capacity);
+    if (n) meter_.add(*n);
+    return n;
+  }
+  std::size_t stored_bytes() const override { return inner_.stored_bytes(); }
+  bool cut_short() const override { return inner_.cut_short(); }
+
+ private:
+  ByteSource& inner_;
+  progress::Meter& meter_;
+};
+
+}  // namespace
+
+Result<Trace> read_kineto(ByteSource& raw_source, const std::string& label, const OpenOptions& options) {
+  progress::Meter meter("reading " + label, "bytes");
+  MeteredSource source(raw_source, meter);
   Trace trace;
   trace.source.format = "kineto-json";
   trace.source.path = label;

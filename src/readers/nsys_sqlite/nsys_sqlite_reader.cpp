@@ -2,6 +2,7 @@
 
 #include "readers/nsys_sqlite/host_tables.hpp"
 
+#include "base/progress.hpp"
 #include "model/kineto_names.hpp"
 
 #include "kernscope/column_defs.hpp"
@@ -170,6 +171,7 @@ class Reader {
 
   const Database& db_;
   std::string label_;
+  std::unique_ptr<progress::Meter> meter_;  // the progress line (base/progress.hpp): rows read
   std::map<std::uint32_t, std::string> nvml_uuids_;  // kernscope tracer: NVML index -> UUID
   OpenOptions options_;
   const std::string* file_path_;  // set when more connections to the same file can be opened
@@ -236,12 +238,18 @@ Result<void> Reader::scan(const Database& db, const std::string& table, const Ro
   if (!range.whole) sql += " WHERE rowid BETWEEN " + std::to_string(range.first) + " AND " + std::to_string(range.last);
   auto stmt = db.prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
+  std::uint64_t rows = 0;
   while (true) {
     auto more = stmt->step();
     if (!more) return std::unexpected(Error{more.error().code, label_ + ": " + more.error().message});
     if (!*more) break;
     row(*stmt);
+    if (++rows == 65536) {  // the progress line counts blocks of rows, not each one
+      if (meter_) meter_->add(rows);
+      rows = 0;
+    }
   }
+  if (meter_) meter_->add(rows);
   return {};
 }
 
@@ -643,6 +651,7 @@ void Reader::schedule(const std::string& table, Columns& target, bool parallel,
 }
 
 Result<Trace> Reader::run(const OpenOptions& options) {
+  meter_ = std::make_unique<progress::Meter>("reading " + label_, "rows");
   auto tables = db_.tables();
   if (!tables) {
     return make_error(ErrorCode::kBadInput,
