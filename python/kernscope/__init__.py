@@ -165,6 +165,7 @@ class Trace:
         values = _option_values(spec, options)
         rendered = format is not None  # a format asked for: the CLI's text, as it prints it
         if not rendered:
+            values = _all_rows(spec, values)
             format = "frames" if spec["shape"] == "tables" else ("json" if "json" in spec["formats"] else "")
         tables, text, messages, summary = self._core.run(analysis, values, format, time_unit or "",
                                                           filter_time or "", filter_nvtx or "")
@@ -232,6 +233,15 @@ def _option_values(spec: Dict[str, Any], options: Dict[str, Any]) -> Dict[str, L
     return values
 
 
+def _all_rows(spec: Dict[str, Any], values: Dict[str, List[str]]) -> Dict[str, List[str]]:
+    """Tables and documents hold every row unless limit= is given: the CLI's `--limit` default (20
+    rows, for reading on a screen) would otherwise cut a DataFrame silently, so a sum over it would be
+    wrong. The CLI's text (format=...) keeps the CLI's default."""
+    if any(o["name"] == "limit" for o in spec["options"]) and "limit" not in values:
+        return dict(values, limit=["0"])
+    return values
+
+
 def _analysis_method(spec: Dict[str, Any]):
     def method(self: Trace, **kwargs: Any) -> Any:
         return self.run(spec["name"], **kwargs)
@@ -278,6 +288,8 @@ def _multi_analysis_function(spec: Dict[str, Any]):
             labels.append(_label_of(items[0]) + (f" ({len(items)} runs)" if len(items) > 1 else ""))
         values = _option_values(spec, options)
         rendered = format is not None
+        if not rendered:
+            values = _all_rows(spec, values)
         tables, text, messages, _summary, _exit_code = _core.run_groups(
             spec["name"], groups, labels, values, format if rendered else "frames", time_unit or "",
             filter_time or "", filter_nvtx or "")

@@ -341,3 +341,23 @@ def test_kernel_frame_carries_step_phase_and_class(llama):
     assert k.groupby("name", observed=True)["op_class"].nunique().max() == 1
     memops = llama.memops()
     assert "step" in memops.columns and len(memops["step"]) == len(memops)
+
+
+def test_tables_hold_every_row_unless_a_limit_is_asked(llama):
+    """tail and roofline print 20 rows on the CLI; their DataFrames hold every row (issue 32: a sum over a
+    silently cut table was wrong), and limit= still cuts them on request."""
+    cli = os.environ.get("KERNSCOPE_CLI")
+    assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
+    trace = plain_copy(LLAMA / "trace.sqlite.xz")
+    every = subprocess.run([cli, "tail", "--limit", "0", "--format", "csv", trace], check=True, capture_output=True, text=True).stdout
+    cut = subprocess.run([cli, "tail", "--format", "csv", trace], check=True, capture_output=True, text=True).stdout
+    rows_all = len(list(csv.DictReader(io.StringIO(every))))
+    assert rows_all > len(list(csv.DictReader(io.StringIO(cut)))), "the bundled trace has more kernels than the CLI's 20 rows"
+    tables = llama.tail()  # by total time and by tail score, both over every kernel
+    assert {name: len(frame) for name, frame in tables.items()} == {"tail_by_total": rows_all, "tail_candidates": rows_all}
+    assert {len(frame) for frame in llama.tail(limit=5).values()} == {5}
+    emit = plain_copy(FIXTURES / "nsys" / "llama_decode_emit_nvtx_h200" / "trace.sqlite.xz")
+    every = subprocess.run([cli, "roofline", "--limit", "0", "--format", "csv", emit], check=True, capture_output=True, text=True).stdout
+    kernels = len(list(csv.DictReader(io.StringIO(every))))
+    assert kernels > 20, "the emit_nvtx trace has more kernels with shapes than the CLI's 20 rows"
+    assert len(kernscope.open(emit).roofline()) == kernels

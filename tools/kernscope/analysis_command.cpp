@@ -81,9 +81,15 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
 
 }  // namespace
 
+bool& quiet_flag() {
+  static bool quiet = false;
+  return quiet;
+}
+
 Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
   auto p = std::make_shared<Parsed>();
   auto* cmd = app.add_subcommand(spec.name, spec.summary);
+  cmd->add_flag("-q,--quiet", quiet_flag(), "no progress line on standard error");
   for (const auto& o : spec.options) {
     std::string help = o.help;
     if (o.kind == OptionKind::kFlag) {

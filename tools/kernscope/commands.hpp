@@ -18,6 +18,9 @@ inline constexpr int kExitBadInput = 2;
 using Command = std::function<int()>;
 
 // `kernscope NAME` for one analysis of the library's registry (kernscope/analysis.hpp).
+// -q/--quiet, before the subcommand or on an analysis command: no progress line (base/progress.hpp).
+bool& quiet_flag();
+
 Command add_analysis(CLI::App& app, const AnalysisSpec& spec);
 // `kernscope record`: runs a program under the tracer (not an analysis of a trace).
 Command add_record(CLI::App& app);

@@ -40,9 +40,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", kernscope::kVersionLine);
   // A progress line on standard error for work over 2 s, when it is a terminal (base/progress.hpp).
-  bool quiet = false;
-  app.add_flag("-q,--quiet", quiet, "no progress line on standard error (there is none unless it is a terminal)");
-  app.fallthrough();  // -q after the subcommand too
+  app.add_flag("-q,--quiet", quiet_flag(), "no progress line on standard error (there is none unless it is a terminal)");
   std::map<const CLI::App*, Command> commands;
   for (const auto& spec : kernscope::analysis_specs()) {
     Command run = add_analysis(app, spec);
@@ -66,7 +64,7 @@ int main(int argc, char** argv) {
     std::cerr << "kernscope: error: " << e.what() << " (see kernscope --help)\n";
     return kExitBadInput;
   }
-  if (!quiet && isatty(STDERR_FILENO)) {
+  if (!quiet_flag() && isatty(STDERR_FILENO)) {
     // KERNSCOPE_PROGRESS_AFTER_MS: how long work runs before its line shows (2000; tests set 0).
     const char* after = std::getenv("KERNSCOPE_PROGRESS_AFTER_MS");
     const long ms = after && *after ? std::strtol(after, nullptr, 10) : 2000;
