@@ -283,13 +283,16 @@ std::optional<StepWindows> ranges_holding_units(const Trace& trace, const std::v
                                                 const StepWindows& units) {
   const std::int64_t thread = units.windows.front().global_tid;
   if (thread == 0) return std::nullopt;  // GPU-time units: no host range to compare them with
+  // The units follow one another (each ends where the next starts), so the units inside a range are
+  // one run: those starting at or after its start, up to the last one ending by its end.
+  const auto& w = units.windows;
   std::vector<StepWindow> chosen;
   for (const auto& r : ranges) {
     const std::int64_t domain_id = trace.nvtx.domain_id[r.row];
     if (r.global_tid != thread || domain_id == kKinetoCpuOpDomain || domain_id == kKinetoGpuAnnotationDomain) continue;
-    std::size_t held = 0;
-    for (const auto& w : units.windows) held += w.start >= r.start_ns && w.end <= r.end_ns;
-    if (held < 2) continue;
+    const auto first = std::lower_bound(w.begin(), w.end(), r.start_ns, [](const StepWindow& u, TimeNs t) { return u.start < t; });
+    const auto past = std::upper_bound(first, w.end(), r.end_ns, [](TimeNs t, const StepWindow& u) { return t < u.end; });
+    if (past - first < 2) continue;
     const std::string text = r.name.substr(r.name.find(':') + 1);
     chosen.push_back({r.name, r.start_ns, r.end_ns, r.global_tid, phase_from_name(text), units.windows.front().global_pid});
   }
