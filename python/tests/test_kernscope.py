@@ -361,3 +361,15 @@ def test_tables_hold_every_row_unless_a_limit_is_asked(llama):
     kernels = len(list(csv.DictReader(io.StringIO(every))))
     assert kernels > 20, "the emit_nvtx trace has more kernels with shapes than the CLI's 20 rows"
     assert len(kernscope.open(emit).roofline()) == kernels
+
+
+def test_output_writes_the_text_of_a_format(llama, tmp_path):
+    """output= (the CLI's -o) writes the text of the format given and returns what it wrote; without
+    format= a table analysis has no text to write, which is said instead of writing an empty file."""
+    out = tmp_path / "ops.csv"
+    written = llama.ops(format="csv", output=str(out))
+    assert written["path"] == str(out) and written["bytes"] == out.stat().st_size > 0
+    assert out.read_text() == llama.ops(format="csv")
+    with pytest.raises(kernscope.Error, match="give format="):
+        llama.ops(output=str(tmp_path / "frames.csv"))
+    assert not (tmp_path / "frames.csv").exists()

@@ -9,11 +9,22 @@ namespace {
 
 std::atomic<bool> g_enabled{false};
 std::atomic<std::int64_t> g_after_ns{2'000'000'000};
-std::mutex g_print;  // one line on the terminal, whichever thread updates it
-std::atomic<int> g_depth{0};  // meters alive (only the outermost prints)
 
-std::int64_t since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count();
+// The line, shared by every meter and thread. `owner` identifies the meter it shows (compared, never
+// dereferenced: meters copy what the line needs into it).
+struct Line {
+  const void* owner = nullptr;
+  std::string label, unit;
+  std::uint64_t total = 0, done = 0;
+  std::chrono::steady_clock::time_point start;
+  bool printed = false;
+};
+std::mutex g_print;  // guards g_line and the terminal
+Line g_line;
+std::atomic<std::int64_t> g_next_print_ns{0};  // steady-clock time before which no update is printed
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 std::string amount(std::uint64_t n, const std::string& unit) {
@@ -28,6 +39,23 @@ std::string amount(std::uint64_t n, const std::string& unit) {
   return text;
 }
 
+void print_line() {  // g_print held
+  const auto elapsed = std::chrono::steady_clock::now() - g_line.start;
+  std::string line = "kernscope: " + g_line.label + ": " + amount(g_line.done, g_line.unit);
+  if (g_line.total > 0) {
+    char pct[48];
+    std::snprintf(pct, sizeof pct, " of %s (%.0f %%)", amount(g_line.total, g_line.unit).c_str(),
+                  100.0 * static_cast<double>(std::min(g_line.done, g_line.total)) / static_cast<double>(g_line.total));
+    line += pct;
+  }
+  char time[32];
+  std::snprintf(time, sizeof time, ", %.1f s", std::chrono::duration<double>(elapsed).count());
+  line += time;
+  std::fprintf(stderr, "\r\033[K%s", line.c_str());
+  std::fflush(stderr);
+  g_line.printed = true;
+}
+
 }  // namespace
 
 void enable(bool on, std::chrono::milliseconds after) {
@@ -38,43 +66,34 @@ void enable(bool on, std::chrono::milliseconds after) {
 bool enabled() { return g_enabled.load(std::memory_order_relaxed); }
 
 Meter::Meter(std::string label, std::string unit, std::uint64_t total)
-    : label_(std::move(label)), unit_(std::move(unit)), total_(total), start_(std::chrono::steady_clock::now()),
-      next_print_ns_(g_after_ns.load()), depth_(g_depth.fetch_add(1)) {}
+    : label_(std::move(label)), unit_(std::move(unit)), total_(total), start_(std::chrono::steady_clock::now()) {
+  std::lock_guard lock(g_print);
+  if (g_line.owner == nullptr) g_line = Line{this, label_, unit_, total_, 0, start_, false};
+}
 
 Meter::~Meter() {
-  g_depth.fetch_sub(1);
-  if (!printed_.load()) return;
   std::lock_guard lock(g_print);
-  std::fputs("\r\033[K", stderr);
-  std::fflush(stderr);
+  if (g_line.owner != this) return;
+  if (g_line.printed) {
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+  }
+  g_line = Line{};
 }
 
 void Meter::add(std::uint64_t amount_done) {
   const auto done = done_.fetch_add(amount_done, std::memory_order_relaxed) + amount_done;
-  if (depth_ == 0 && enabled()) maybe_print(done);
-}
-
-void Meter::maybe_print(std::uint64_t done) {
-  const auto elapsed = since(start_);
-  auto next = next_print_ns_.load(std::memory_order_relaxed);
-  if (elapsed < next) return;
-  // One thread prints each update; the others go on with their work.
-  if (!next_print_ns_.compare_exchange_strong(next, elapsed + 200'000'000)) return;
-  std::unique_lock lock(g_print, std::try_to_lock);
+  if (!enabled()) return;
+  const auto now = now_ns();
+  if (now < g_next_print_ns.load(std::memory_order_relaxed)) return;
+  std::unique_lock lock(g_print, std::try_to_lock);  // a busy line: the next add prints
   if (!lock.owns_lock()) return;
-  std::string line = "kernscope: " + label_ + ": " + amount(done, unit_);
-  if (total_ > 0) {
-    char pct[48];
-    std::snprintf(pct, sizeof pct, " of %s (%.0f %%)", amount(total_, unit_).c_str(),
-                  100.0 * static_cast<double>(std::min(done, total_)) / static_cast<double>(total_));
-    line += pct;
-  }
-  char time[32];
-  std::snprintf(time, sizeof time, ", %.1f s", static_cast<double>(elapsed) / 1e9);
-  line += time;
-  std::fprintf(stderr, "\r\033[K%s", line.c_str());
-  std::fflush(stderr);
-  printed_.store(true);
+  if (g_line.owner == nullptr) g_line = Line{this, label_, unit_, total_, 0, start_, false};
+  if (g_line.owner == this) g_line.done = done;
+  const auto shown_for = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - g_line.start).count();
+  if (shown_for < g_after_ns.load()) return;
+  g_next_print_ns.store(now + 200'000'000, std::memory_order_relaxed);
+  print_line();
 }
 
 }  // namespace kernscope::progress

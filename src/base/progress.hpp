@@ -13,8 +13,9 @@
 
 namespace kernscope::progress {
 
-// Meters nest (a multi-trace command reading traces, each trace's reader rows): only the outermost
-// prints, so the line says how far the whole command is.
+// One line shows one meter: the first alive (a multi-trace command's "reading traces" over each
+// reader's rows; of meters on several threads, the first until it ends). Any meter's work wakes the
+// line, so it moves (its time) while a nested reader works.
 //
 // Turns the progress line on or off for the whole process. `after`: how long work runs before its
 // line appears (2 s; tests shorten it with KERNSCOPE_PROGRESS_AFTER_MS).
@@ -33,14 +34,10 @@ class Meter {
   void add(std::uint64_t amount);
 
  private:
-  void maybe_print(std::uint64_t done);
   std::string label_, unit_;
   std::uint64_t total_;
   std::chrono::steady_clock::time_point start_;
   std::atomic<std::uint64_t> done_{0};
-  std::atomic<std::int64_t> next_print_ns_;
-  std::atomic<bool> printed_{false};
-  int depth_;  // 0: the outermost meter, the one that prints
 };
 
 }  // namespace kernscope::progress

@@ -34,7 +34,9 @@ bool PatternMatch::has(std::size_t i) const { return i < spans_.size() && spans_
 
 std::expected<TextPattern, std::string> TextPattern::compile(std::string_view pattern, Options options) {
   // DOLLAR_ENDONLY: `$` is the end of the text, not also before a final newline (ECMAScript's `$`).
-  std::uint32_t flags = PCRE2_DOLLAR_ENDONLY;
+  // And what else ECMAScript (std::regex) takes that PCRE2 would not by default: `[^]` (any character),
+  // \uXXXX escapes, a backreference to a group that took no part (matches empty).
+  std::uint32_t flags = PCRE2_DOLLAR_ENDONLY | PCRE2_ALLOW_EMPTY_CLASS | PCRE2_ALT_BSUX | PCRE2_MATCH_UNSET_BACKREF;
   if (options.ignore_case) flags |= PCRE2_CASELESS;
   int error = 0;
   PCRE2_SIZE offset = 0;
@@ -51,7 +53,6 @@ std::expected<TextPattern, std::string> TextPattern::compile(std::string_view pa
   pcre2_pattern_info(code, PCRE2_INFO_CAPTURECOUNT, &owned->groups);
   TextPattern p;
   p.code_ = std::move(owned);
-  p.pattern_ = std::string(pattern);
   return p;
 }
 
@@ -65,8 +66,13 @@ std::optional<PatternMatch> TextPattern::run(std::string_view text, std::size_t 
   if (!code_ || from > text.size()) return std::nullopt;
   MatchData md(code_->code);
   const std::uint32_t flags = whole ? (PCRE2_ANCHORED | PCRE2_ENDANCHORED) : 0;
-  const int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, flags, md.data, nullptr);
-  if (rc < 0) return std::nullopt;  // no match (or a resource limit: treated as no match)
+  int rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, flags, md.data, nullptr);
+  // The JIT's stack (32 KiB) can run out on a long name with a pattern that backtracks much: the
+  // interpreter, whose limits are far larger, answers then.
+  if (rc < 0 && rc != PCRE2_ERROR_NOMATCH) {
+    rc = pcre2_match(code_->code, reinterpret_cast<PCRE2_SPTR>(text.data()), text.size(), from, flags | PCRE2_NO_JIT, md.data, nullptr);
+  }
+  if (rc < 0) return std::nullopt;
   const PCRE2_SIZE* ovector = pcre2_get_ovector_pointer(md.data);
   PatternMatch m;
   m.text_ = text;

@@ -25,7 +25,6 @@ class PatternMatch {
   bool has(std::size_t i) const;
   std::size_t start(std::size_t i = 0) const { return spans_[i].first; }
   std::size_t end(std::size_t i = 0) const { return spans_[i].second; }
-  std::size_t groups() const { return spans_.size(); }
 
  private:
   friend class TextPattern;
@@ -58,13 +57,11 @@ class TextPattern {
   // Every match replaced by `replacement`, where $1..$9 stand for groups (as std::regex_replace).
   std::string replace_all(std::string_view text, std::string_view replacement) const;
 
-  const std::string& pattern() const { return pattern_; }
 
  private:
   struct Code;
   std::optional<PatternMatch> run(std::string_view text, std::size_t from, bool whole) const;
   std::shared_ptr<const Code> code_;
-  std::string pattern_;
 };
 
 }  // namespace kernscope

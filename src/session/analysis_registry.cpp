@@ -68,6 +68,9 @@ Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValu
   const auto it = options.find("output");
   if (it == options.end() || it->second.empty() || it->second.front().empty() || it->second.front() == "-") return out;
   const std::string& path = it->second.front();
+  if (format == kFramesFormat) {  // Python's tables: no text to write
+    return make_error(ErrorCode::kInvalidArgument, entry->spec.name + ": output= writes the text of a format: give format= too");
+  }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
   file << out->text;
   file.close();

@@ -7,8 +7,8 @@
 #include <map>
 #if defined(__GLIBC__)
 #include <malloc.h>
-#include <unistd.h>
 #endif
+#include <unistd.h>
 
 #include "base/progress.hpp"
 #include "base/version.hpp"

@@ -236,8 +236,12 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
 // sampling, data/op_rules.tsv): where the process holds such kernels, fewer of them than units, and
 // most units hold none, the unit repeats inside a step (a layer: a one-step prefill of 36 layers
 // without its step annotation read as 36 steps), and is said to be one. Returns the words that say
-// so, or nullopt when the units are steps.
-std::optional<std::string> unit_inside_steps(const TraceContext& context, const StepWindows& units) {
+// so and the number of those kernels, or nullopt when the units are steps.
+struct InsideSteps {
+  std::string words;
+  std::size_t markers = 0;
+};
+std::optional<InsideSteps> unit_inside_steps(const TraceContext& context, const StepWindows& units) {
   if (units.windows.size() < 3) return std::nullopt;
   const Trace& trace = context.trace();
   const auto& k = trace.kernels;
@@ -271,10 +275,11 @@ std::optional<std::string> unit_inside_steps(const TraceContext& context, const 
   std::snprintf(median, sizeof median, "%.3f ms", percentile_linear(lengths, 50) / 1e6);
   const auto launch_of = units.method.find("each launch of ");
   const std::string unit = launch_of == std::string::npos ? units.method : units.method.substr(launch_of + 15);
-  return "the work repeats at each launch of " + unit + ": " + std::to_string(units_count) + " units, median " + median +
-         ", of which " + std::to_string(holding) + " hold a sampling or embedding kernel (" + std::to_string(markers.size()) +
-         " in the trace), which every inference step has: the unit is a part of a step "
-         "(e.g. a layer), not a step";
+  return InsideSteps{"the work repeats at each launch of " + unit + ": " + std::to_string(units_count) + " units, median " +
+                         median + ", of which " + std::to_string(holding) + " hold a sampling or embedding kernel (" +
+                         std::to_string(markers.size()) +
+                         " in the trace), which every inference step has: the unit is a part of a step (e.g. a layer), not a step",
+                     markers.size()};
 }
 
 // The steps around units that repeat inside them: the innermost ranges of the units' thread (user
@@ -363,13 +368,18 @@ Result<StepWindows> find_step_windows(const TraceContext& context, const StepOpt
   if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) {
     const auto inside = unit_inside_steps(context, *periodic);
     if (!inside) return std::move(*periodic);
+    // Ranges holding the units are the steps only where there are about as many as the steps' own
+    // kernels say: a step holds a few embedding and sampling kernels (token and position embeddings,
+    // a top-k and a draw: at most 4 here), so one range around a decode loop of 20 steps, holding 20
+    // or more of them, is the loop, not a step. (A loop of 2 or 3 steps in one range stays ambiguous.)
     StepWindows steps;
-    if (auto held = ranges_holding_units(trace, ranges, *periodic)) {
+    auto held = ranges_holding_units(trace, ranges, *periodic);
+    if (held && 4 * held->windows.size() >= inside->markers) {
       steps = std::move(*held);
     } else {
       steps = from_gpu_gaps(trace);
     }
-    steps.method = "no step annotations: " + steps.method + "; " + *inside;
+    steps.method = "no step annotations: " + steps.method + "; " + inside->words;
     return steps;
   }
   return from_gpu_gaps(trace);
