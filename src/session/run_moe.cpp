@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "analyses/moe/moe.hpp"
+#include "analyses/moe/perfect_router.hpp"
 #include "analyses/trace_context.hpp"
 #include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
@@ -49,9 +49,13 @@ std::string moe_json(const MoeAnalysis& m) {
   json.key("dispatch_combine").begin_object().member("time_ns", m.dispatch_combine_ns).member("exposed_ns", m.dispatch_combine_exposed_ns).end_object();
   json.member("tokens_per_expert", m.tokens_per_expert);
   json.key("perfect_router").begin_object().member("estimated", m.perfect_router.estimated);
-  if (m.perfect_router.estimated) {
-    json.member("step_ns", m.perfect_router.step_ns).member("predicted_step_ns", m.perfect_router.predicted_step_ns);
-    json.member("saving_pct", m.perfect_router.saving_pct).member("verdict", m.perfect_router.verdict);
+  const PerfectRouter& r = m.perfect_router;
+  if (r.estimated) {
+    json.member("step_ns", r.step_ns).member("predicted_step_ns", r.predicted_step_ns);
+    json.member("saving_pct", r.saving_pct).member("verdict", r.verdict).member("group", r.group);
+    json.key("model").begin_object().member("iterations", r.iterations).member("invocations", r.invocations);
+    json.member("experts_hit", r.experts_hit).member("experts_even", r.experts_even).member("host_per_iteration_ns", r.host_per_iteration_ns);
+    json.member("gpu_per_iteration_ns", r.gpu_per_iteration_ns).member("gpu_per_token_ns", r.gpu_per_token_ns).end_object();
   } else {
     json.member("why_not", m.perfect_router.why_not);
   }
@@ -67,11 +71,12 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   const TraceContext context(trace, *rules);
   auto steps = analyze_steps(context, step_options_of(o));
   if (!steps) return std::unexpected(steps.error());
-  auto moe = analyze_moe(trace, *rules, *steps);
+  auto moe = analyze_moe_with_router(context, *steps, account_steps(context, *steps));
   if (!moe) return std::unexpected(moe.error());
   AnalysisOutput out;
   out.tables.push_back(moe_roles_table(*moe));
   out.tables.push_back(moe_layers_table(*moe));
+  out.tables.push_back(moe_expert_steps_table(*moe));
   if (output.frames()) return out;  // empty tables where the trace has no MoE layers
   const Format format = output.table_format();
   const RenderOptions render_options{format, output.time_unit};
@@ -82,7 +87,9 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   } else if (format == Format::kJson) {
     text << moe_json(*moe);
   } else if (format == Format::kTable) {
-    for (const Table& t : out.tables) render(text, t, render_options);
+    // The per-step rows are the csv's; the text shows the roles and layers.
+    render(text, out.tables[0], render_options);
+    render(text, out.tables[1], render_options);
     char line[256];
     std::snprintf(line, sizeof line, "\nDispatch/combine: %.3f ms on the GPU, %.3f ms of it with no other kernel running (exposed)\n",
                   static_cast<double>(moe->dispatch_combine_ns) / 1e6, static_cast<double>(moe->dispatch_combine_exposed_ns) / 1e6);
@@ -90,15 +97,19 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
          << "\nPerfect router: " << (moe->perfect_router.estimated ? moe->perfect_router.verdict : "not estimated: " + moe->perfect_router.why_not)
          << "\n";
     for (const auto& n : moe->notes) text << "Note: " << n << "\n";
-  } else if (out.tables[1].rows.empty()) {
-    // CSV/TSV of a trace without layers: the header alone, so a reader still gets the columns.
-    const char delimiter = format == Format::kTsv ? '\t' : ',';
-    for (std::size_t c = 0; c < out.tables[1].columns.size(); ++c) {
-      text << (c ? std::string(1, delimiter) : "") << column_header(out.tables[1].columns[c], output.time_unit);
-    }
-    text << "\n";
   } else {
-    render(text, out.tables[1], render_options);  // CSV/TSV: one row per layer
+    // CSV/TSV: one row per step, layer and expert where the trace shows tokens per expert, else
+    // one per layer; a trace without layers gives the header alone, so a reader still gets the columns.
+    const Table& rows = out.tables[2].rows.empty() ? out.tables[1] : out.tables[2];
+    if (rows.rows.empty()) {
+      const char delimiter = format == Format::kTsv ? '\t' : ',';
+      for (std::size_t c = 0; c < rows.columns.size(); ++c) {
+        text << (c ? std::string(1, delimiter) : "") << column_header(rows.columns[c], output.time_unit);
+      }
+      text << "\n";
+    } else {
+      render(text, rows, render_options);
+    }
   }
   out.text = text.str();
   return out;

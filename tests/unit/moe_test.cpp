@@ -3,6 +3,7 @@
 // kernel hides, worked out by hand below.
 #include <gtest/gtest.h>
 
+#include "analyses/moe/eager_experts.hpp"
 #include "analyses/moe/moe.hpp"
 #include "support/synthetic_trace.hpp"
 
@@ -46,7 +47,7 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   StepAnalysis steps;
   steps.kernel_step.assign(s.trace.kernels.size(), -1);
   for (std::size_t i = 0; i < steps.kernel_step.size(); ++i) steps.kernel_step[i] = i < 10 ? 0 : 1;
-  auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps);
+  auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps, moe::eager_experts(s.trace));
   ASSERT_TRUE(moe.has_value());
   ASSERT_TRUE(moe->present);
   ASSERT_EQ(moe->layers.size(), 2u);
@@ -69,7 +70,7 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
     two.kernel("fused_moe_kernel", t + 10, t + 100);
   }
   StepAnalysis one_pass;
-  auto merged = analyze_moe(two.trace, OpRuleSet::builtin(), one_pass);
+  auto merged = analyze_moe(two.trace, OpRuleSet::builtin(), one_pass, moe::eager_experts(two.trace));
   ASSERT_TRUE(merged.has_value());
   EXPECT_EQ(merged->layers.size(), 3u);
   for (const auto& l : merged->layers) EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kRouter)], 8);
@@ -78,7 +79,7 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   a2a.kernel("ncclDevKernel_AllToAll_RING_LL", 0, 100);
   a2a.kernel("all_to_all_single_kernel", 100, 200);
   StepAnalysis none;
-  auto plain = analyze_moe(a2a.trace, OpRuleSet::builtin(), none);
+  auto plain = analyze_moe(a2a.trace, OpRuleSet::builtin(), none, moe::eager_experts(a2a.trace));
   ASSERT_TRUE(plain.has_value());
   EXPECT_FALSE(plain->present);
   EXPECT_NE(plain->evidence.find("do not make MoE layers"), std::string::npos);

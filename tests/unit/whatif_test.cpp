@@ -105,6 +105,34 @@ TEST(WhatIf, GraphsSaveAnExposedLaunchGap) {
   EXPECT_EQ(predicted(replay(s, {"host=0.5"})), 105 * k);
 }
 
+// An analysis's own edits (the perfect-router estimate's added expert iterations), on the trace
+// above: 20k more host work before the first call at or after 70k (L2) and 10k more GPU work on what
+// it launches (K2). L2 [90k, 100k); K2 15k after its launch, 60k long: [105k, 165k); the range ends
+// 60k after L2, at 160k. The step completes at 165k. An edit at a time after every call changes
+// nothing and is said in the notes.
+TEST(WhatIf, EditsAddHostWorkBeforeACallAndGpuWorkToWhatItLaunches) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 140 * k);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 70 * k, 80 * k, 2);
+  s.kernel("ampere_sgemm_128x64_nn", 15 * k, 50 * k, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 85 * k, 135 * k, 2);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  WhatIfOptions options;
+  options.edits.push_back({testing::global_tid(1), 70 * k, 20 * k, 10 * k});
+  EXPECT_EQ(predicted(what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options)), 165 * k);
+  options.edits = {{testing::global_tid(1), 70 * k, -100 * k, 0}};
+  // The 60k gap cannot go below nothing: L2 [10k, 20k), the range's end 60k after L2 at 80k; K2
+  // could start 15k after L2 but queues behind K1 on their stream: [50k, 100k).
+  EXPECT_EQ(predicted(what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options)), 100 * k);
+  options.edits = {{testing::global_tid(1), 500 * k, 20 * k, 0}};
+  const auto missed = what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options);
+  EXPECT_EQ(predicted(missed), 140 * k);
+  ASSERT_FALSE(missed.notes.empty());
+  EXPECT_NE(missed.notes.back().find("found no call"), std::string::npos);
+}
+
 // A synchronous pageable copy: cudaMemcpy [0, 100k) copies [5k, 95k) (1 MiB, host to device);
 // L2 [100k, 110k) launches a kernel [115k, 300k) on the same stream; the range ends at 310k.
 // overlap-copies: the call returns after its 5k return latency, L2 follows at [5k, 15k), the

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "analyses/diagnosis/diagnosis_whatif.hpp"
+#include "analyses/moe/perfect_router.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
@@ -212,19 +213,28 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   } else {
     return std::unexpected(steps.error());
   }
-  if (auto moe = analyze_moe(trace, rules, d.steps); moe && moe->present) {
+  if (auto moe = analyze_moe_with_router(context, d.steps, d.accounting); moe && moe->present) {
     d.moe = std::move(*moe);
-    // Expert load: where the trace shows tokens per expert, the most skewed layer is said (the
-    // perfect-router estimate that would rank it as an action is not computed yet).
+    // Expert load: where the trace shows tokens per expert, the most skewed layer is said, with the
+    // perfect-router estimate that tells whether evening it would pay (the guide's 10 % test).
     const MoeLayer* worst = most_skewed_layer(*d.moe);
     if (worst && *worst->imbalance >= 2) {
       char line[320];
       std::snprintf(line, sizeof line,
                     "Experts are unevenly loaded: in MoE layer %lld the busiest expert gets %.2fx the mean tokens "
-                    "(kernscope moe lists every layer's tokens per expert); expert load balancing (EPLB, a capacity "
-                    "factor, an auxiliary balance loss) evens it.",
+                    "(kernscope moe lists every layer's tokens per expert).",
                     static_cast<long long>(worst->layer), *worst->imbalance);
-      d.diagnosis.push_back(line);
+      std::string text = line;
+      const PerfectRouter& router = d.moe->perfect_router;
+      if (router.estimated) {
+        text += " Perfect-router estimate: " + router.verdict +
+                (router.saving_pct >= 10 ? "; expert load balancing (EPLB, a capacity factor, an auxiliary balance loss) is worth it."
+                                         : ".");
+      } else {
+        text += " Expert load balancing (EPLB, a capacity factor, an auxiliary balance loss) evens it; whether that pays is not "
+                "estimated: " + router.why_not + ".";
+      }
+      d.diagnosis.push_back(text);
     }
   }
   d.decode_classes = classes_of(d.steps, Phase::kDecode);

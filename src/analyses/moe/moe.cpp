@@ -9,7 +9,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "analyses/work/shape_flops.hpp"
+#include "analyses/moe/eager_experts.hpp"
 
 extern const char* const kernscope_builtin_moe_roles;
 
@@ -71,131 +71,6 @@ std::int64_t uncovered(std::vector<std::pair<TimeNs, TimeNs>> a, std::vector<std
 }
 
 
-// An eager per-expert loop read from record_shapes (Hugging Face transformers 5.x "eager" experts:
-// for each expert that received tokens, `weight[e]` is an aten::select of index e on the 3-D expert
-// weight [E, out, in], then aten::linear of that expert's tokens [n, in] with it). A layer's
-// invocation starts at its router's aten::linear, whose weight is [E, hidden]. Only the first linear
-// of an expert per invocation counts its tokens (the next ones, the down projection, carry the same).
-struct ExpertCall {
-  std::int64_t layer_invocation = 0;  // index into `invocations`
-  std::int64_t expert = 0, tokens = 0;
-  RowIndex op = 0;     // the aten::linear row of op_shapes
-  bool first = false;  // the expert's first linear in the invocation: the one whose tokens count
-};
-struct EagerExperts {
-  std::int64_t experts = 0, hidden = 0;
-  std::vector<std::pair<std::int64_t, RowIndex>> invocations;  // (thread, router linear row)
-  std::vector<ExpertCall> calls;
-  std::vector<RowIndex> router_ops;
-  std::vector<RowIndex> ops_by_thread;  // op_shapes rows by thread, then start (kernels_of_op searches it)
-};
-
-std::int64_t integer_text(const std::string& s) {
-  std::int64_t v = -1;
-  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && end == s.data() + s.size() ? v : -1;
-}
-
-EagerExperts eager_experts(const Trace& trace) {
-  EagerExperts out;
-  const auto& o = trace.op_shapes;
-  std::vector<RowIndex>& order = out.ops_by_thread;
-  order.resize(o.size());
-  for (RowIndex i = 0; i < o.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](RowIndex a, RowIndex b) {
-    return std::tie(o.global_tid[a], o.start_ns[a]) < std::tie(o.global_tid[b], o.start_ns[b]);
-  });
-  std::unordered_map<StringId, std::optional<std::vector<shapes::ArgShape>>> dims_cache;
-  auto dims_of = [&](RowIndex i) -> const std::optional<std::vector<shapes::ArgShape>>& {
-    auto it = dims_cache.find(o.input_dims[i]);
-    if (it == dims_cache.end()) it = dims_cache.emplace(o.input_dims[i], shapes::parse_arg_shapes(trace.strings.get(o.input_dims[i]))).first;
-    return it->second;
-  };
-  // First pass: expert calls (select of expert e, then a linear with that weight), per thread.
-  struct Pending {
-    std::int64_t expert = -1, experts = 0;
-    std::vector<std::int64_t> weight;
-  };
-  std::unordered_map<std::int64_t, Pending> pending;
-  std::vector<std::tuple<std::int64_t, RowIndex, std::int64_t, std::int64_t>> calls;  // tid, linear row, expert, tokens
-  for (const RowIndex i : order) {
-    const std::string_view name = trace.strings.get(o.name[i]);
-    if (name == "aten::select") {
-      const auto& d = dims_of(i);
-      if (!d || d->size() < 3 || (*d)[0].dims.size() != 3 || o.concrete_inputs[i] == kNoString) continue;
-      const auto values = shapes::parse_string_list(trace.strings.get(o.concrete_inputs[i]));
-      if (!values || values->size() < 3 || (*values)[1] != "0") continue;
-      const std::int64_t e = integer_text((*values)[2]);
-      const auto& w = (*d)[0].dims;
-      if (e < 0 || e >= w[0]) continue;
-      pending[o.global_tid[i]] = {e, w[0], {w[1], w[2]}};
-    } else if (name == "aten::linear") {
-      auto it = pending.find(o.global_tid[i]);
-      if (it == pending.end() || it->second.expert < 0) continue;
-      const auto& d = dims_of(i);
-      if (!d || d->size() < 2 || (*d)[1].dims != it->second.weight || (*d)[0].dims.empty()) continue;
-      std::int64_t tokens = 1;
-      for (std::size_t k = 0; k + 1 < (*d)[0].dims.size(); ++k) tokens *= (*d)[0].dims[k];
-      calls.emplace_back(o.global_tid[i], i, it->second.expert, tokens);
-      if (out.experts == 0) {
-        out.experts = it->second.experts;
-        out.hidden = (*d)[0].dims.back();
-      }
-      it->second.expert = -1;
-    }
-  }
-  if (calls.empty() || out.experts == 0) return out;
-  // Second pass: router linears (weight [E, hidden]) start layer invocations on their thread.
-  const std::vector<std::int64_t> router_weight = {out.experts, out.hidden};
-  std::unordered_map<std::int64_t, std::int64_t> open_invocation;  // thread -> index
-  std::size_t next_call = 0;
-  std::sort(calls.begin(), calls.end(), [&](const auto& a, const auto& b) {
-    return std::tie(std::get<0>(a), o.start_ns[std::get<1>(a)]) < std::tie(std::get<0>(b), o.start_ns[std::get<1>(b)]);
-  });
-  std::vector<std::vector<char>> seen;  // per invocation: experts already counted
-  // A call joins its thread's open invocation (none: an expert call with no router before it).
-  auto join = [&](const std::tuple<std::int64_t, RowIndex, std::int64_t, std::int64_t>& call) {
-    const auto& [tid, row, expert, tokens] = call;
-    auto inv = open_invocation.find(tid);
-    if (inv == open_invocation.end()) return;
-    auto& counted = seen[static_cast<std::size_t>(inv->second)];
-    const bool first = !counted[static_cast<std::size_t>(expert)];
-    counted[static_cast<std::size_t>(expert)] = 1;
-    out.calls.push_back({inv->second, expert, tokens, row, first});
-  };
-  for (const RowIndex i : order) {
-    // Calls before this op (same order) join the thread's open invocation.
-    while (next_call < calls.size() &&
-           std::tie(std::get<0>(calls[next_call]), o.start_ns[std::get<1>(calls[next_call])]) < std::tie(o.global_tid[i], o.start_ns[i])) {
-      join(calls[next_call++]);
-    }
-    if (trace.strings.get(o.name[i]) != "aten::linear") continue;
-    const auto& d = dims_of(i);
-    if (!d || d->size() < 2 || (*d)[1].dims != router_weight) continue;
-    open_invocation[o.global_tid[i]] = static_cast<std::int64_t>(out.invocations.size());
-    out.invocations.emplace_back(o.global_tid[i], i);
-    out.router_ops.push_back(i);
-    seen.emplace_back(static_cast<std::size_t>(out.experts), 0);
-  }
-  while (next_call < calls.size()) join(calls[next_call++]);
-  return out;
-}
-
-// The kernels an op launched: those whose external id is an op's nested in it (same thread).
-std::vector<RowIndex> kernels_of_op(const Trace& trace, RowIndex op, const std::vector<RowIndex>& ops_by_thread,
-                                    const std::unordered_map<std::int64_t, std::vector<RowIndex>>& kernels_by_external) {
-  const auto& o = trace.op_shapes;
-  std::vector<RowIndex> out;
-  auto it = std::lower_bound(ops_by_thread.begin(), ops_by_thread.end(), op, [&](RowIndex a, RowIndex b) {
-    return std::tie(o.global_tid[a], o.start_ns[a]) < std::tie(o.global_tid[b], o.start_ns[b]);
-  });
-  for (; it != ops_by_thread.end() && o.global_tid[*it] == o.global_tid[op] && o.start_ns[*it] <= o.end_ns[op]; ++it) {
-    if (auto k = kernels_by_external.find(o.external_id[*it]); k != kernels_by_external.end() && o.external_id[*it] != 0) {
-      out.insert(out.end(), k->second.begin(), k->second.end());
-    }
-  }
-  return out;
-}
 }  // namespace
 
 std::string_view moe_role_name(MoeRole role) {
@@ -246,12 +121,12 @@ std::optional<MoeRole> MoeRoleRules::role_of(std::string_view name) const {
   return std::nullopt;
 }
 
-Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps, const MoeRoleRules& roles) {
+Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps, const moe::EagerExperts& eager,
+                                const MoeRoleRules& roles) {
   MoeAnalysis out;
   const auto& k = trace.kernels;
   // An eager per-expert loop under record_shapes names its experts and their tokens; the kernels
   // its expert and router linears launched take those roles whatever their names (plain GEMMs).
-  const EagerExperts eager = eager_experts(trace);
   std::vector<std::optional<MoeRole>> forced(k.size());
   std::vector<std::vector<RowIndex>> call_kernels(eager.calls.size()), router_kernels(eager.router_ops.size());
   if (!eager.calls.empty() && k.external_id.size() == k.size()) {
@@ -261,11 +136,11 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       if (k.external_id[i] != 0) by_external[k.external_id[i]].push_back(i);
     }
     for (std::size_t c = 0; c < eager.calls.size(); ++c) {
-      call_kernels[c] = kernels_of_op(trace, eager.calls[c].op, ops_by_thread, by_external);
+      call_kernels[c] = moe::kernels_of_op(trace, eager.calls[c].op, ops_by_thread, by_external);
       for (const RowIndex i : call_kernels[c]) forced[i] = MoeRole::kExpertGemm;
     }
     for (std::size_t r = 0; r < eager.router_ops.size(); ++r) {
-      router_kernels[r] = kernels_of_op(trace, eager.router_ops[r], ops_by_thread, by_external);
+      router_kernels[r] = moe::kernels_of_op(trace, eager.router_ops[r], ops_by_thread, by_external);
       for (const RowIndex i : router_kernels[r]) forced[i] = MoeRole::kRouter;
     }
   }
@@ -329,7 +204,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   if (!eager.calls.empty()) {
     // Layer k of a step is the step's k-th router invocation on its thread.
     const auto& o = trace.op_shapes;
-    std::vector<std::int64_t> layer_of(eager.invocations.size(), 0);
+    std::vector<std::int64_t> layer_of(eager.invocations.size(), 0), step_of(eager.invocations.size(), -1);
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> next_layer;  // (thread, step) -> layer
     for (std::size_t v = 0; v < eager.invocations.size(); ++v) {
       const auto [tid, op] = eager.invocations[v];
@@ -342,6 +217,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
         }
       }
       layer_of[v] = next_layer[{tid, step}]++;
+      step_of[v] = step;
     }
     std::map<std::int64_t, MoeLayer> layers;
     for (std::size_t v = 0; v < eager.invocations.size(); ++v) {
@@ -353,16 +229,28 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       }
       for (const RowIndex i : router_kernels[v]) l.ns[static_cast<std::size_t>(MoeRole::kRouter)] += k.end_ns[i] - k.start_ns[i];
     }
+    // Per step, layer and expert (every expert listed, 0 where it got no tokens in that step).
+    std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, MoeExpertStep> per_step;
+    for (std::size_t v = 0; v < eager.invocations.size(); ++v) {
+      for (std::int64_t e = 0; e < eager.experts; ++e) per_step[{step_of[v], layer_of[v], e}] = {step_of[v], layer_of[v], e, 0, 0};
+    }
     for (std::size_t c = 0; c < eager.calls.size(); ++c) {
-      const ExpertCall& call = eager.calls[c];
-      MoeLayer& l = layers[layer_of[static_cast<std::size_t>(call.layer_invocation)]];
+      const moe::ExpertCall& call = eager.calls[c];
+      const auto v = static_cast<std::size_t>(call.layer_invocation);
+      MoeLayer& l = layers[layer_of[v]];
       MoeExpert& e = l.experts[static_cast<std::size_t>(call.expert)];
-      if (call.first) e.tokens += call.tokens;
+      MoeExpertStep& row = per_step[{step_of[v], layer_of[v], call.expert}];
+      if (call.first) {
+        e.tokens += call.tokens;
+        row.tokens += call.tokens;
+      }
       for (const RowIndex i : call_kernels[c]) {
         e.time_ns += k.end_ns[i] - k.start_ns[i];
+        row.time_ns += k.end_ns[i] - k.start_ns[i];
         l.ns[static_cast<std::size_t>(MoeRole::kExpertGemm)] += k.end_ns[i] - k.start_ns[i];
       }
     }
+    for (auto& [key, row] : per_step) out.expert_steps.push_back(row);
     for (auto& [index, l] : layers) {
       std::int64_t total = 0, most = 0;
       for (const auto& e : l.experts) {
@@ -432,7 +320,6 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
 
   // Tokens per expert: only per-expert shapes show them (an eager per-expert loop under
   // record_shapes); grouped/fused expert kernels and graph replays carry no such arguments.
-  out.perfect_router.why_not = "not yet estimated from a trace (issue 31, item 2)";
   if (!eager.calls.empty()) {
     out.tokens_per_expert = "from record_shapes: each expert's first aten::linear per layer invocation (its tokens are the "
                             "rows of its input), the expert's index from the aten::select of its weights; experts that got "
@@ -469,6 +356,15 @@ Table moe_roles_table(const MoeAnalysis& moe) {
     for (const auto& [name, ns] : r.top_names) names += (names.empty() ? "" : "; ") + name;
     t.rows.push_back({std::round(r.share * 1000) / 10, r.ns, r.kernels, std::string(moe_role_name(r.role)), names});
   }
+  return t;
+}
+
+Table moe_expert_steps_table(const MoeAnalysis& moe) {
+  Table t;
+  t.report = "moe_expert_steps";
+  t.title = "Tokens per Expert per Step";
+  t.columns = {{"Step"}, {"Layer"}, {"Expert"}, {"Tokens"}, {"Expert GEMM", Unit::kDuration}};
+  for (const auto& r : moe.expert_steps) t.rows.push_back({r.step, r.layer, r.expert, r.tokens, r.time_ns});
   return t;
 }
 

@@ -340,6 +340,7 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
   for (const auto& [process, window] : windows) {
     Graph g = whatif::build_graph(context, analysis, process, window.first, window.second + 1, replayed);
     for (const WhatIfChange& c : options.changes) whatif::apply_change(context, analysis, c, g);
+    whatif::apply_edits(options.edits, g);
     const Replay r = replay(g);
     if (process == accounting.process || windows.size() == 1) {
       result.launch_latency_ns = g.launch_latency_ns;

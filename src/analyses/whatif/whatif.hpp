@@ -103,8 +103,20 @@ struct PathLink {
   TimeNs start = 0, end = 0;  // replayed
 };
 
+// A change an analysis predicts from a model of its own rather than one named on the command line
+// (the perfect-router estimate: the expert-loop iterations even routing would add or remove): the
+// host's own work before the first call a thread makes at or after `at` grows by `host_ns`, and the
+// first GPU operation launched from there on grows by `gpu_ns`. Either may be negative; no time
+// falls below zero.
+struct WhatIfEdit {
+  std::int64_t thread = 0;  // global tid of the launching thread
+  TimeNs at = 0;
+  std::int64_t host_ns = 0, gpu_ns = 0;
+};
+
 struct WhatIfOptions {
   std::vector<WhatIfChange> changes;
+  std::vector<WhatIfEdit> edits;  // applied after `changes`
   // Replay only these steps (indices into StepAnalysis::steps) and what runs between them; empty:
   // every step.
   std::vector<std::size_t> only_steps;

@@ -228,4 +228,55 @@ void apply_change(const TraceContext& context, const StepAnalysis& steps, const 
   }
 }
 
+void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& g) {
+  if (edits.empty()) return;
+  // Each thread's calls in traced order, and the first operation each call launched.
+  std::map<std::int64_t, std::vector<std::int32_t>> calls;
+  std::vector<std::int32_t> first_op(g.nodes.size(), kNoNode);
+  for (std::size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    if (n.kind == NodeKind::kCall) calls[n.track].push_back(static_cast<std::int32_t>(i));
+    if (n.kind == NodeKind::kOp && n.launch.node != kNoNode) {
+      std::int32_t& f = first_op[static_cast<std::size_t>(n.launch.node)];
+      if (f == kNoNode || g.nodes[static_cast<std::size_t>(f)].start > n.start) f = static_cast<std::int32_t>(i);
+    }
+  }
+  for (auto& [thread, list] : calls) {
+    std::stable_sort(list.begin(), list.end(), [&](std::int32_t a, std::int32_t b) {
+      return g.nodes[static_cast<std::size_t>(a)].start < g.nodes[static_cast<std::size_t>(b)].start;
+    });
+  }
+  std::int64_t missed = 0;
+  for (const WhatIfEdit& e : edits) {
+    auto it = calls.find(e.thread);
+    if (it == calls.end()) {
+      ++missed;
+      continue;
+    }
+    const auto& list = it->second;
+    auto at = std::lower_bound(list.begin(), list.end(), e.at,
+                               [&](std::int32_t node, TimeNs t) { return g.nodes[static_cast<std::size_t>(node)].start < t; });
+    if (at == list.end()) {
+      ++missed;
+      continue;
+    }
+    Node& call = g.nodes[static_cast<std::size_t>(*at)];
+    // The host's own work sits on the gap before the call (its host-order lag); the first call of
+    // the window has no gap to grow, so its edit moves to the call's own time.
+    if (call.host_order.node != kNoNode) call.host_order.lag = std::max<std::int64_t>(0, call.host_order.lag + e.host_ns);
+    else call.duration = std::max<std::int64_t>(0, call.duration + e.host_ns);
+    if (e.gpu_ns == 0) continue;
+    auto launcher = at;
+    while (launcher != list.end() && first_op[static_cast<std::size_t>(*launcher)] == kNoNode) ++launcher;
+    if (launcher == list.end()) {
+      ++missed;
+      continue;
+    }
+    Node& op = g.nodes[static_cast<std::size_t>(first_op[static_cast<std::size_t>(*launcher)])];
+    op.duration = std::max<std::int64_t>(0, op.duration + e.gpu_ns);
+  }
+  if (missed > 0) g.notes.push_back(std::to_string(missed) + " of " + std::to_string(edits.size()) +
+                                    " predicted edits found no call or launch of their thread in the replayed window");
+}
+
 }  // namespace kernscope::whatif

@@ -78,4 +78,7 @@ Graph build_graph(const TraceContext& context, const StepAnalysis& steps, std::i
 // Applies `change` to the graph (whatif.hpp says what each does); notes what it could not do.
 void apply_change(const TraceContext& context, const StepAnalysis& steps, const WhatIfChange& change, Graph& graph);
 
+// Applies an analysis's edits (whatif.hpp, WhatIfEdit); notes the edits it found no call for.
+void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& graph);
+
 }  // namespace kernscope::whatif
