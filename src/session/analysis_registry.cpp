@@ -19,7 +19,7 @@ using session::AnalysisEntry;
 const std::vector<const AnalysisEntry*>& entries() {
   static const std::vector<const AnalysisEntry*> rows = {
       &session::stats_entry(),   &session::info_entry(),  &session::tail_entry(),   &session::ops_entry(),
-      &session::analyze_entry(), &session::steps_entry(), &session::account_entry(), &session::moe_entry(), &session::whatif_entry(), &session::critical_path_entry(), &session::report_entry(), &session::export_entry(),
+      &session::analyze_entry(), &session::steps_entry(), &session::account_entry(), &session::moe_entry(), &session::spec_entry(), &session::whatif_entry(), &session::critical_path_entry(), &session::report_entry(), &session::export_entry(),
       &session::roofline_entry(),
       &session::host_entry(),
       &session::diff_entry(),    &session::compare_entry(),

@@ -9,6 +9,7 @@
 
 #include "analyses/diagnosis/diagnosis_whatif.hpp"
 #include "analyses/moe/perfect_router.hpp"
+#include "analyses/spec/spec.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/trace_context.hpp"
 #include "base/text_util.hpp"
@@ -236,6 +237,28 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       }
       d.diagnosis.push_back(text);
     }
+  }
+  // Speculative decoding, where the engine's markers show it (kernscope spec has the steps).
+  if (auto spec = analyze_spec(trace); spec && spec->present) {
+    std::string text = "Speculative decoding (" + spec->engine + "): " + std::to_string(spec->steps.size()) + " verify steps";
+    char part[256];
+    if (spec->acceptance) {
+      std::snprintf(part, sizeof part, ", %lld of %lld proposed tokens accepted (%.1f %%)", static_cast<long long>(spec->accepted),
+                    static_cast<long long>(spec->proposed), *spec->acceptance * 100);
+      text += part;
+    }
+    if (spec->ms_per_emitted && spec->plain_decode_ms && spec->speedup) {
+      std::snprintf(part, sizeof part, "; %.2f ms per emitted token against %.2f ms for a plain decode step (%.2fx%s)", *spec->ms_per_emitted,
+                    *spec->plain_decode_ms, *spec->speedup, *spec->speedup < 1 ? ": speculation costs more than it saves here" : "");
+      text += part;
+    }
+    const std::int64_t total = spec->draft_ns + spec->verify_ns;
+    if (total > 0) {
+      std::snprintf(part, sizeof part, "; drafting is %.0f %% of the verify steps' time%s", 100.0 * static_cast<double>(spec->draft_ns) / static_cast<double>(total),
+                    spec->draft_on_critical_path ? ", all of it on the critical path" : "");
+      text += part;
+    }
+    d.diagnosis.push_back(text + " (kernscope spec).");
   }
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
   d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
