@@ -27,6 +27,10 @@ struct RenderOptions {
 
 // "Total Time (ns)", "Bytes (MB)", "Time (%)"...
 std::string column_header(const Column& column, TimeUnit time_unit);
+// A column's name for programs (Python's DataFrames, documents): snake_case with the unit as a suffix
+// ("Total Time" in ns -> total_time_ns, "Time" in % -> time_pct, "StdDev" -> std_dev_ns); the
+// values stay unscaled (ns, bytes, bytes per second, percent).
+std::string column_key(const Column& column);
 // One cell as nsys prints it in CSV (no quoting); "" for NULL.
 std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
 

@@ -194,7 +194,9 @@ class Trace:
         return document
 
     def stats(self, report: Union[str, List[str]], **kwargs: Any) -> Any:
-        """nsys-compatible report(s) as DataFrames with nsys's column names (`kernscope stats`)."""
+        """nsys-compatible report(s) as DataFrames (`kernscope stats`): nsys's rows and values, columns
+        in Python's one scheme (snake_case with the unit as a suffix: "Total Time (ns)" is
+        total_time_ns). format="csv"/"json"/... gives nsys's text with nsys's headers."""
         return self.run("stats", report=report, **kwargs)
 
     def export(self, path: str, format: str = "perfetto", **kwargs: Any) -> Dict[str, Any]:
@@ -265,12 +267,21 @@ def _label_of(item: Any) -> str:
     return name
 
 
+def _paths(item: Any) -> List[str]:
+    """A path argument as the CLI reads it: a file, or a folder or glob of trace files (sorted)."""
+    return _core.expand_trace_arguments([str(item)])
+
+
 def _trace_group(item: Any) -> List["_core.Trace"]:
-    """A trace (path or Trace), or a list of them: several runs of one program."""
+    """A trace (path or Trace), or a list of them: several runs of one program. A folder or glob
+    stands for the traces in it, as on the command line."""
     items = list(item) if isinstance(item, (list, tuple)) else [item]
     if not items:
         raise Error("an empty group of traces")
-    return [i._core if isinstance(i, Trace) else _core.open(str(i)) for i in items]
+    group: List["_core.Trace"] = []
+    for i in items:
+        group += [i._core] if isinstance(i, Trace) else [_core.open(p) for p in _paths(i)]
+    return group
 
 
 def _multi_analysis_function(spec: Dict[str, Any]):
@@ -278,14 +289,17 @@ def _multi_analysis_function(spec: Dict[str, Any]):
     is a path, a Trace, or a list of them (several runs of one side: the gate's noise)."""
     def function(*traces: Any, format: Optional[str] = None, time_unit: Optional[str] = None,
                  filter_time: Optional[str] = None, filter_nvtx: Optional[str] = None, **options: Any) -> Any:
+        if not spec["max_traces"]:
+            # Any number of traces (ranks, compare): a folder or glob is its traces, one each, as in the CLI.
+            traces = tuple(p for t in traces for p in ([t] if isinstance(t, (Trace, list, tuple)) else _paths(t)))
         if len(traces) < spec["min_traces"] or (spec["max_traces"] and len(traces) > spec["max_traces"]):
             raise Error(f"{spec['name']} takes {spec['min_traces']}"
                         f"{'' if spec['max_traces'] == spec['min_traces'] else ' or more'} traces, got {len(traces)}")
         groups = [_trace_group(t) for t in traces]
         labels = []
-        for t in traces:
+        for t, group in zip(traces, groups):
             items = list(t) if isinstance(t, (list, tuple)) else [t]
-            labels.append(_label_of(items[0]) + (f" ({len(items)} runs)" if len(items) > 1 else ""))
+            labels.append(_label_of(items[0]) + (f" ({len(group)} runs)" if len(group) > 1 else ""))
         values = _option_values(spec, options)
         rendered = format is not None
         if not rendered:

@@ -11,6 +11,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <map>
+#include <set>
 #include <unordered_map>
 #include <mutex>
 #include <memory>
@@ -123,18 +124,31 @@ std::vector<std::string> strings(const PyTrace& t) {
   return out;
 }
 
-// A result table as Python columns: whole-number columns as int64 arrays, numeric ones as
-// float64, anything else (text, or cells that can be empty) as a list of Python objects.
-nb::dict table_columns(const Table& table, TimeUnit unit) {
+// A result table as Python columns, named by column_key (snake_case with the unit as a suffix:
+// one naming scheme for every DataFrame; the CLI's display headers stay for text and csv), values
+// unscaled (ns whatever time unit the text would use): whole-number columns as int64 arrays,
+// numeric ones as float64, yes/no columns as bool, anything else (text, or cells that can be
+// empty) as a list of Python objects.
+nb::dict table_columns(const Table& table) {
   nb::dict columns;
+  std::set<std::string> taken;
   for (std::size_t c = 0; c < table.columns.size(); ++c) {
-    bool all_int = true, all_number = true;
+    bool all_int = true, all_number = true, all_yes_no = true;
     for (const auto& row : table.rows) {
       const Cell& cell = row[c];
       if (!std::holds_alternative<std::int64_t>(cell)) all_int = false;
       if (!std::holds_alternative<std::int64_t>(cell) && !std::holds_alternative<double>(cell)) all_number = false;
+      const auto* text = std::get_if<std::string>(&cell);
+      if (!text || (*text != "yes" && *text != "no")) all_yes_no = false;
     }
-    const std::string header = column_header(table.columns[c], unit);
+    std::string header = column_key(table.columns[c]);
+    for (int n = 2; !taken.insert(header).second; ++n) header = column_key(table.columns[c]) + "_" + std::to_string(n);
+    if (all_yes_no && !table.rows.empty()) {
+      nb::list values;
+      for (const auto& row : table.rows) values.append(std::get<std::string>(row[c]) == "yes");
+      columns[header.c_str()] = values;
+      continue;
+    }
     if (all_int && !table.rows.empty()) {
       auto* values = new std::vector<std::int64_t>();
       for (const auto& row : table.rows) values->push_back(std::get<std::int64_t>(row[c]));
@@ -268,13 +282,13 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
     result = run_analysis(*t.trace, request, /*apply_filters=*/true);
   }
   const AnalysisOutput output = unwrap(std::move(result));
-  const TimeUnit unit = time_unit.empty() ? TimeUnit::kNs : unwrap(parse_time_unit(time_unit));
+  if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
   nb::list tables;
   for (const auto& table : output.tables) {
     nb::dict d;
     d["report"] = table.report;
     d["title"] = table.title;
-    d["columns"] = table_columns(table, unit);
+    d["columns"] = table_columns(table);
     tables.append(d);
   }
   return nb::make_tuple(tables, output.text, output.messages, output.summary_json);
@@ -306,13 +320,13 @@ nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTr
     result = run_analysis(trace_groups, request, /*apply_filters=*/true);
   }
   const AnalysisOutput output = unwrap(std::move(result));
-  const TimeUnit unit = time_unit.empty() ? TimeUnit::kNs : unwrap(parse_time_unit(time_unit));
+  if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
   nb::list tables;
   for (const auto& table : output.tables) {
     nb::dict d;
     d["report"] = table.report;
     d["title"] = table.title;
-    d["columns"] = table_columns(table, unit);
+    d["columns"] = table_columns(table);
     tables.append(d);
   }
   return nb::make_tuple(tables, output.text, output.messages, output.summary_json, output.exit_code);

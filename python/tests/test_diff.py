@@ -33,11 +33,11 @@ def kernel_sums(path):
 def test_diff_frames_match_independent_sums():
     frames = kernscope.diff(str(CONTROL), str(TEST))
     assert set(frames) >= {"diff_phases", "diff_classes", "diff_kernels", "diff_kernel_tails", "diff_nvtx", "diff_gates"}
-    kernels = frames["diff_kernels"].set_index("Name")
+    kernels = frames["diff_kernels"].set_index("name")
     for column, path in (("A", CONTROL), ("B", TEST)):
         for name, (count, total) in kernel_sums(path).items():
-            assert kernels.loc[name, f"Count {column}"] == count, name
-            assert kernels.loc[name, f"Total {column} (ns)"] == total, name
+            assert kernels.loc[name, f"count_{column.lower()}"] == count, name
+            assert kernels.loc[name, f"total_{column.lower()}_ns"] == total, name
 
 
 def test_diff_accepts_traces_and_groups_and_renders_as_the_cli():
@@ -50,14 +50,15 @@ def test_diff_accepts_traces_and_groups_and_renders_as_the_cli():
         assert text == got
     frames = kernscope.diff([a, a], [b, b], fail_if=["total_kernel_time > +1000%"])
     gates = frames["diff_gates"]
-    assert list(gates["Failed"]) == ["no"]
-    assert gates["Noise From"][0].endswith("runs")
+    assert list(gates["failed"]) == [False]
+    assert gates["noise_from"][0].endswith("runs")
+    assert gates["change_unit"][0] == "%" and isinstance(gates["change"][0], float)
 
 
 def test_compare_labels_and_errors():
     frames = kernscope.compare(str(CONTROL), str(TEST), label=["control", "test"])
-    assert "control (ns)" in frames["compare_steps"].columns
-    assert list(frames["compare_classes"].columns) == ["Class", "control (ns)", "test (ns)"]
+    assert "control_ns" in frames["compare_steps"].columns
+    assert list(frames["compare_classes"].columns) == ["class", "control_ns", "test_ns"]
     with pytest.raises(kernscope.Error):
         kernscope.diff(str(CONTROL))
     with pytest.raises(kernscope.Error, match="METRIC OP CHANGE"):

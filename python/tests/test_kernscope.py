@@ -4,6 +4,7 @@ import decimal
 import sqlite3
 import io
 import json
+import re
 import os
 import pathlib
 import subprocess
@@ -37,9 +38,13 @@ def test_stats_json_equals_nsys_json(llama):
     for report in ("cuda_gpu_kern_sum", "cuda_api_sum"):
         gold = LLAMA / "gold" / "variants" / f"json_{report}.json"
         want = json.loads(gold_text(gold))
+        # The DataFrame holds nsys's rows and values; its columns are named in Python's one scheme
+        # (snake_case, unit suffix), in nsys's order.
         frame = llama.stats(report)
-        assert list(frame.columns) == list(want[0].keys())
-        assert frame.to_dict("records") == want
+        assert len(frame.columns) == len(want[0])
+        assert all(re.fullmatch(r"[a-z][a-z0-9_]*", c) for c in frame.columns)
+        assert frame.values.tolist() == [list(row.values()) for row in want]
+        assert frame.columns[list(want[0]).index("Total Time (ns)")] == "total_time_ns"
         assert llama.stats(report, format="json") == gold_text(gold)
         assert json.loads(llama.run("stats", report=report, format="json")) == want
 
@@ -57,8 +62,8 @@ def test_stats_with_filters_equal_nsys(llama):
             continue
         rows = llama.stats("cuda_gpu_kern_sum", **kwargs)
         gold = list(csv.DictReader(io.StringIO(want)))
-        assert rows["Name"].tolist() == [g["Name"] for g in gold], case.name
-        assert rows["Total Time (ns)"].tolist() == [int(g["Total Time (ns)"]) for g in gold], case.name
+        assert rows["name"].tolist() == [g["Name"] for g in gold], case.name
+        assert rows["total_time_ns"].tolist() == [int(g["Total Time (ns)"]) for g in gold], case.name
 
 
 def test_kernel_frame_matches_nsys_summary(llama):
@@ -135,33 +140,33 @@ def test_tabular_analyses_are_dataframes(llama):
     assert set(tail) == {"tail_by_total", "tail_candidates"}
     assert len(tail["tail_by_total"]) == 5
     # The rows by total time come in descending order of total time.
-    totals = tail["tail_by_total"]["Total Time (ns)"].tolist()
+    totals = tail["tail_by_total"]["total_time_ns"].tolist()
     assert totals == sorted(totals, reverse=True) and totals[0] > 0
     steps = llama.steps()
     per_step = steps["steps"]
     # The fixture's NVTX ranges: 64 warm-up and 64 measured decode steps, one measured prefill
     # (and its warm-up), as its workload (tools/llama_decode_workload.py) issued them.
-    assert (per_step["Phase"] == "decode").sum() == 128
-    assert set(steps["step_groups"]["Name"]) >= {":measure:decode_step", ":warmup:decode_step"}
+    assert (per_step["phase"] == "decode").sum() == 128
+    assert set(steps["step_groups"]["name"]) >= {":measure:decode_step", ":warmup:decode_step"}
     ops = llama.ops(detail=True)
     assert set(ops) == {"ops", "ops_detail"}
-    assert ops["ops_detail"]["Name"].nunique() == len(ops["ops_detail"])
+    assert ops["ops_detail"]["name"].nunique() == len(ops["ops_detail"])
 
 
 def test_whatif_and_critical_path(llama):
     # Replayed as traced, every measured decode step keeps its time; with CUDA graphs the eager decode
     # (13 ms, its kernels about 1.7 ms) is predicted far shorter, and never shorter than its kernels.
     none = llama.whatif()
-    groups = none["whatif_groups"].set_index("Group")
+    groups = none["whatif_groups"].set_index("group")
     decode = groups.loc[":measure:decode_step"]
-    assert decode["Steps"] == 64 and decode["Predicted (ns)"] == decode["Traced (ns)"]
-    graphed = llama.whatif(change=["graphs"])["whatif_groups"].set_index("Group").loc[":measure:decode_step"]
-    assert 1.5e6 < graphed["Predicted (ns)"] < 0.5 * decode["Traced (ns)"]
+    assert decode["steps"] == 64 and decode["predicted_ns"] == decode["traced_ns"]
+    graphed = llama.whatif(change=["graphs"])["whatif_groups"].set_index("group").loc[":measure:decode_step"]
+    assert 1.5e6 < graphed["predicted_ns"] < 0.5 * decode["traced_ns"]
     doc = json.loads(llama.run("whatif", format="json", change=["graphs", "host=0.5"]))
     assert doc["changes"] == ["graphs", "host=0.5"] and doc["headline_group"] == ":measure:decode_step"
     path = llama.critical_path()
-    rows = path[path["Group"] == ":measure:decode_step"]
-    assert abs(rows["Share (%)"].sum() - 100) < 0.01
+    rows = path[path["group"] == ":measure:decode_step"]
+    assert abs(rows["share_pct"].sum() - 100) < 0.01
     with pytest.raises(kernscope.Error, match="not a change"):
         llama.whatif(change=["faster"])
 
@@ -236,7 +241,7 @@ def test_json_outputs_stay_valid_with_control_characters_in_names(tmp_path):
             checked += 1
     assert checked >= 6
     rows = t.stats("cuda_gpu_kern_sum")
-    assert rows["Name"].str.contains("\t\"x\n\x01").sum() == 1
+    assert rows["name"].str.contains("\t\"x\n\x01").sum() == 1
 
 
 def LLAMA_COPY(tmp_path):
@@ -331,11 +336,11 @@ def test_kernel_frame_carries_step_phase_and_class(llama):
     steps = llama.steps()["steps"]
     # Each step's kernel time is the sum of the durations of the kernels the frame puts in it.
     by_step = k[k["step"] >= 0].groupby("step")["duration_ns"].sum()
-    kernel_time = steps.set_index("Step")["Kernel Time (ns)"]
+    kernel_time = steps.set_index("step")["kernel_time_ns"]
     assert len(by_step) == len(steps)
     assert (by_step == kernel_time.loc[by_step.index]).all()
     # Kernels of decode steps are in phase decode; every instance of a kernel name has one class.
-    decode_steps = set(steps.loc[steps["Phase"] == "decode", "Step"])
+    decode_steps = set(steps.loc[steps["phase"] == "decode", "step"])
     assert (k.loc[k["step"].isin(decode_steps), "phase"] == "decode").all()
     assert k["op_class"].notna().all()
     assert k.groupby("name", observed=True)["op_class"].nunique().max() == 1

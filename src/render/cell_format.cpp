@@ -1,5 +1,6 @@
 // Number formats of nsys stats: integers as they are, floats as Python prints them (shortest
 // round-trip repr, "7216.0"), non-ns time units and byte units with three decimals.
+#include <cctype>
 #include <fmt/format.h>
 
 #include <cmath>
@@ -35,6 +36,41 @@ std::string column_header(const Column& column, TimeUnit time_unit) {
     case Unit::kNone: break;
   }
   return column.name;
+}
+
+std::string column_key(const Column& column) {
+  std::string key;
+  char previous = ' ';
+  for (const char c : column.name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      // A word boundary inside CamelCase (StdDev, GridXYZ stays one word after its first capital).
+      if (std::isupper(u) && std::islower(static_cast<unsigned char>(previous)) && !key.empty() && key.back() != '_') key += '_';
+      key += static_cast<char>(std::tolower(u));
+    } else if (c == '%') {
+      if (!key.empty() && key.back() != '_') key += '_';
+      key += "pct";
+    } else if (!key.empty() && key.back() != '_') {
+      key += '_';
+    }
+    previous = c;
+  }
+  while (!key.empty() && key.back() == '_') key.pop_back();
+  if (key.empty()) key = "value";
+  if (std::isdigit(static_cast<unsigned char>(key.front()))) key = "n" + key;
+  const auto suffixed = [&](std::string_view suffix) {
+    const bool has = key.size() >= suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return has ? key : key + std::string(suffix);
+  };
+  switch (column.unit) {
+    case Unit::kDuration:
+    case Unit::kTimestamp: return suffixed("_ns");
+    case Unit::kBytes: return suffixed("_bytes");
+    case Unit::kThroughput: return suffixed("_bytes_per_s");
+    case Unit::kPercent: return suffixed("_pct");
+    case Unit::kNone: break;
+  }
+  return key;
 }
 
 std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {

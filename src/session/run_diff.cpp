@@ -25,14 +25,15 @@ Table gates_table(const std::vector<GateVerdict>& verdicts) {
   Table t;
   t.report = "diff_gates";
   t.title = "Regression gates";
-  t.columns = {{"Expression", Unit::kNone}, {"A", Unit::kDuration},   {"B", Unit::kDuration},
-               {"Change", Unit::kNone},     {"Low", Unit::kNone},     {"High", Unit::kNone},
-               {"Noise From", Unit::kNone}, {"Holds", Unit::kNone},   {"Beyond Noise", Unit::kNone},
-               {"Failed", Unit::kNone}};
+  // Change and its interval are numbers in the unit the condition is written in (Change Unit:
+  // "%" for a relative condition, "ns" for an absolute one), so a DataFrame gets numbers.
+  t.columns = {{"Expression", Unit::kNone},  {"A", Unit::kDuration},          {"B", Unit::kDuration},
+               {"Change", Unit::kNone},      {"Low", Unit::kNone},            {"High", Unit::kNone},
+               {"Change Unit", Unit::kNone}, {"Noise From", Unit::kNone},     {"Holds", Unit::kNone},
+               {"Beyond Noise", Unit::kNone}, {"Failed", Unit::kNone}};
   for (const auto& v : verdicts) {
-    const std::string unit = v.condition.relative ? " %" : " ns";
-    t.rows.push_back({v.condition.expression, round_to(v.a, 1), round_to(v.b, 1), std::to_string(round_to(v.change, 2)) + unit,
-                      std::to_string(round_to(v.low, 2)) + unit, std::to_string(round_to(v.high, 2)) + unit, v.noise_from,
+    t.rows.push_back({v.condition.expression, round_to(v.a, 1), round_to(v.b, 1), round_to(v.change, 2), round_to(v.low, 2),
+                      round_to(v.high, 2), std::string(v.condition.relative ? "%" : "ns"), v.noise_from,
                       std::string(v.holds ? "yes" : "no"), std::string(v.beyond_noise ? "yes" : "no"),
                       std::string(v.failed ? "yes" : "no")});
   }
