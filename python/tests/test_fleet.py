@@ -227,3 +227,20 @@ def test_cli_sql_on_kept_digests(whole_set, tmp_path):
     assert r.returncode == 0, r.stderr
     assert {row["rank"]: row["clock_offset_ns"] for row in json.loads(r.stdout)["tables"]["ranks"]} == \
         {int(k): v for k, v in truth["offsets_ns"].items()}
+
+
+def test_fleet_run_from_a_script_without_a_main_guard(tmp_path):
+    # Issue 32: a plain script (no `if __name__ == "__main__":`) calling fleet.run() with several
+    # workers. Worker processes that imported the script again would start the fleet again in each
+    # worker and die (BrokenProcessPool); the result here is the fleet's, once.
+    folder = ROOT / "tests" / "fixtures" / "ranks" / "tp2_decode_h200"  # two rank traces
+    script = tmp_path / "plain_script.py"
+    script.write_text(
+        "from kernscope import fleet\n"
+        f"result = fleet.run([{str(folder)!r}], {str(tmp_path / 'digests')!r}, workers=2)\n"
+        "print('RANKS', result['ranks_read'], 'TRACES', result['traces'])\n")
+    import kernscope
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(kernscope.__file__)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("RANKS") == 1 and "TRACES 2" in done.stdout, done.stdout

@@ -7,20 +7,60 @@ distributed.LocalCluster of `workers` processes on this machine.
 """
 from __future__ import annotations
 
-import multiprocessing
-from concurrent.futures import ProcessPoolExecutor, as_completed
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
 from typing import Any, Dict, Iterator, List, Optional
 
 from .digest import digest_one
 
 
 def run_local(paths: List[str], out_dir: str, bin_ns: int, workers: int) -> Iterator[Dict[str, Any]]:
-    # spawn: the parent may hold threads (DuckDB, Dask) that a fork would copy mid-state.
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=max(1, workers), mp_context=context) as pool:
-        futures = [pool.submit(digest_one, i, p, out_dir, bin_ns) for i, p in enumerate(paths)]
-        for future in as_completed(futures):
-            yield future.result()
+    """`workers` worker processes (kernscope.fleet.worker, started with this interpreter), each fed
+    one trace at a time; results as they complete. Safe in a script without a __main__ guard: the
+    workers never import the caller's script (worker.py says why)."""
+    tasks: "queue.Queue[Optional[int]]" = queue.Queue()
+    for i in range(len(paths)):
+        tasks.put(i)
+    results: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+
+    def feed(process: subprocess.Popen) -> None:
+        while True:
+            try:
+                i = tasks.get_nowait()
+            except queue.Empty:
+                break
+            process.stdin.write(f"{i}\t{paths[i]}\n")
+            process.stdin.flush()
+            line = process.stdout.readline()
+            if not line:  # the worker died (killed, out of memory): this trace failed, the rest go on
+                results.put({"trace": i, "path": paths[i], "error": f"digest worker exited ({process.wait()})", "rows": {}})
+                return
+            results.put(json.loads(line))
+
+    env = dict(os.environ)
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    processes = [subprocess.Popen([sys.executable, "-m", "kernscope.fleet.worker", out_dir, str(int(bin_ns))],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+                 for _ in range(max(1, min(workers, len(paths))))]
+    threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in processes]
+    for t in threads:
+        t.start()
+    try:
+        for _ in range(len(paths)):
+            yield results.get()
+    finally:
+        for p in processes:
+            if p.stdin:
+                p.stdin.close()
+        for t in threads:
+            t.join()
+        for p in processes:
+            p.wait()
 
 
 def run_dask(paths: List[str], out_dir: str, bin_ns: int, workers: int,
