@@ -20,6 +20,30 @@ std::string host_frame_name(const Trace& trace, std::uint32_t frame) {
   return name;
 }
 
+std::vector<std::string> host_stack_names(const Trace& trace, std::uint32_t stack) {
+  const HostStacks& s = trace.host.stacks;
+  std::vector<std::string> names;
+  StringId run_module = kNoString;  // the module of the unresolved run the last name stands for
+  for (std::uint32_t f = s.first_frame[stack + 1]; f-- > s.first_frame[stack];) {
+    const bool unresolved = f < s.unresolved.size() && s.unresolved[f];
+    if (!unresolved) {
+      names.push_back(host_frame_name(trace, f));
+      run_module = kNoString;
+      continue;
+    }
+    if (run_module != kNoString && run_module == s.module[f]) continue;  // the same run
+    run_module = s.module[f];
+    std::string_view file = trace.strings.get(s.module[f]);
+    if (const std::size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);
+    std::string name = "[unresolved] (" + (file.empty() ? std::string("unknown module") : std::string(file)) + ")";
+    for (char& c : name) {
+      if (c == ';' || c == '\n' || c == '\r') c = ',';
+    }
+    names.push_back(std::move(name));
+  }
+  return names;
+}
+
 std::string render_host_summary(const HostProfile& profile) {
   std::string out = "\nHost thread: " + std::to_string(tid_of(profile.global_tid));
   if (!profile.thread_name.empty()) out += " (" + profile.thread_name + ")";
@@ -39,7 +63,6 @@ std::string render_host_summary(const HostProfile& profile) {
 }
 
 std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profile) {
-  const HostStacks& stacks = trace.host.stacks;
   std::string out;
   for (const HostGroup& g : profile.groups) {
     std::map<std::uint32_t, std::int64_t> counts;  // stack -> samples
@@ -47,9 +70,9 @@ std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profi
     std::map<std::string, std::int64_t> lines;     // sorted, merged when names coincide
     for (const auto& [s, n] : counts) {
       std::string line = host_group_root(g);
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) {
+      for (const std::string& name : host_stack_names(trace, s)) {
         line += ';';  // not ";" + string&&: GCC 12's -Wrestrict false positive
-        line += host_frame_name(trace, f);
+        line += name;
       }
       lines[line] += n;
     }
@@ -59,7 +82,6 @@ std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profi
 }
 
 std::string render_speedscope(const Trace& trace, const HostProfile& profile) {
-  const HostStacks& stacks = trace.host.stacks;
   std::vector<std::string> frames;
   std::unordered_map<std::string, std::size_t> frame_index;
   auto index_of = [&](const std::string& name) {
@@ -82,7 +104,7 @@ std::string render_speedscope(const Trace& trace, const HostProfile& profile) {
     for (std::int64_t w : p.weights) p.total += w;
     for (std::uint32_t s : g.sample_stacks) {
       std::vector<std::size_t> path;
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) path.push_back(index_of(host_frame_name(trace, f)));
+      for (const std::string& name : host_stack_names(trace, s)) path.push_back(index_of(name));
       p.samples.push_back(std::move(path));
     }
     profiles.push_back(std::move(p));

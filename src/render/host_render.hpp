@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analyses/steps/host_profile.hpp"
 #include "kernscope/trace.hpp"
@@ -17,6 +18,11 @@ std::string render_host_summary(const HostProfile& profile);
 // so every output of the stacks (collapsed, speedscope, the HTML flame graph) names frames alike.
 std::string host_group_root(const HostGroup& group);
 std::string host_frame_name(const Trace& trace, std::uint32_t frame);
+// One stack of trace.host.stacks as the outputs name it, root first. Frames whose symbol could not be
+// resolved (a stripped library: an address each) are grouped by module: a run of them in one module
+// is one frame, "[unresolved] (libcuda.so.1)", so a flame graph shows where the time is rather than
+// a comb of addresses.
+std::vector<std::string> host_stack_names(const Trace& trace, std::uint32_t stack);
 // Each group's samples under a root frame naming the group ("decode_step [decode]").
 std::string render_collapsed_stacks(const Trace& trace, const HostProfile& profile);
 std::string render_speedscope(const Trace& trace, const HostProfile& profile);

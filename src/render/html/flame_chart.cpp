@@ -30,16 +30,13 @@ struct Node {
 // The merged stacks: node 0 is the group's root; a child per distinct frame name under its caller,
 // as collapsed stacks merge lines whose names coincide.
 std::vector<Node> build_tree(const Trace& trace, const HostGroup& group) {
-  const HostStacks& stacks = trace.host.stacks;
   std::vector<Node> nodes(1);
   nodes[0].name = host_group_root(group);
   std::map<std::uint32_t, std::vector<std::string>> names;  // stack -> frame names, root first
   for (std::size_t i = 0; i < group.sample_stacks.size(); ++i) {
     const std::uint32_t s = group.sample_stacks[i];
     auto [it, added] = names.try_emplace(s);
-    if (added) {
-      for (std::uint32_t f = stacks.first_frame[s + 1]; f-- > stacks.first_frame[s];) it->second.push_back(host_frame_name(trace, f));
-    }
+    if (added) it->second = host_stack_names(trace, s);
     const std::int64_t ns = i < group.sample_ns.size() ? group.sample_ns[i] : 0;
     std::size_t at = 0;
     nodes[0].samples += 1;

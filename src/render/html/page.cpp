@@ -28,11 +28,15 @@ td.name{overflow-wrap:anywhere;font-family:ui-monospace,Menlo,Consolas,monospace
 .note{color:#666;font-size:12px}.warning{color:#a33}
 footer{color:#888;font-size:11px;margin-top:32px}
 summary{cursor:pointer;font-weight:600;margin:14px 0 4px}h3{font-size:15px;margin:18px 0 6px}
+details.fold>summary{font-size:18px;margin:22px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+button{font-size:12px}ol.actions li{margin:4px 0}
 )css";
 
 // Sorting: numbers by data-v, text by its content; the first click sorts numbers descending.
 constexpr const char* kScript = R"js(
 "use strict";
+const openAll = document.getElementById("open-all");
+if (openAll) openAll.addEventListener("click", () => { for (const d of document.querySelectorAll("details.fold")) d.open = true; });
 for (const th of document.querySelectorAll("table.sortable th")) {
   th.addEventListener("click", () => {
     const table = th.closest("table");
@@ -59,8 +63,14 @@ for (const th of document.querySelectorAll("table.sortable th")) {
 
 }  // namespace
 
-void Page::section(std::string id, std::string heading, std::string body) {
-  sections_ += "<section id=\"" + escape(id) + "\"><h2>" + escape(heading) + "</h2>" + body + "</section>\n";
+void Page::section(std::string id, std::string heading, std::string body, bool folded) {
+  if (!folded) {
+    sections_ += "<section id=\"" + escape(id) + "\"><h2>" + escape(heading) + "</h2>" + body + "</section>\n";
+    return;
+  }
+  any_folded_ = true;
+  sections_ += "<section id=\"" + escape(id) + "\"><details class=\"fold\"><summary>" + escape(heading) + "</summary>" + body +
+               "</details></section>\n";
 }
 
 std::string Page::finish() const {
@@ -73,6 +83,7 @@ std::string Page::finish() const {
   out += "<title>" + escape(title_) + "</title><style>" + kStyle + "</style></head>\n<body><main>";
   out += "<h1>" + escape(title_) + "</h1>";
   for (const auto& s : subtitles_) out += "<p class=\"sub\">" + escape(s) + "</p>";
+  if (any_folded_) out += "<p class=\"sub\"><button type=\"button\" id=\"open-all\">Open every section</button></p>";
   out += "\n" + sections_;
   out += "<footer>kernscope " + escape(kVersion) + "</footer></main><script>" + kScript + "</script></body></html>\n";
   return out;

@@ -15,13 +15,16 @@ class Page {
   // Lines under the title (trace, devices...), escaped.
   void subtitle(std::string line) { subtitles_.push_back(std::move(line)); }
   // A section: its heading is escaped, its body is HTML built by the charts, tables and helpers.
-  void section(std::string id, std::string heading, std::string body);
+  // Folded: the heading alone shows until clicked (detail below the page's answer); "Open every
+  // section" at the top unfolds them all.
+  void section(std::string id, std::string heading, std::string body, bool folded = false);
   std::string finish() const;
 
  private:
   std::string title_;
   std::vector<std::string> subtitles_;
   std::string sections_;
+  bool any_folded_ = false;
 };
 
 // Small pieces of escaped HTML for section bodies.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <unordered_map>
 
 #include "analyses/steps/host_profile.hpp"
@@ -43,30 +44,110 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
   return out;
 }
 
+// The steady state: the steps of the last group of each phase, the ones TPOT and TTFT are read from
+// (steps.hpp). Earlier groups (a warm-up, a first measured pass) stay out of the step charts and
+// tiles so that one 400 ms warm-up step does not flatten the decode steps; tables list every step.
+std::vector<bool> steady_steps(const StepAnalysis& steps) {
+  std::map<Phase, std::string> last_group;
+  for (const auto& g : steps.groups) last_group[g.phase] = g.name;
+  std::vector<bool> steady(steps.steps.size(), false);
+  for (std::size_t i = 0; i < steps.steps.size(); ++i) {
+    const auto it = last_group.find(steps.steps[i].phase);
+    steady[i] = it != last_group.end() && it->second == steps.steps[i].group;
+  }
+  return steady;
+}
+
+// Names of the groups left out of the steady state, with their step counts.
+std::string left_out_groups(const StepAnalysis& steps, const std::vector<bool>& steady) {
+  std::map<std::string, std::size_t> out;
+  for (std::size_t i = 0; i < steps.steps.size(); ++i) {
+    if (!steady[i]) ++out[steps.steps[i].group + " [" + std::string(phase_name(steps.steps[i].phase)) + "]"];
+  }
+  std::string text;
+  for (const auto& [name, n] : out) text += (text.empty() ? "" : ", ") + name + " x" + std::to_string(n);
+  return text;
+}
+
+constexpr const char* kCategoryColors[kTimeCategories] = {"#59a14f", "#b07aa1", "#f28e2b", "#4e79a7", "#e15759", "#bab0ac"};
+
+ShareRow account_row(const std::string& label, const TimeAccount& t) {
+  ShareRow r{label, {}};
+  for (const TimeCategory c : kAllTimeCategories) {
+    const double share = t.window_ns > 0 ? static_cast<double>(t.at(c)) / static_cast<double>(t.window_ns) : 0.0;
+    r.segments.push_back({std::string(category_name(c)), share, kCategoryColors[static_cast<std::size_t>(c)]});
+  }
+  return r;
+}
+
+// The page's answer, on its first screen: what the trace is, TTFT/TPOT, where the steps' time goes
+// (one 100 % bar per phase), and the ranked actions with what the replay predicts they save; then
+// the diagnosis behind them. Every tile is over the steady steps TPOT is read from.
 std::string headline(const Diagnosis& d, Page& page) {
   page.subtitle("Trace: " + d.trace);
-  page.subtitle("Devices: " + (d.devices.empty() ? std::string("unknown") : joined(d.devices, ", ")));
+  std::vector<std::string> devices;
+  for (const auto& name : d.devices) {
+    if (!name.empty()) devices.push_back(name);
+  }
+  page.subtitle("Devices: " + (devices.empty() ? std::string("not named in the trace") : joined(devices, ", ")));
   page.subtitle(std::to_string(d.kernels) + " kernels (" + duration(static_cast<double>(d.gpu_kernel_ns)) + " of kernel time), " +
                 std::to_string(d.api_calls) + " CUDA API calls");
   const auto& w = d.steps.workload;
   page.subtitle("Workload: " + std::string(workload_name(w.kind)) + (w.evidence.empty() ? "" : " (" + joined(w.evidence, "; ") + ")"));
+  const std::vector<bool> steady = steady_steps(d.steps);
+  // GPU idle over the steady steps, from the accounting where there is one (the share of each
+  // step's window in which no GPU operation runs: host, blocked and idle), so the tile agrees with
+  // the bar below it; else from the steps' busy time.
+  const StepAccounting& accounting = d.accounting;
+  std::int64_t wall = 0, idle = 0, counted = 0;
+  for (std::size_t i = 0; i < d.steps.steps.size(); ++i) {
+    if (!steady[i]) continue;
+    ++counted;
+    if (i < accounting.steps.size()) {
+      const TimeAccount& t = accounting.steps[i];
+      wall += t.window_ns;
+      idle += t.at(TimeCategory::kHost) + t.at(TimeCategory::kBlocked) + t.at(TimeCategory::kIdle);
+    } else {
+      wall += d.steps.steps[i].wall_ns;
+      idle += d.steps.steps[i].gpu_idle_ns;
+    }
+  }
   std::vector<std::pair<std::string, std::string>> figures = {{"workload", std::string(workload_name(w.kind))},
                                                               {"steps", std::to_string(d.steps.steps.size())}};
+  if (d.steps.ttft.count) figures.push_back({"TTFT", duration(d.steps.ttft.p50)});
   if (d.steps.tpot.count) {
     figures.push_back({"TPOT p50 (" + d.steps.tpot_from + ")", duration(d.steps.tpot.p50)});
     figures.push_back({"TPOT p99", duration(d.steps.tpot.p99)});
   }
-  if (d.steps.ttft.count) figures.push_back({"TTFT", duration(d.steps.ttft.p50)});
+  if (wall > 0) figures.push_back({"GPU idle in the " + std::to_string(counted) + " steady steps", percent(static_cast<double>(idle) / static_cast<double>(wall))});
   figures.push_back({"GPU kernel time", duration(static_cast<double>(d.gpu_kernel_ns))});
-  std::int64_t wall = 0, idle = 0;
-  for (const auto& s : d.steps.steps) {
-    wall += s.wall_ns;
-    idle += s.gpu_idle_ns;
-  }
-  if (wall > 0) figures.push_back({"GPU idle in steps", percent(static_cast<double>(idle) / static_cast<double>(wall))});
   std::string body = cards(figures);
+  const StepAccounting& a = accounting;
+  if (!a.steps.empty()) {
+    // The steady groups' bars (the steps the tiles are over); every group's are in the section below.
+    std::map<Phase, std::string> last_group;
+    for (const auto& g : d.steps.groups) last_group[g.phase] = g.name;
+    std::vector<ShareRow> rows;
+    for (const auto& g : a.groups) {
+      const auto it = last_group.find(g.phase);
+      if (it == last_group.end() || it->second != g.name) continue;
+      rows.push_back(account_row(g.name + " [" + std::string(phase_name(g.phase)) + "] x" + std::to_string(g.steps), g.account));
+    }
+    if (rows.empty()) rows.push_back(account_row("all steps", a.loop));
+    const std::string left_out = left_out_groups(d.steps, steady);
+    body += figure(stacked_share_chart("chart-accounting-summary", "Where the steps' time goes", rows),
+                   "Each bar is 100 % of its steps' time, split instant by instant: gpu, communication, copy, host (the GPU idle while "
+                   "the host launches or runs framework code), blocked (waiting in a synchronization), idle (nothing recorded)" +
+                       (left_out.empty() ? std::string(".") : "; the steady steps only (left out: " + left_out + ")."));
+  }
+  body += "<h3>Next actions</h3>" +
+          (d.next_actions.empty() ? paragraph("None.", "note")
+                                  : std::string("<ol class=\"actions\" id=\"actions\">") + [&] {
+                                      std::string items;
+                                      for (const auto& action : d.next_actions) items += "<li>" + escape(action) + "</li>";
+                                      return items;
+                                    }() + "</ol>");
   body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(d.diagnosis));
-  body += "<h3>Next actions</h3>" + (d.next_actions.empty() ? paragraph("None.", "note") : bullet_list(d.next_actions, true));
   return body;
 }
 
@@ -87,43 +168,32 @@ std::string speed_of_light_section(const Diagnosis& d) {
   return body;
 }
 
-// Where the steps' time goes (the accounting): one 100 % bar per phase and the loop, then every
-// step's window stacked by category, in the categories' fixed colours.
+// Where the steps' time goes (the accounting): one 100 % bar per group of steps (warm-up included,
+// apart) and the loop, then every steady step's window stacked by category.
 std::string accounting_section(const Diagnosis& d) {
   const StepAccounting& a = d.accounting;
-  static constexpr const char* kColors[kTimeCategories] = {"#59a14f", "#b07aa1", "#f28e2b", "#4e79a7", "#e15759", "#bab0ac"};
-  auto row = [](const std::string& label, const TimeAccount& t) {
-    ShareRow r{label, {}};
-    for (const TimeCategory c : kAllTimeCategories) {
-      const double share = t.window_ns > 0 ? static_cast<double>(t.at(c)) / static_cast<double>(t.window_ns) : 0.0;
-      r.segments.push_back({std::string(category_name(c)), share, kColors[static_cast<std::size_t>(c)]});
-    }
-    return r;
-  };
   std::vector<ShareRow> rows;
-  for (const auto& g : a.groups) rows.push_back(row(g.name + " [" + std::string(phase_name(g.phase)) + "] x" + std::to_string(g.steps), g.account));
-  rows.push_back(row("all steps", a.loop));
-  std::string body = paragraph("Each step from its start until its range or its GPU work ends, split instant by instant: gpu (a "
-                               "compute kernel runs), communication (only collectives), copy (only copies), host (the GPU idle "
-                               "while the host launches or runs framework code), blocked (the GPU idle while the host waits in a "
-                               "synchronization), idle (nothing recorded). Most of the time: " +
-                                   std::string(category_name(a.loop.bottleneck())) + ".",
-                               "note");
-  body += figure(stacked_share_chart("chart-accounting-groups", "Where the steps' time goes, by group of steps", rows),
-                 "Each bar is 100 % of its steps' time; the last is every step of the leading process.");
+  for (const auto& g : a.groups) rows.push_back(account_row(g.name + " [" + std::string(phase_name(g.phase)) + "] x" + std::to_string(g.steps), g.account));
+  rows.push_back(account_row("all steps", a.loop));
+  std::string body = figure(stacked_share_chart("chart-accounting-groups", "Where the steps' time goes, by group of steps", rows),
+                            "Each bar is 100 % of its steps' time; the last is every step of the leading process.");
+  const std::vector<bool> steady = steady_steps(d.steps);
   std::vector<StepLayer> layers;
-  for (const TimeCategory c : kAllTimeCategories) layers.push_back({std::string(category_name(c)), kColors[static_cast<std::size_t>(c)], {}});
+  for (const TimeCategory c : kAllTimeCategories) layers.push_back({std::string(category_name(c)), kCategoryColors[static_cast<std::size_t>(c)], {}});
   std::vector<std::string> labels;
   for (std::size_t i = 0; i < a.steps.size() && i < d.steps.steps.size(); ++i) {
+    if (!steady[i]) continue;
     const Step& s = d.steps.steps[i];
     labels.push_back(s.name + " [" + std::string(phase_name(s.phase)) + "]");
     for (const TimeCategory c : kAllTimeCategories) {
       layers[static_cast<std::size_t>(c)].values.push_back(static_cast<double>(a.steps[i].at(c)));
     }
   }
+  const std::string left_out = left_out_groups(d.steps, steady);
   const auto ns = [](double v) { return duration(v); };
   body += figure(stacked_step_chart("chart-accounting-steps", "Where each step's time goes", labels, layers, ns),
-                 "Each step's window stacked by category, steps in order.");
+                 "Each steady step's window stacked by category, steps in order" +
+                     (left_out.empty() ? std::string(".") : "; left out: " + left_out + " (in the bars above)."));
   return body;
 }
 
@@ -132,11 +202,23 @@ std::string steps_section(const Diagnosis& d) {
   std::string body = paragraph("Steps found from " + d.steps.method + ".", "note");
   for (const auto& n : d.steps.notes) body += paragraph("Note: " + n, "note");
   if (steps.empty()) return body;
+  const std::vector<bool> steady = steady_steps(d.steps);
+  const std::string left_out = left_out_groups(d.steps, steady);
+  if (!left_out.empty()) {
+    body += paragraph("The charts show the steady steps (the last group of each phase, those TPOT and TTFT are read from); left out: " +
+                          left_out + ". The tables list every step.",
+                      "note");
+  }
   StepBars bars;
   StepLine span{"GPU span (first start to last end of the step's GPU work)", "#1b2a3a", {}};
   bool any_span = false;
   std::vector<Phase> phases;
-  for (const auto& s : steps) {
+  std::vector<const Step*> shown;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (steady[i]) shown.push_back(&steps[i]);
+  }
+  for (const Step* step : shown) {
+    const Step& s = *step;
     bars.values.push_back(static_cast<double>(s.wall_ns));
     bars.colors.push_back(phase_color(s.phase));
     bars.labels.push_back(s.name + " [" + std::string(phase_name(s.phase)) + "]");
@@ -154,9 +236,9 @@ std::string steps_section(const Diagnosis& d) {
                  "Wall time of each step in order, coloured by phase; the line is the step's GPU span" +
                      std::string(d.steps.tpot.count ? ", the red rule TPOT p50 (" + d.steps.tpot_from + ")." : "."));
   std::vector<StepLayer> layers = {{"GPU busy", "#59a14f", {}}, {"GPU idle", "#e15759", {}}};
-  for (const auto& s : steps) {
-    layers[0].values.push_back(static_cast<double>(s.gpu_busy_ns));
-    layers[1].values.push_back(static_cast<double>(s.gpu_idle_ns));
+  for (const Step* s : shown) {
+    layers[0].values.push_back(static_cast<double>(s->gpu_busy_ns));
+    layers[1].values.push_back(static_cast<double>(s->gpu_idle_ns));
   }
   body += figure(stacked_step_chart("chart-step-busy-idle", "GPU busy and idle time per step", bars.labels, layers, ns),
                  "Each step's wall split into GPU busy (any GPU operation of the process running) and GPU idle.");
@@ -181,8 +263,8 @@ std::string steps_section(const Diagnosis& d) {
                    duration_cell(static_cast<double>(s.gpu_idle_ns)), duration_cell(static_cast<double>(s.gpu_span_ns)), count(s.kernels),
                    duration_cell(static_cast<double>(s.kernel_ns)), count(s.launches), count(s.syncs)});
   }
-  const std::string shown = steps.size() > kStepTableRows ? "the first " + std::to_string(kStepTableRows) + " of " : "";
-  return body + collapsible("Every step (" + shown + std::to_string(steps.size()) + ")", table.finish());
+  const std::string listed = steps.size() > kStepTableRows ? "the first " + std::to_string(kStepTableRows) + " of " : "";
+  return body + collapsible("Every step (" + listed + std::to_string(steps.size()) + ")", table.finish());
 }
 
 std::string classes_section(const Diagnosis& d) {
@@ -340,16 +422,17 @@ std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
   Page page("kernscope report");
   const std::string summary = headline(d, page);
   page.section("summary", "Summary and next actions", summary);
+  // The detail behind the answer, folded: the page reads in a few screens, each section a click away.
   if (!d.speed_of_light.empty() || !d.speed_of_light_notes.empty()) {
-    page.section("speed-of-light", "Speed of light (model cost)", speed_of_light_section(d));
+    page.section("speed-of-light", "Speed of light (model cost)", speed_of_light_section(d), true);
   }
-  if (!d.accounting.steps.empty()) page.section("accounting", "Where the steps' time goes", accounting_section(d));
-  page.section("steps", "Steps over time", steps_section(d));
-  if (trace.host.samples.size() > 0) page.section("host", "Host stacks (sampled)", host_section(trace, d));
-  page.section("classes", "Operation classes", classes_section(d));
-  page.section("kernels", "Kernel durations and their tails", kernels_section(trace));
-  page.section("tails", "Tail anomalies", tails_section(d));
-  page.section("findings", "Rule findings", findings_section(d));
+  if (!d.accounting.steps.empty()) page.section("accounting", "Where the steps' time goes, step by step", accounting_section(d), true);
+  page.section("steps", "Steps over time", steps_section(d), true);
+  if (trace.host.samples.size() > 0) page.section("host", "Host stacks (sampled)", host_section(trace, d), true);
+  page.section("classes", "Operation classes", classes_section(d), true);
+  page.section("kernels", "Kernel durations and their tails", kernels_section(trace), true);
+  page.section("tails", "Tail anomalies", tails_section(d), true);
+  page.section("findings", "Rule findings", findings_section(d), true);
   return page.finish();
 }
 

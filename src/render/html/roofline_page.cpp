@@ -77,7 +77,7 @@ std::string render_roofline_html(const RooflineResult& result, const std::string
     std::vector<std::pair<std::string, std::string>> legend;
     for (Roof roof : {Roof::kMemory, Roof::kCompute, Roof::kLatency}) legend.push_back({std::string(roof_name(roof)) + "-bound", roof_color(roof)});
     std::string caption = "Each dot is a row (" + std::to_string(points.size()) +
-                          " with FLOPs and bytes, by time) at its arithmetic intensity and achieved FLOP/s; red: the memory roof "
+                          " with FLOPs and bytes, by time) at its arithmetic intensity and achieved FLOP/s; grey lines: the memory roof "
                           "and the compute roofs of " + peaks.name + " (" + peaks.source + "). Colour: the binding roof (";
     for (std::size_t i = 0; i < legend.size(); ++i) caption += (i ? ", " : "") + legend[i].first + " " + (i == 0 ? "blue" : i == 1 ? "orange" : "purple");
     caption += ").";

@@ -8,7 +8,9 @@
 namespace kernscope::html {
 
 std::string stacked_share_chart(const std::string& id, std::string_view description, const std::vector<ShareRow>& rows) {
-  constexpr double kLeft = 130, kRight = 900, kTop = 8, kRow = 30;
+  // Labels are group names with their phase and count (":measure:decode_step [decode] x64"): room
+  // for about 34 characters, longer ones shortened with the whole label on hover.
+  constexpr double kLeft = 230, kRight = 900, kTop = 8, kRow = 30;
   const double plot_height = kRow * static_cast<double>(rows.size());
   const int height = static_cast<int>(kTop + plot_height + 52);
   const Scale x = Scale::linear(0, 1, kLeft, kRight);
@@ -19,7 +21,7 @@ std::string stacked_share_chart(const std::string& id, std::string_view descript
   std::vector<std::pair<std::string, std::string>> legend;
   double y = kTop;
   for (const auto& row : rows) {
-    svg.text(kLeft - 8, y + 19, row.label, "end", "label");
+    svg.text(kLeft - 8, y + 19, shortened(row.label, 34), "end", "label", row.label);
     double start = 0;
     for (const auto& s : row.segments) {
       const double share = std::clamp(s.share, 0.0, 1.0 - start);

@@ -49,7 +49,11 @@ Frame draw_frame(Svg& svg, std::size_t steps, double max_value, const LabelForma
   const Scale y = Scale::linear(0, nice_ceiling(max_value), kTop + kPlotHeight, kTop);
   svg.plot_frame(kLeft, kTop, kRight - kLeft, kPlotHeight);
   svg.left_axis(y, kLeft, kRight, 5, value_format);
-  svg.bottom_axis(x, kTop + kPlotHeight, kTop + kPlotHeight, 10, [](double v) { return std::to_string(static_cast<long long>(v)); });
+  // Step numbers are whole: at most one tick per step (a one-step chart read "0" at every tick),
+  // and a tick between two steps is left unlabelled.
+  const int ticks = static_cast<int>(std::clamp<std::size_t>(steps, 1, 10));
+  svg.bottom_axis(x, kTop + kPlotHeight, kTop + kPlotHeight, ticks,
+                  [](double v) { return std::abs(v - std::round(v)) < 1e-9 ? std::to_string(std::llround(v)) : std::string(); });
   svg.text(kRight, kTop + kPlotHeight + 30, "step", "end", "axis");
   const double bar_width = (kRight - kLeft) / static_cast<double>(std::min(steps, kMaxBars) + 0.0);
   return {x, y, bar_width > 4 ? 1.0 : 0.0};
