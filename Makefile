@@ -86,11 +86,11 @@ core: cli
 	cmake --build $(BUILD) -j $(JOBS) --target kernscope_session
 
 # Every test: ctest (which replays the fuzz seeds and kept corpus through the Release build) and
-# pytest. Fuzzing with ASan/UBSan needs a second, clang build of the whole core (about 8 minutes on 2
+# pytest (the report page's screenshots land in $(BUILD)/screenshots). Fuzzing with ASan/UBSan needs a second, clang build of the whole core (about 8 minutes on 2
 # cores): `make fuzz-smoke`, which CI runs after `make test` (.ci/run).
 test: build python
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
-	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) $(PY) -m pytest -q -n $(JOBS) python/tests
+	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) KERNSCOPE_SCREENSHOTS=$(abspath $(BUILD))/screenshots $(PY) -m pytest -q -n $(JOBS) python/tests
 
 # The edit-test loop: rebuilds what changed (configuring the tests first where `make run` left them
 # out), then runs the fast tests (CHECK_TESTS, less CHECK_SKIP: ctest name patterns).
