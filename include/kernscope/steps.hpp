@@ -1,22 +1,45 @@
-// Prefill/decode phases and per-step decomposition (kernscope steps, report, LLM rules).
+// Steps, their prefill/decode phases and the workload they belong to: the public API of the step
+// analysis (kernscope steps, report, LLM rules).
 // Steps come from the most trustworthy source the trace offers (analyses/steps/step_windows.hpp:
 // --step-range, step-naming annotations, the kernel period, GPU idle gaps). The phase is read from
 // the annotation, else from the step's evidence (analyses/steps/step_phases.hpp: attention shapes,
 // attention kernel kinds, the GEMM/GEMV mix); `method` says which decided.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/phase.hpp"
 #include "kernscope/trace.hpp"
-#include "kernscope/workload.hpp"
 
 namespace kernscope {
+
+// What kind of work a trace holds, decided from evidence in the trace and saying which: only LLM
+// inference gets prefill/decode phases, TTFT/TPOT and the LLM rules and advice.
+enum class WorkloadKind { kLlmInference, kTraining, kInference, kBenchmark, kUnknown };
+
+// "llm_inference", "training", "inference", "benchmark", "unknown" (report JSON's workload.kind).
+std::string_view workload_name(WorkloadKind kind);
+
+struct Workload {
+  WorkloadKind kind = WorkloadKind::kUnknown;
+  std::vector<std::string> evidence;  // sentences with the numbers behind the decision
+};
+
+// What the decision reads besides the trace's names: GPU kernel time by operation class, and
+// whether step annotations named prefill or decode phases.
+struct WorkloadSignals {
+  std::map<std::string, std::int64_t> class_ns;
+  bool annotated_phases = false;
+};
+
+Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals);
 
 
 struct Step {

@@ -15,7 +15,7 @@
 #include <unordered_map>
 
 #include "base/text_pattern.hpp"
-#include "kernscope/workload.hpp"
+#include "kernscope/steps.hpp"
 
 namespace kernscope {
 namespace {
