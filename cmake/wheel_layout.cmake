@@ -1,5 +1,5 @@
 # The programs a wheel carries beside the Python extension: the CLI as kernscope/bin/kernscope (run
-# by the `kernscope` console command, python/kernscope/_cli.py) and the tracer as
+# by the `kernscope` console command, python/_kernscope_cli) and the tracer as
 # kernscope/lib/libkernscope_tracer.so, which is where `kernscope record` looks for it relative to
 # its own binary (tools/kernscope/cmd_record.cpp). `make wheel` (scripts/build-wheel.sh) builds the
 # wheel with -DKERNSCOPE_CORE_FROM=build, so both are the Release build's files, not compiled again.

@@ -1,5 +1,5 @@
 """Checks a built kernscope wheel before it is handed out (scripts/build-wheel.sh runs it): it carries
-the CLI (executable), the tracer and the extension, and no CUDA library, which must come from the
+the CLI (executable) and its console command, the tracer and the extension, and no CUDA library, which must come from the
 user's driver and toolkit. Prints what it bundles. Exit 1 on the first thing missing."""
 import os
 import re
@@ -22,6 +22,11 @@ if "kernscope/lib/libkernscope_tracer.so" not in infos:
     problems.append("no kernscope/lib/libkernscope_tracer.so (the tracer of `kernscope record`; was CUPTI found?)")
 if not any(re.fullmatch(r"kernscope/_core\..*\.so", n) for n in names):
     problems.append("no kernscope/_core extension")
+if "_kernscope_cli/__init__.py" not in infos:
+    problems.append("no _kernscope_cli (the `kernscope` console command)")
+entry_points = next((n for n in names if n.endswith(".dist-info/entry_points.txt")), None)
+if entry_points is None or "kernscope = _kernscope_cli:main" not in zipfile.ZipFile(wheel).read(entry_points).decode():
+    problems.append("no `kernscope` console script in the metadata")
 cuda = [n for n in names if re.search(r"/lib(cupti|cuda|nvidia-ml)[-.]", n)]
 if cuda:
     problems.append("CUDA libraries bundled: " + ", ".join(cuda))

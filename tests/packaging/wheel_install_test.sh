@@ -55,7 +55,7 @@ grep -Eq "^ *gemv .*44\.7" <<<"$out" || { echo "$out"; fail "the Python quick st
 for elf in "$site/kernscope/bin/kernscope" "$site/kernscope/lib/libkernscope_tracer.so"; do
   deps=$(ldd "$elf")
   ! grep -q "not found" <<<"$deps" || { echo "$deps"; fail "$elf: a library is not found"; }
-  grep -Eq "libsqlite3-[0-9a-f]+\.so.* => $site/kernscope.libs/" <<<"$deps" ||
+  grep -Eq "libsqlite3-[0-9a-f]+\.so[^ ]* => $site/[^ ]*kernscope\.libs/" <<<"$deps" ||
     { echo "$deps"; fail "$elf does not use the wheel's own libsqlite3"; }
 done
 bundled_cuda=$(find "$site" -name 'libcupti*' -o -name 'libcuda.so*' -o -name 'libnvidia-ml*')

@@ -3,7 +3,7 @@
 // DuckDB and Dask are Python packages here. This command hands its arguments to
 // `python3 -m kernscope.fleet` (KERNSCOPE_PYTHON names another interpreter) in place of itself.
 // Run as the wheel's `kernscope` command, KERNSCOPE_PYTHON is the interpreter the package was
-// installed for (python/kernscope/_cli.py sets it), not whichever python3 PATH finds first.
+// installed for (python/_kernscope_cli sets it), not whichever python3 PATH finds first.
 #include <unistd.h>
 
 #include <cerrno>
