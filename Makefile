@@ -49,7 +49,7 @@ CHECK_TESTS ?= \.|^layers_
 CHECK_SKIP  ?= ^TracerKill\.Killed
 
 .PHONY: all deps deps-run fuzz-deps configure build cli run core test check fuzz-build fuzz-smoke fuzz bench clean \
-        python python-test
+        python python-test wheel
 
 all: build
 
@@ -81,14 +81,15 @@ run: cli
 	$(KERNSCOPE) info $(TRACE)
 	$(KERNSCOPE) report $(TRACE)
 
-# The core libraries the Python extension links.
+# The core libraries the Python extension links, and the CLI and tracer the package carries
+# (kernscope_programs, cmake/wheel_layout.cmake).
 core: cli
-	cmake --build $(BUILD) -j $(JOBS) --target kernscope_session
+	cmake --build $(BUILD) -j $(JOBS) --target kernscope_session kernscope_programs
 
 # Every test: ctest (which replays the fuzz seeds and kept corpus through the Release build) and
 # pytest (the report page's screenshots land in $(BUILD)/screenshots). Fuzzing with ASan/UBSan needs a second, clang build of the whole core (about 8 minutes on 2
 # cores): `make fuzz-smoke`, which CI runs after `make test` (.ci/run).
-test: build python
+test: build python wheel
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) KERNSCOPE_SCREENSHOTS=$(abspath $(BUILD))/screenshots $(PY) -m pytest -q -n $(JOBS) python/tests
 
@@ -113,6 +114,15 @@ python: deps $(PY) core
 
 python-test: python
 	$(PY) -m pytest -q python/tests
+
+# The pip wheel in $(DIST)/: the Python package with the CLI and the tracer of $(BUILD) (not
+# compiled again) and the apt libraries they link, for `pip install` on glibc Linux without a
+# compiler (scripts/build-wheel.sh). One wheel per interpreter of WHEEL_PYTHONS (3.10-3.13), e.g.
+# make wheel WHEEL_PYTHONS="python3.10 python3.12". ctest's wheel_install installs python3's.
+DIST          ?= dist
+WHEEL_PYTHONS ?= python3
+wheel: core
+	./scripts/build-wheel.sh $(BUILD) $(DIST) $(WHEEL_PYTHONS)
 
 # The fuzz build: -O1 with line tables only (what a crash's stack needs), as libFuzzer's docs
 # suggest; full -O2 -g debug information made it the slowest compile of `make test`.

@@ -2,6 +2,8 @@
 // process pool or Dask) lives in the Python package (python/kernscope/fleet), because Arrow,
 // DuckDB and Dask are Python packages here. This command hands its arguments to
 // `python3 -m kernscope.fleet` (KERNSCOPE_PYTHON names another interpreter) in place of itself.
+// Run as the wheel's `kernscope` command, KERNSCOPE_PYTHON is the interpreter the package was
+// installed for (python/_kernscope_cli sets it), not whichever python3 PATH finds first.
 #include <unistd.h>
 
 #include <cerrno>

@@ -73,7 +73,9 @@ std::string executable_dir() {
   return n > 0 ? std::filesystem::path(std::string(path, static_cast<std::size_t>(n))).parent_path().string() : ".";
 }
 
-// The injected library: KERNSCOPE_TRACER_LIB, else beside the binary (installed or build tree).
+// The injected library: KERNSCOPE_TRACER_LIB, else relative to this binary's own file (/proc/self/exe,
+// so it holds however kernscope was started): beside it, in ../lib (an installed prefix, and the pip
+// wheel's kernscope/bin/kernscope with kernscope/lib/libkernscope_tracer.so), or in the build tree.
 std::string find_tracer_library() {
   if (const char* env = std::getenv(tracer::env::kTracerLib); env && *env) return env;
   const std::filesystem::path dir = executable_dir();
@@ -458,6 +460,13 @@ Command add_record(CLI::App& app) {
   cmd->add_option("--buffer-mb", o->buffer_mb, "size of each CUPTI buffer (32 are preallocated)")->capture_default_str();
   cmd->add_option("command", o->command, "the program and its arguments (after --)")->required(false);
   cmd->positionals_at_end(true);
+  // Which tracer --backend kernscope would inject, so that an install can be checked without a GPU
+  // (the wheel's install test reads it); looked up only when the help is printed.
+  cmd->footer([] {
+    const std::string tracer = find_tracer_library();
+    return "Tracer (--backend kernscope): " +
+           (tracer.empty() ? std::string("not found beside this kernscope (set KERNSCOPE_TRACER_LIB)") : tracer);
+  });
   return [o] { return run_record(*o); };
 }
 
