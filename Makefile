@@ -86,9 +86,10 @@ run: cli
 core: cli
 	cmake --build $(BUILD) -j $(JOBS) --target kernscope_session kernscope_programs
 
-# Every test: ctest (which replays the fuzz seeds and kept corpus through the Release build) and
-# pytest (the report page's screenshots land in $(BUILD)/screenshots). Fuzzing with ASan/UBSan needs a second, clang build of the whole core (about 8 minutes on 2
-# cores): `make fuzz-smoke`, which CI runs after `make test` (.ci/run).
+# Every test: ctest (which replays the fuzz seeds and kept corpus through the Release build, and
+# installs the wheel into a fresh virtualenv) and pytest (the report page's screenshots land in
+# $(BUILD)/screenshots). Fuzzing with ASan/UBSan needs a second, clang build of the whole core
+# (about 8 minutes on 2 cores): `make fuzz-smoke`, which CI runs after `make test` (.ci/run).
 test: build python wheel
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	KERNSCOPE_CLI=$(abspath $(KERNSCOPE)) KERNSCOPE_SCREENSHOTS=$(abspath $(BUILD))/screenshots $(PY) -m pytest -q -n $(JOBS) python/tests
