@@ -100,3 +100,14 @@ def test_folders_and_globs_are_read_as_on_the_command_line():
     pd.testing.assert_frame_equal(by_glob, by_files)
     with pytest.raises(kernscope.Error, match="no trace files"):
         kernscope.ranks(str(FIXTURES / "ncu"))
+
+
+def test_type_stubs_name_everything_the_extension_exports():
+    """python/kernscope/_core.pyi is kept by hand: every function, class and Trace method the C++
+    extension exports is declared there."""
+    from kernscope import _core
+
+    stub = (pathlib.Path(kernscope.__file__).with_name("_core.pyi")).read_text()
+    declared = set(re.findall(r"^\s*(?:def|class)\s+(\w+)", stub, re.M)) | set(re.findall(r"^(\w+)\s*:", stub, re.M))
+    exported = {n for n in dir(_core) if not n.startswith("_")} | {n for n in dir(_core.Trace) if not n.startswith("_")}
+    assert exported - declared == set()
