@@ -83,4 +83,11 @@ rc=0
 fleet=$(env -u KERNSCOPE_PYTHON PATH=/usr/bin:/bin "$venv/bin/kernscope" fleet --help 2>&1) ||
   { echo "$fleet"; fail "kernscope fleet did not run with the virtualenv's interpreter"; }
 grep -q "kernscope fleet" <<<"$fleet" || { echo "$fleet"; fail "kernscope fleet --help printed no usage"; }
+# docs/python.md's first block (load a trace, its kernels by operation class) in the installed package.
+ln -s "$root/docs" "$work/docs"
+quick=$(awk '/^```python/ {inside = 1; next} inside && /^```/ {exit} inside' "$root/docs/python.md")
+[ -n "$quick" ] || fail "docs/python.md has no python block"
+page=$(cd "$work" && env -u PYTHONPATH "$venv/bin/python" -c "$quick" 2>&1) || { echo "$page"; fail "docs/python.md's first block failed"; }
+grep -q "nsys-sqlite NVIDIA H200" <<<"$page" && grep -q "^gemv " <<<"$page" ||
+  { echo "$page"; fail "docs/python.md's first block printed no trace or classes"; }
 echo "wheel_install: ${wheels[0]##*/} installed and used from a fresh virtualenv"
