@@ -244,3 +244,28 @@ def test_fleet_run_from_a_script_without_a_main_guard(tmp_path):
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.count("RANKS") == 1 and "TRACES 2" in done.stdout, done.stdout
+
+
+def test_failed_digests_are_results_not_a_hang(tmp_path):
+    # A digest that cannot be written (its table folder is a file) and a path with a newline in
+    # it: each trace gets a result, the run ends (it once waited forever once its workers had died).
+    folder = ROOT / "tests" / "fixtures" / "ranks" / "tp2_decode_h200"
+    odd = tmp_path / "odd"
+    odd.mkdir()
+    (odd / "rank\nzero.sqlite.xz").symlink_to(folder / "rank0.sqlite.xz")
+    out = tmp_path / "digests"
+    out.mkdir()
+    (out / "ranks").write_text("not a folder")
+    script = tmp_path / "run.py"
+    script.write_text(
+        "import json\nfrom kernscope import fleet\n"
+        f"r = fleet.digest([{str(folder)!r}, {str(odd)!r}], {str(out)!r}, workers=1)\n"
+        "print(json.dumps([(x['path'], x['error']) for x in r['results']]))\n")
+    import kernscope
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(kernscope.__file__)))
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert len(results) == 3
+    assert all(error for _, error in results), results  # none could write its digest
+    assert any(path.endswith("rank\nzero.sqlite.xz") for path, _ in results)

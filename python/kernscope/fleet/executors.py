@@ -20,46 +20,74 @@ from .digest import digest_one
 
 def run_local(paths: List[str], out_dir: str, bin_ns: int, workers: int) -> Iterator[Dict[str, Any]]:
     """`workers` worker processes (kernscope.fleet.worker, started with this interpreter), each fed
-    one trace at a time; results as they complete. Safe in a script without a __main__ guard: the
-    workers never import the caller's script (worker.py says why)."""
-    tasks: "queue.Queue[Optional[int]]" = queue.Queue()
+    one trace at a time; results as they complete, exactly one per trace. Safe in a script without a
+    __main__ guard: the workers never import the caller's script (worker.py says why). A worker that
+    dies (killed, out of memory) fails the trace it held and is started again for the rest."""
+    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ)
+    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    out_dir = os.path.abspath(out_dir)
+
+    def start() -> subprocess.Popen:
+        # Run from the package's own folder: `python -m` puts the working folder first on sys.path,
+        # where a folder named kernscope would shadow the package.
+        return subprocess.Popen([sys.executable, "-m", "kernscope.fleet.worker", out_dir, str(int(bin_ns))],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
+                                cwd=package_root, env=env)
+
+    tasks: "queue.Queue[int]" = queue.Queue()
     for i in range(len(paths)):
         tasks.put(i)
     results: "queue.Queue[Dict[str, Any]]" = queue.Queue()
+    live: List[subprocess.Popen] = []
 
-    def feed(process: subprocess.Popen) -> None:
+    def failed(i: int, why: str) -> Dict[str, Any]:
+        return {"trace": i, "path": paths[i], "error": why, "rows": {}}
+
+    def feed() -> None:
+        process = start()
+        live.append(process)
         while True:
             try:
                 i = tasks.get_nowait()
             except queue.Empty:
                 break
-            process.stdin.write(f"{i}\t{paths[i]}\n")
-            process.stdin.flush()
-            line = process.stdout.readline()
-            if not line:  # the worker died (killed, out of memory): this trace failed, the rest go on
-                results.put({"trace": i, "path": paths[i], "error": f"digest worker exited ({process.wait()})", "rows": {}})
-                return
-            results.put(json.loads(line))
+            try:
+                process.stdin.write(json.dumps([i, os.path.abspath(paths[i])]) + "\n")
+                process.stdin.flush()
+                line = process.stdout.readline()
+                result = json.loads(line) if line else None
+            except (OSError, ValueError) as e:  # a broken pipe, a line that is not a result
+                result, line = None, ""
+                why = f"digest worker failed ({type(e).__name__}: {e})"
+            else:
+                why = ""
+            if result is not None:
+                results.put(result)
+                continue
+            # The worker is gone (or spoke nonsense): this trace failed; a new worker takes the rest.
+            try:
+                process.kill()
+            except OSError:
+                pass
+            code = process.wait()
+            results.put(failed(i, why or f"digest worker exited ({code})"))
+            process = start()
+            live.append(process)
 
-    env = dict(os.environ)
-    package_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env["PYTHONPATH"] = package_root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    processes = [subprocess.Popen([sys.executable, "-m", "kernscope.fleet.worker", out_dir, str(int(bin_ns))],
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-                 for _ in range(max(1, min(workers, len(paths))))]
-    threads = [threading.Thread(target=feed, args=(p,), daemon=True) for p in processes]
+    threads = [threading.Thread(target=feed, daemon=True) for _ in range(max(1, min(workers, len(paths))))]
     for t in threads:
         t.start()
     try:
         for _ in range(len(paths)):
             yield results.get()
     finally:
-        for p in processes:
-            if p.stdin:
-                p.stdin.close()
         for t in threads:
             t.join()
-        for p in processes:
+        for p in live:
+            if p.stdin:
+                p.stdin.close()
+        for p in live:
             p.wait()
 
 
