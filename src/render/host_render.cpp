@@ -23,15 +23,17 @@ std::string host_frame_name(const Trace& trace, std::uint32_t frame) {
 std::vector<std::string> host_stack_names(const Trace& trace, std::uint32_t stack) {
   const HostStacks& s = trace.host.stacks;
   std::vector<std::string> names;
-  StringId run_module = kNoString;  // the module of the unresolved run the last name stands for
+  bool in_run = false;  // the last name stands for a run of unresolved frames of run_module
+  StringId run_module = kNoString;
   for (std::uint32_t f = s.first_frame[stack + 1]; f-- > s.first_frame[stack];) {
     const bool unresolved = f < s.unresolved.size() && s.unresolved[f];
     if (!unresolved) {
       names.push_back(host_frame_name(trace, f));
-      run_module = kNoString;
+      in_run = false;
       continue;
     }
-    if (run_module != kNoString && run_module == s.module[f]) continue;  // the same run
+    if (in_run && run_module == s.module[f]) continue;  // the same run (a module of no name included)
+    in_run = true;
     run_module = s.module[f];
     std::string_view file = trace.strings.get(s.module[f]);
     if (const std::size_t slash = file.rfind('/'); slash != std::string_view::npos) file.remove_prefix(slash + 1);

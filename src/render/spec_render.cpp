@@ -70,7 +70,8 @@ std::string render_spec_text(const SpecAnalysis& s) {
   if (!s.plain_decode_from.empty()) text << "Plain decode: " << s.plain_decode_from << "\n";
   const double share = s.draft_ns + s.verify_ns > 0 ? 100.0 * static_cast<double>(s.draft_ns) / static_cast<double>(s.draft_ns + s.verify_ns) : 0;
   std::snprintf(line, sizeof line, "Drafting: %.3f ms, %.1f %% of the verify steps' time; %s\n", static_cast<double>(s.draft_ns) / 1e6, share,
-                s.draft_on_critical_path ? "on the critical path (no target work runs while the draft does: every draft's time adds to its step)"
+                s.draft_on_critical_path ? "on the critical path (the target's GPU work runs into the drafts for under 10 % of their time: "
+                                                                 "the drafts' time adds to their steps)"
                                          : "partly hidden (the target's queued GPU work runs into the draft ranges)");
   text << line;
   for (const auto& n : s.notes) text << "Note: " << n << "\n";

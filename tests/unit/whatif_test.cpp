@@ -108,8 +108,8 @@ TEST(WhatIf, GraphsSaveAnExposedLaunchGap) {
 // An analysis's own edits (the perfect-router estimate's added expert iterations), on the trace
 // above: 20k more host work before the first call at or after 70k (L2) and 10k more GPU work on what
 // it launches (K2). L2 [90k, 100k); K2 15k after its launch, 60k long: [105k, 165k); the range ends
-// 60k after L2, at 160k. The step completes at 165k. An edit at a time after every call changes
-// nothing and is said in the notes.
+// 60k after L2, at 160k. The step completes at 165k. An edit outside the replayed window is not
+// this replay's; one inside it after every call changes nothing and is said in the notes.
 TEST(WhatIf, EditsAddHostWorkBeforeACallAndGpuWorkToWhatItLaunches) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 140 * k);
@@ -126,7 +126,11 @@ TEST(WhatIf, EditsAddHostWorkBeforeACallAndGpuWorkToWhatItLaunches) {
   // The 60k gap cannot go below nothing: L2 [10k, 20k), the range's end 60k after L2 at 80k; K2
   // could start 15k after L2 but queues behind K1 on their stream: [50k, 100k).
   EXPECT_EQ(predicted(what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options)), 100 * k);
-  options.edits = {{testing::global_tid(1), 500 * k, 20 * k, 0}};
+  // Outside the replayed window (after the step, or before it): not this replay's, nothing changes.
+  options.edits = {{testing::global_tid(1), 500 * k, 20 * k, 0}, {testing::global_tid(1), -5 * k, 20 * k, 0}};
+  EXPECT_EQ(predicted(what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options)), 140 * k);
+  // Inside it but after the thread's last call: said in the notes, nothing changes.
+  options.edits = {{testing::global_tid(1), 100 * k, 20 * k, 0}};
   const auto missed = what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options);
   EXPECT_EQ(predicted(missed), 140 * k);
   ASSERT_FALSE(missed.notes.empty());

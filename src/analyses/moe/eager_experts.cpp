@@ -59,11 +59,14 @@ EagerExperts eager_experts(const Trace& trace) {
       if (!d || d->size() < 2 || (*d)[1].dims != it->second.weight || (*d)[0].dims.empty()) continue;
       std::int64_t tokens = 1;
       for (std::size_t k = 0; k + 1 < (*d)[0].dims.size(); ++k) tokens *= (*d)[0].dims[k];
-      calls.emplace_back(o.global_tid[i], i, it->second.expert, tokens);
       if (out.experts == 0) {
         out.experts = it->second.experts;
         out.hidden = (*d)[0].dims.back();
       }
+      // One expert count per analysis (the first loop's): a loop over another number of experts (a
+      // draft model's MoE beside the target's, layers of different widths) would index past the
+      // per-expert tables, so its calls are left out.
+      if (it->second.experts == out.experts) calls.emplace_back(o.global_tid[i], i, it->second.expert, tokens);
       it->second.expert = -1;
     }
   }

@@ -105,8 +105,15 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   // part sums to the same T tokens, so only the count of iterations changes what it costs.
   WhatIfOptions options;
   double hit = 0, even = 0;
+  // Only invocations inside a step (a warm-up or prefill outside every step range is not replayed).
+  auto in_a_step = [&](const Iteration& first) {
+    for (const Step& st : steps.steps) {
+      if ((st.global_tid == 0 || st.global_tid == first.thread) && first.start >= st.start_ns && first.start < st.end_ns) return true;
+    }
+    return false;
+  };
   for (const auto& list : by_invocation) {
-    if (list.empty()) continue;
+    if (list.empty() || !in_a_step(list.front())) continue;
     std::int64_t tokens = 0;
     for (const auto& it : list) tokens += it.tokens;
     const std::int64_t iterations = std::min<std::int64_t>(eager.experts, tokens);
@@ -117,6 +124,10 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
     if (added == 0) continue;
     options.edits.push_back({list.back().thread, list.back().start, added * out.host_per_iteration_ns,
                              std::llround(static_cast<double>(added) * out.gpu_per_iteration_ns)});
+  }
+  if (out.invocations == 0) {
+    out.why_not = "no layer invocation lies inside a step, so no step's time can be replayed";
+    return out;
   }
   out.experts_hit = hit / static_cast<double>(out.invocations);
   out.experts_even = even / static_cast<double>(out.invocations);
@@ -138,6 +149,7 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   for (const auto& g : traced.groups) {
     if (g.group == group->group && g.phase == group->phase) baseline = g.predicted_step_ns;
   }
+  out.notes = replayed.notes;
   out.estimated = true;
   out.group = group->group;
   out.step_ns = group->traced_step_ns;
@@ -148,13 +160,17 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   std::snprintf(figures, sizeof figures, "%.1f %% (step %s -> %s; %.1f experts run per layer instead of %.1f, %s of host and %.3f ms of GPU per expert iteration)",
                 out.saving_pct, ms(out.step_ns).c_str(), ms(out.predicted_step_ns).c_str(), out.experts_even, out.experts_hit,
                 ms(out.host_per_iteration_ns).c_str(), out.gpu_per_iteration_ns / 1e6);
-  if (out.saving_pct >= 10) {
-    out.verdict = std::string(">= 10 %: routing imbalance is the bottleneck; a perfect router saves ") + figures;
-  } else if (out.saving_pct >= 0) {
-    out.verdict = std::string("< 10 %: routing imbalance is not the bottleneck; a perfect router saves ") + figures;
+  // An eager loop runs its experts one after another, and every expert it hits has a token, so even
+  // routing never runs fewer iterations and this estimate is never a saving: such a loop pays per
+  // expert it runs, not for the busiest one. (Experts that run concurrently, in grouped kernels, are
+  // where imbalance costs time; their tokens per expert are in no trace.)
+  if (out.saving_pct > -0.05) {
+    out.verdict = std::string("< 10 %: routing imbalance is not the bottleneck; a perfect router changes the step by ") + figures +
+                  ": this loop runs every expert it hits already";
   } else {
     out.verdict = std::string("< 10 %: routing imbalance is not the bottleneck; even routing would be slower here, by ") +
-                  std::string(figures).substr(1) + ": this loop pays per expert it runs, not per token";
+                  std::string(figures).substr(1) + ": this loop runs its experts one after another and pays per expert it runs, "
+                  "so spreading tokens only adds iterations";
   }
   return out;
 }
@@ -162,7 +178,10 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
 Result<MoeAnalysis> analyze_moe_with_router(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting) {
   const moe::EagerExperts eager = moe::eager_experts(context.trace());
   auto moe = analyze_moe(context.trace(), context.rules(), steps, eager);
-  if (moe && moe->present && !eager.calls.empty()) moe->perfect_router = estimate_perfect_router(context, steps, accounting, eager);
+  if (moe && moe->present && !eager.calls.empty()) {
+    moe->perfect_router = estimate_perfect_router(context, steps, accounting, eager);
+    for (const auto& note : moe->perfect_router.notes) moe->notes.push_back("perfect-router replay: " + note);
+  }
   return moe;
 }
 

@@ -13,7 +13,9 @@
 // spacing. The added (or removed) iterations of each invocation are handed to the what-if replay as
 // edits at the invocation's last expert, so the step time that follows comes from the same
 // dependency graph as every other prediction: on a host-bound loop host time moves the step, on a
-// GPU-bound one GPU time does.
+// GPU-bound one GPU time does. For such a loop the estimate is never a saving, by construction: every
+// expert it hits has a token, so even routing runs as many iterations or more. That is the answer for
+// serial expert loops (imbalance costs them nothing), not a limit of the trace.
 //
 // Grouped/fused expert kernels (one launch for all experts of a layer) carry no tokens per expert in
 // any trace format kernscope reads, so no estimate is made for them; the result says why.

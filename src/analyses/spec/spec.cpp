@@ -130,7 +130,7 @@ Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers
         s.verify_ns = s.end - drafts[d].end;
         const spec::VerifyTokens t = tokens.read(thread, drafts[d].end, end->start);
         s.verify_positions = t.positions;
-        if (t.proposed >= 0) {
+        if (t.proposed >= 0 && t.emitted >= 1) {  // a verify keeps at least the target's own token
           any_shapes = true;
           s.proposed = t.proposed;
           s.emitted = t.emitted;
@@ -152,8 +152,9 @@ Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers
         for (; d < drafts.size() && drafts[d].start < w.end; ++d) {
           ++s.drafts;
           s.draft_ns += drafts[d].end - drafts[d].start;
-          if (drafts[d].start >= w.start) inside += std::min(drafts[d].end, w.end) - drafts[d].start;
-          else s.start = std::min(s.start, drafts[d].start);
+          // The part inside the window is not the verify's; a draft before it widens the step.
+          inside += std::max<TimeNs>(0, std::min(drafts[d].end, w.end) - std::max(drafts[d].start, w.start));
+          s.start = std::min(s.start, drafts[d].start);
         }
         s.verify_ns = (w.end - w.start) - inside;
         out.steps.push_back(s);
@@ -203,15 +204,23 @@ Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers
   }
   if (out.proposed > 0) out.acceptance = static_cast<double>(out.accepted) / static_cast<double>(out.proposed);
   if (decode_emitted > 0) out.ms_per_emitted = static_cast<double>(decode_ns) / 1e6 / static_cast<double>(decode_emitted);
-  if (positions_seen.size() >= 2) {
+  const double line_at_1 = [&] {
+    if (positions_seen.size() < 2) return 0.0;
+    const double slope = (n_fit * sxy - sx * sy) / (n_fit * sxx - sx * sx);
+    return (sy - slope * sx) / n_fit + slope;
+  }();
+  if (positions_seen.size() >= 2 && line_at_1 > 0) {
     const double slope = (n_fit * sxy - sx * sy) / (n_fit * sxx - sx * sx);
     out.verify_ms_per_position = slope;
-    out.plain_decode_ms = (sy - slope * sx) / n_fit + slope;
+    out.plain_decode_ms = line_at_1;
     out.plain_decode_from = "the verify time fitted over " + std::to_string(static_cast<int>(n_fit)) +
                             " decode verifies of " + std::to_string(positions_seen.size()) +
                             " different lengths, at 1 position (a plain decode step is a verify of nothing)";
     if (positions_seen.count(1)) out.plain_decode_from += "; the trace holds verifies of 1 position, which are plain decode steps";
     if (out.ms_per_emitted && *out.ms_per_emitted > 0 && *out.plain_decode_ms > 0) out.speedup = *out.plain_decode_ms / *out.ms_per_emitted;
+  } else if (positions_seen.size() >= 2) {
+    out.plain_decode_from = "not estimated: the line through the decode verifies' times falls to zero or below at 1 position "
+                            "(their times do not grow with the positions they feed)";
   } else if (out.steps_with_tokens > 0) {
     out.plain_decode_from = "not estimated: the decode verifies fed one length only, so the cost per position is not measured";
   }

@@ -246,13 +246,12 @@ void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& g) {
       return g.nodes[static_cast<std::size_t>(a)].start < g.nodes[static_cast<std::size_t>(b)].start;
     });
   }
-  std::int64_t missed = 0;
+  std::int64_t missed = 0, mine = 0;
   for (const WhatIfEdit& e : edits) {
+    // Edits of another process's threads, or outside the replayed window, are not this graph's.
     auto it = calls.find(e.thread);
-    if (it == calls.end()) {
-      ++missed;
-      continue;
-    }
+    if (it == calls.end() || e.at < g.window_start || e.at >= g.window_end) continue;
+    ++mine;
     const auto& list = it->second;
     auto at = std::lower_bound(list.begin(), list.end(), e.at,
                                [&](std::int32_t node, TimeNs t) { return g.nodes[static_cast<std::size_t>(node)].start < t; });
@@ -275,8 +274,8 @@ void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& g) {
     Node& op = g.nodes[static_cast<std::size_t>(first_op[static_cast<std::size_t>(*launcher)])];
     op.duration = std::max<std::int64_t>(0, op.duration + e.gpu_ns);
   }
-  if (missed > 0) g.notes.push_back(std::to_string(missed) + " of " + std::to_string(edits.size()) +
-                                    " predicted edits found no call or launch of their thread in the replayed window");
+  if (missed > 0) g.notes.push_back(std::to_string(missed) + " of " + std::to_string(mine) +
+                                    " predicted edits in the replayed window found no call or launch of their thread after them");
 }
 
 }  // namespace kernscope::whatif

@@ -94,6 +94,8 @@ class GraphBuilder {
           const std::vector<bool>& replayed)
       : context_(context), trace_(context.trace()), steps_(steps), process_(process), lo_(lo), hi_(hi), replayed_(replayed) {
     graph_.process = process;
+    graph_.window_start = lo;
+    graph_.window_end = hi;
     graph_.step_start_mark.assign(steps.steps.size(), kNoNode);
     graph_.step_end_mark.assign(steps.steps.size(), kNoNode);
   }

@@ -59,6 +59,7 @@ inline std::int64_t stream_key(std::uint32_t device, std::uint32_t stream) {
 
 struct Graph {
   std::int64_t process = 0;  // process_key packing
+  TimeNs window_start = 0, window_end = 0;  // what was replayed: [start, end)
   std::vector<Node> nodes;
   std::vector<Term> waits;
   std::vector<std::int32_t> step_start_mark, step_end_mark;  // per step of StepAnalysis (kNoNode: none here)
