@@ -227,20 +227,38 @@ Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers
 
   // Drafting on the critical path: how far into each draft range the GPU work that started before
   // it (the target's, still queued) ran: the latest end of the kernels started before the range.
+  // Only the drafting process's kernels count (a tensor-parallel peer's are not its target's work),
+  // unless the trace does not say which process launched a kernel (none carries the draft's).
   const auto& k = trace.kernels;
-  std::vector<std::pair<TimeNs, TimeNs>> kernels;
-  kernels.reserve(k.size());
-  for (RowIndex i = 0; i < k.size(); ++i) kernels.emplace_back(k.start_ns[i], k.end_ns[i]);
-  std::sort(kernels.begin(), kernels.end());
-  std::vector<TimeNs> latest_end(kernels.size());
-  for (std::size_t i = 0; i < kernels.size(); ++i) latest_end[i] = std::max(kernels[i].second, i ? latest_end[i - 1] : INT64_MIN);
+  struct Timeline {
+    std::vector<std::pair<TimeNs, TimeNs>> kernels;
+    std::vector<TimeNs> latest_end;
+  };
+  std::map<std::int64_t, Timeline> by_process;  // process_key -> its kernels; kAnyProcess: all
+  constexpr std::int64_t kAnyProcess = -1;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    by_process[k.global_pid[i]].kernels.emplace_back(k.start_ns[i], k.end_ns[i]);
+    by_process[kAnyProcess].kernels.emplace_back(k.start_ns[i], k.end_ns[i]);
+  }
+  for (auto& [process, t] : by_process) {
+    std::sort(t.kernels.begin(), t.kernels.end());
+    t.latest_end.resize(t.kernels.size());
+    for (std::size_t i = 0; i < t.kernels.size(); ++i) t.latest_end[i] = std::max(t.kernels[i].second, i ? t.latest_end[i - 1] : INT64_MIN);
+  }
   std::int64_t overlapped = 0, drafting = 0;
   for (const auto& [thread, list] : by_thread[static_cast<std::size_t>(SpecMarker::kDraft)]) {
+    auto own = by_process.find(process_key(thread));
+    const Timeline* t = own != by_process.end() ? &own->second : nullptr;
+    if (!t) {
+      auto any = by_process.find(kAnyProcess);
+      t = any != by_process.end() ? &any->second : nullptr;
+    }
     for (const Range& d : outermost(list)) {
       drafting += d.end - d.start;
+      if (!t) continue;
       const auto started = static_cast<std::size_t>(
-          std::lower_bound(kernels.begin(), kernels.end(), std::make_pair(d.start, INT64_MIN)) - kernels.begin());
-      if (started > 0) overlapped += std::clamp<std::int64_t>(latest_end[started - 1] - d.start, 0, d.end - d.start);
+          std::lower_bound(t->kernels.begin(), t->kernels.end(), std::make_pair(d.start, INT64_MIN)) - t->kernels.begin());
+      if (started > 0) overlapped += std::clamp<std::int64_t>(t->latest_end[started - 1] - d.start, 0, d.end - d.start);
     }
   }
   out.draft_overlapped_ns = overlapped;
