@@ -6,7 +6,6 @@
 #include <deque>
 #include <map>
 #include <set>
-#include <sstream>
 #include <unordered_map>
 
 #include "analyses/nsys/api_lookup.hpp"
@@ -14,6 +13,7 @@
 #include "analyses/nsys/nvtx_ranges.hpp"
 #include "analyses/steps/step_windows.hpp"
 #include "analyses/nsys/report_helpers.hpp"
+#include "base/pattern_table.hpp"
 #include "analyses/steps/setup_split.hpp"
 #include "base/text_util.hpp"
 #include "base/text_pattern.hpp"
@@ -95,30 +95,21 @@ const std::vector<std::string>& operation_classes() {
 
 Result<OpRuleSet> OpRuleSet::parse(const std::string& text, const std::string& source) {
   OpRuleSet set;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
+  auto rows = read_pattern_rows(text, source, "CLASS");
+  if (!rows) return std::unexpected(rows.error());
   const auto& known = operation_classes();
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.find_first_not_of(" \t") == std::string::npos || line[line.find_first_not_of(" \t")] == '#') continue;
-    const auto tab = line.find('\t');
-    const std::string where = source + ":" + std::to_string(number);
-    if (tab == std::string::npos) {
-      return make_error(ErrorCode::kInvalidArgument, where + ": expected CLASS<TAB>REGEX");
-    }
+  for (auto& row : *rows) {
     OpRule rule;
-    rule.op_class = line.substr(0, tab);
-    rule.pattern = line.substr(tab + 1);
-    rule.origin = where;
+    rule.op_class = std::move(row.name);
+    rule.pattern = std::move(row.pattern);
+    rule.origin = row.where;
     if (std::find(known.begin(), known.end(), rule.op_class) == known.end() || rule.op_class == "memcpy" ||
         rule.op_class == "memset") {
-      return make_error(ErrorCode::kInvalidArgument, where + ": unknown operation class '" + rule.op_class + "'");
+      return make_error(ErrorCode::kInvalidArgument, row.where + ": unknown operation class '" + rule.op_class + "'");
     }
-    if (rule.pattern.empty()) return make_error(ErrorCode::kInvalidArgument, where + ": empty pattern");
+    if (rule.pattern.empty()) return make_error(ErrorCode::kInvalidArgument, row.where + ": empty pattern");
     auto matcher = TextPattern::compile(rule.pattern, {.ignore_case = true});
-    if (!matcher) return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + matcher.error());
+    if (!matcher) return make_error(ErrorCode::kInvalidArgument, row.where + ": invalid regular expression: " + matcher.error());
     rule.matcher = std::make_shared<const TextPattern>(std::move(*matcher));
     set.rules_.push_back(std::move(rule));
   }

@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
-#include <sstream>
 #include <unordered_map>
 
 #include "analyses/spec/spec_tokens.hpp"
+#include "base/pattern_table.hpp"
 
 extern const char* const kernscope_builtin_spec_markers;
 
@@ -41,25 +41,16 @@ std::string engine_of(std::string_view text) {
 
 Result<SpecMarkers> SpecMarkers::parse(const std::string& text, const std::string& source) {
   SpecMarkers markers;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const std::string where = source + ":" + std::to_string(number);
-    const auto tab = line.find('\t');
-    if (tab == std::string::npos) return make_error(ErrorCode::kInvalidArgument, where + ": expected ROLE<TAB>REGEX");
-    const std::string role = line.substr(0, tab);
+  auto rows = read_pattern_rows(text, source, "ROLE");
+  if (!rows) return std::unexpected(rows.error());
+  for (const auto& row : *rows) {
     SpecMarker marker;
-    if (role == "draft") marker = SpecMarker::kDraft;
-    else if (role == "step") marker = SpecMarker::kStep;
-    else if (role == "verify_end") marker = SpecMarker::kVerifyEnd;
-    else return make_error(ErrorCode::kInvalidArgument, where + ": unknown role '" + role + "' (draft, step, verify_end)");
-    auto matcher = TextPattern::compile(line.substr(tab + 1), {});
-    if (!matcher) return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + matcher.error());
+    if (row.name == "draft") marker = SpecMarker::kDraft;
+    else if (row.name == "step") marker = SpecMarker::kStep;
+    else if (row.name == "verify_end") marker = SpecMarker::kVerifyEnd;
+    else return make_error(ErrorCode::kInvalidArgument, row.where + ": unknown role '" + row.name + "' (draft, step, verify_end)");
+    auto matcher = TextPattern::compile(row.pattern, {});
+    if (!matcher) return make_error(ErrorCode::kInvalidArgument, row.where + ": invalid regular expression: " + matcher.error());
     markers.rules_.push_back({marker, std::move(*matcher)});
   }
   return markers;
