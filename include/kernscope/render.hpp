@@ -23,6 +23,9 @@ struct RenderOptions {
   // console title, "Report was successfully run, but no data was returned."; CSV/TSV stay empty.
   // Off: an empty table writes nothing.
   bool nsys_empty_report = false;
+  // CSV/TSV of a table without rows: its header line alone, so a reader still gets the columns
+  // (kernscope's own tables; nsys writes nothing).
+  bool header_when_empty = false;
 };
 
 // "Total Time (ns)", "Bytes (MB)", "Time (%)"...

@@ -165,6 +165,10 @@ void write_console(std::ostream& out, const Table& table, const RenderOptions& o
 
 void render(std::ostream& out, const Table& table, const RenderOptions& options) {
   if (table.rows.empty()) {
+    if (options.header_when_empty && (options.format == Format::kCsv || options.format == Format::kTsv)) {
+      write_delimited(out, table, options, options.format == Format::kCsv ? ',' : '\t');
+      return;
+    }
     if (!options.nsys_empty_report) return;
     if (options.format == Format::kJson) out << "[\n]\n";
     if (options.format == Format::kTable && options.console_title) {

@@ -50,16 +50,9 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   } else {
     // CSV/TSV: one row per step, layer and expert where the trace shows tokens per expert, else
     // one per layer; a trace without layers gives the header alone, so a reader still gets the columns.
-    const Table& rows = out.tables[2].rows.empty() ? out.tables[1] : out.tables[2];
-    if (rows.rows.empty()) {
-      const char delimiter = format == Format::kTsv ? '\t' : ',';
-      for (std::size_t c = 0; c < rows.columns.size(); ++c) {
-        text << (c ? std::string(1, delimiter) : "") << column_header(rows.columns[c], output.time_unit);
-      }
-      text << "\n";
-    } else {
-      render(text, rows, render_options);
-    }
+    RenderOptions csv = render_options;
+    csv.header_when_empty = true;
+    render(text, out.tables[2].rows.empty() ? out.tables[1] : out.tables[2], csv);
   }
   out.text = text.str();
   return out;

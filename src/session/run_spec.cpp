@@ -34,14 +34,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options&, const Output& out
   } else if (format == Format::kTable) {
     render(text, out.tables[0], render_options);
     text << render_spec_text(*spec);
-  } else if (out.tables[0].rows.empty()) {
-    const char delimiter = format == Format::kTsv ? '\t' : ',';
-    for (std::size_t c = 0; c < out.tables[0].columns.size(); ++c) {
-      text << (c ? std::string(1, delimiter) : "") << column_header(out.tables[0].columns[c], output.time_unit);
-    }
-    text << "\n";
   } else {
-    render(text, out.tables[0], render_options);
+    RenderOptions csv = render_options;
+    csv.header_when_empty = true;  // csv/tsv of a trace without speculation: the columns alone
+    render(text, out.tables[0], csv);
   }
   out.text = text.str();
   return out;

@@ -122,4 +122,21 @@ std::vector<RowIndex> kernels_of_op(const Trace& trace, RowIndex op, const std::
   return out;
 }
 
+std::unordered_map<std::int64_t, std::vector<RowIndex>> kernels_by_external_id(const Trace& trace) {
+  const auto& k = trace.kernels;
+  std::unordered_map<std::int64_t, std::vector<RowIndex>> out;
+  for (RowIndex i = 0; i < k.size() && i < k.external_id.size(); ++i) {
+    if (k.external_id[i] != 0) out[k.external_id[i]].push_back(i);
+  }
+  return out;
+}
+
+std::int64_t step_containing(const StepAnalysis& steps, std::int64_t thread, TimeNs t) {
+  for (std::size_t s = 0; s < steps.steps.size(); ++s) {
+    const Step& st = steps.steps[s];
+    if ((st.global_tid == 0 || st.global_tid == thread) && t >= st.start_ns && t < st.end_ns) return static_cast<std::int64_t>(s);
+  }
+  return -1;
+}
+
 }  // namespace kernscope::moe

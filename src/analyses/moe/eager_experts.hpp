@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernscope/steps.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope::moe {
@@ -33,6 +34,12 @@ struct EagerExperts {
 };
 
 EagerExperts eager_experts(const Trace& trace);
+
+// The kernels of each operator's external id (Kineto's link from a cpu_op to what it launched).
+std::unordered_map<std::int64_t, std::vector<RowIndex>> kernels_by_external_id(const Trace& trace);
+
+// The step (an index into steps.steps) that a thread's work at time t lies in, or -1.
+std::int64_t step_containing(const StepAnalysis& steps, std::int64_t thread, TimeNs t);
 
 // The kernels an op launched: those whose external id is an op's nested in it (same thread).
 std::vector<RowIndex> kernels_of_op(const Trace& trace, RowIndex op, const std::vector<RowIndex>& ops_by_thread,

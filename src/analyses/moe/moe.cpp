@@ -5,11 +5,11 @@
 #include <charconv>
 #include <cstdio>
 #include <map>
-#include <sstream>
 #include <tuple>
 #include <unordered_map>
 
 #include "analyses/moe/eager_experts.hpp"
+#include "base/pattern_table.hpp"
 
 extern const char* const kernscope_builtin_moe_roles;
 
@@ -86,21 +86,13 @@ std::string_view moe_role_name(MoeRole role) {
 
 Result<MoeRoleRules> MoeRoleRules::parse(const std::string& text, const std::string& source) {
   MoeRoleRules rules;
-  std::istringstream in(text);
-  std::string line;
-  int number = 0;
-  while (std::getline(in, line)) {
-    ++number;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    const auto first = line.find_first_not_of(" \t");
-    if (first == std::string::npos || line[first] == '#') continue;
-    const std::string where = source + ":" + std::to_string(number);
-    const auto tab = line.find('\t');
-    if (tab == std::string::npos) return make_error(ErrorCode::kInvalidArgument, where + ": expected ROLE<TAB>REGEX");
-    const auto role = role_from_name(line.substr(0, tab));
-    if (!role) return make_error(ErrorCode::kInvalidArgument, where + ": unknown MoE role '" + line.substr(0, tab) + "'");
-    auto matcher = TextPattern::compile(line.substr(tab + 1), {.ignore_case = true});
-    if (!matcher) return make_error(ErrorCode::kInvalidArgument, where + ": invalid regular expression: " + matcher.error());
+  auto rows = read_pattern_rows(text, source, "ROLE");
+  if (!rows) return std::unexpected(rows.error());
+  for (const auto& row : *rows) {
+    const auto role = role_from_name(row.name);
+    if (!role) return make_error(ErrorCode::kInvalidArgument, row.where + ": unknown MoE role '" + row.name + "'");
+    auto matcher = TextPattern::compile(row.pattern, {.ignore_case = true});
+    if (!matcher) return make_error(ErrorCode::kInvalidArgument, row.where + ": invalid regular expression: " + matcher.error());
     rules.rules_.push_back({*role, std::move(*matcher)});
   }
   return rules;
@@ -131,10 +123,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   std::vector<std::vector<RowIndex>> call_kernels(eager.calls.size()), router_kernels(eager.router_ops.size());
   if (!eager.calls.empty() && k.external_id.size() == k.size()) {
     const std::vector<RowIndex>& ops_by_thread = eager.ops_by_thread;
-    std::unordered_map<std::int64_t, std::vector<RowIndex>> by_external;
-    for (RowIndex i = 0; i < k.size(); ++i) {
-      if (k.external_id[i] != 0) by_external[k.external_id[i]].push_back(i);
-    }
+    const auto by_external = moe::kernels_by_external_id(trace);
     for (std::size_t c = 0; c < eager.calls.size(); ++c) {
       call_kernels[c] = moe::kernels_of_op(trace, eager.calls[c].op, ops_by_thread, by_external);
       for (const RowIndex i : call_kernels[c]) forced[i] = MoeRole::kExpertGemm;
@@ -208,14 +197,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> next_layer;  // (thread, step) -> layer
     for (std::size_t v = 0; v < eager.invocations.size(); ++v) {
       const auto [tid, op] = eager.invocations[v];
-      std::int64_t step = -1;
-      for (std::size_t s = 0; s < steps.steps.size(); ++s) {
-        const Step& st = steps.steps[s];
-        if ((st.global_tid == 0 || st.global_tid == tid) && o.start_ns[op] >= st.start_ns && o.start_ns[op] < st.end_ns) {
-          step = static_cast<std::int64_t>(s);
-          break;
-        }
-      }
+      const std::int64_t step = moe::step_containing(steps, tid, o.start_ns[op]);
       layer_of[v] = next_layer[{tid, step}]++;
       step_of[v] = step;
     }

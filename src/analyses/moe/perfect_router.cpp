@@ -80,10 +80,7 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   out.host_per_iteration_ns = median_of(spacing);
   // GPU time per iteration: the kernels its thread launched until the next iteration (the last
   // one of an invocation: for one median spacing).
-  std::unordered_map<std::int64_t, std::vector<RowIndex>> by_external;
-  for (RowIndex i = 0; i < trace.kernels.size() && i < trace.kernels.external_id.size(); ++i) {
-    if (trace.kernels.external_id[i] != 0) by_external[trace.kernels.external_id[i]].push_back(i);
-  }
+  const auto by_external = moe::kernels_by_external_id(trace);
   double n = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (const auto& list : by_invocation) {
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -106,14 +103,8 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   WhatIfOptions options;
   double hit = 0, even = 0;
   // Only invocations inside a step (a warm-up or prefill outside every step range is not replayed).
-  auto in_a_step = [&](const Iteration& first) {
-    for (const Step& st : steps.steps) {
-      if ((st.global_tid == 0 || st.global_tid == first.thread) && first.start >= st.start_ns && first.start < st.end_ns) return true;
-    }
-    return false;
-  };
   for (const auto& list : by_invocation) {
-    if (list.empty() || !in_a_step(list.front())) continue;
+    if (list.empty() || moe::step_containing(steps, list.front().thread, list.front().start) < 0) continue;
     std::int64_t tokens = 0;
     for (const auto& it : list) tokens += it.tokens;
     const std::int64_t iterations = std::min<std::int64_t>(eager.experts, tokens);
