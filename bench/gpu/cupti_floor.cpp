@@ -10,6 +10,14 @@
 // Whole-program floor (issue 18: the cost a user pays for `record -- python3 app.py`): with
 // CUPTI_FLOOR_WHOLE_PROGRAM=1 the records are on from CUDA's start to exit, as kernscope's defaults are;
 // CUPTI_FLOOR_RUNTIME=1 adds CUPTI's RUNTIME records (every runtime call, the kind switched on whole).
+//
+// What CUPTI costs attached but paused (issue 30), without CUPTI_FLOOR_WHOLE_PROGRAM and with a
+// program that never calls cudaProfilerStart: the buffer callbacks registered and the profiler
+// calls' callbacks subscribed, nothing else. Each of the states kernscope's paused tracer keeps on
+// top of that can be added alone: CUPTI_FLOOR_GRAPH_TRACE=1 enables whole-graph records for the run
+// (kernscope enables them once at start), CUPTI_FLOOR_PROFILER_RECORDS=1 enables the API records of
+// cudaProfilerStart/Stop and cuProfilerStart/Stop alone (kernscope keeps those on between windows),
+// CUPTI_FLOOR_DEVICE=1 the DEVICE kind.
 #include <cupti.h>
 
 #include <atomic>
@@ -78,6 +86,14 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
   cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
   cuptiActivityFlushPeriod(100);
+  if (std::getenv("CUPTI_FLOOR_DEVICE")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+  if (std::getenv("CUPTI_FLOOR_GRAPH_TRACE")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
+  if (std::getenv("CUPTI_FLOOR_PROFILER_RECORDS")) {
+    cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000, 1);
+    cuptiActivityEnableRuntimeApi(CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000, 1);
+    cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1);
+    cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 1);
+  }
   if (std::getenv("CUPTI_FLOOR_WHOLE_PROGRAM")) {
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (std::getenv("CUPTI_FLOOR_RUNTIME")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);

@@ -6,12 +6,20 @@
 //   launch_cost graph-ab N REPS   untraced, once between cudaProfilerStart and cudaProfilerStop
 //
 // Prints the median over REPS of nanoseconds per kernel (host wall time / kernels), after a warm-up
-// repetition. Run it with and without a tracer, interleaved: the difference is the tracer's cost per
+// repetition, and beside it what the host spent per kernel: CPU time of the launching thread and of
+// the whole process (a tracer's own threads included), and the launching thread's user-mode
+// instructions (perf_event_open; "instr=na" where the kernel refuses it). Instructions do not move
+// with the host's clock or its neighbours, so a tracer that adds work to the launch path shows there
+// even when wall time drifts by more than that work between processes. Run it with and without a tracer, interleaved: the difference is the tracer's cost per
 // kernel on a path where nothing else hides it (an empty kernel runs shorter than its launch). The
 // -ab forms, under a tracer that records only between cudaProfilerStart/Stop, measure both in one
 // process, alternating, so the machine's drift between processes cancels out.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -32,6 +40,42 @@ static void check(cudaError_t e, const char* what) {
   }
 }
 
+// The calling thread's user-mode instructions retired; -1 when perf events are not allowed.
+class InstructionCounter {
+ public:
+  InstructionCounter() {
+    perf_event_attr a{};
+    a.type = PERF_TYPE_HARDWARE;
+    a.size = sizeof a;
+    a.config = PERF_COUNT_HW_INSTRUCTIONS;
+    a.exclude_kernel = 1;
+    a.exclude_hv = 1;
+    fd_ = static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, 0));
+  }
+  ~InstructionCounter() {
+    if (fd_ >= 0) close(fd_);
+  }
+  long long read_now() const {
+    long long v = 0;
+    if (fd_ < 0 || ::read(fd_, &v, sizeof v) != static_cast<ssize_t>(sizeof v)) return -1;
+    return v;
+  }
+
+ private:
+  int fd_ = -1;
+};
+
+static double cpu_ns(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+
+// One repetition's figures per kernel.
+struct Figures {
+  double wall_ns, thread_cpu_ns, process_cpu_ns, instructions;
+};
+
 struct Workload {
   bool graph = false;
   long n = 0;
@@ -39,8 +83,12 @@ struct Workload {
   cudaGraphExec_t exec = nullptr;
   static constexpr int kNodes = 32;
 
+  InstructionCounter counter;
+
   long kernels() const { return graph ? n / kNodes * kNodes : n; }
-  double run_ns_per_kernel() const {
+  Figures run() const {
+    const long long i0 = counter.read_now();
+    const double th0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID), pr0 = cpu_ns(CLOCK_PROCESS_CPUTIME_ID);
     const auto t0 = std::chrono::steady_clock::now();
     if (graph) {
       for (long i = 0; i < n / kNodes; ++i) check(cudaGraphLaunch(exec, stream), "graph launch");
@@ -49,13 +97,40 @@ struct Workload {
     }
     check(cudaStreamSynchronize(stream), "sync");
     const auto t1 = std::chrono::steady_clock::now();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / kernels();
+    const double k = static_cast<double>(kernels());
+    const long long i1 = counter.read_now();
+    return {std::chrono::duration<double, std::nano>(t1 - t0).count() / k, (cpu_ns(CLOCK_THREAD_CPUTIME_ID) - th0) / k,
+            (cpu_ns(CLOCK_PROCESS_CPUTIME_ID) - pr0) / k, i0 < 0 || i1 < 0 ? -1.0 : static_cast<double>(i1 - i0) / k};
   }
+  double run_ns_per_kernel() const { return run().wall_ns; }
 };
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
 
 static void print(const char* label, std::vector<double> v) {
   std::sort(v.begin(), v.end());
   std::printf("%s ns_per_kernel=%.1f min=%.1f max=%.1f\n", label, v[v.size() / 2], v.front(), v.back());
+}
+
+// The wall-time line as before, then the host's figures per kernel (medians over the repetitions).
+static void print(const char* label, const std::vector<Figures>& f) {
+  std::vector<double> wall, thread, process, instructions;
+  for (const auto& x : f) {
+    wall.push_back(x.wall_ns);
+    thread.push_back(x.thread_cpu_ns);
+    process.push_back(x.process_cpu_ns);
+    instructions.push_back(x.instructions);
+  }
+  std::vector<double> sorted = wall;
+  std::sort(sorted.begin(), sorted.end());
+  const double instr = median(instructions);
+  char instr_text[32] = "na";
+  if (instr >= 0) std::snprintf(instr_text, sizeof instr_text, "%.1f", instr);
+  std::printf("%s ns_per_kernel=%.1f min=%.1f max=%.1f thread_cpu_ns=%.1f process_cpu_ns=%.1f instr=%s\n", label,
+              sorted[sorted.size() / 2], sorted.front(), sorted.back(), median(thread), median(process), instr_text);
 }
 
 int main(int argc, char** argv) {
@@ -78,12 +153,12 @@ int main(int argc, char** argv) {
     check(cudaGraphInstantiate(&w.exec, g, 0), "instantiate");
   }
   w.run_ns_per_kernel();  // warm-up
-  std::vector<double> plain, traced;
+  std::vector<Figures> plain, traced;
   for (int r = 0; r < reps; ++r) {
-    plain.push_back(w.run_ns_per_kernel());
+    plain.push_back(w.run());
     if (!ab) continue;
     check(cudaProfilerStart(), "profiler start");
-    traced.push_back(w.run_ns_per_kernel());
+    traced.push_back(w.run());
     check(cudaProfilerStop(), "profiler stop");
   }
   const std::string label = w.graph ? "graph" : "eager";
@@ -91,7 +166,7 @@ int main(int argc, char** argv) {
   if (ab) {
     print((label + " traced").c_str(), traced);
     std::vector<double> diff;
-    for (std::size_t i = 0; i < plain.size(); ++i) diff.push_back(traced[i] - plain[i]);
+    for (std::size_t i = 0; i < plain.size(); ++i) diff.push_back(traced[i].wall_ns - plain[i].wall_ns);
     print((label + " cost").c_str(), diff);
   }
   return 0;

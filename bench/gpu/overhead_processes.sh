@@ -28,10 +28,21 @@
 #             floor             bench/gpu/cupti_floor.cpp injected for the whole program: CUPTI kernel
 #                               records only, counted and dropped (no callbacks, no NVTX, no writer)
 #             floor-runtime     the same plus CUPTI's RUNTIME records (the whole kind)
+#             paused            kernscope record --paused: the tracer attached, no window ever opened
+#             paused-node       the same with --cuda-graph-trace node (no whole-graph records enabled)
+#             paused-old        record --paused with the tracer library OLD_TRACER_LIB (the one before a
+#                               change, to compare in the same rounds)
+#             floor-attach      cupti_floor injected, nothing enabled (buffer callbacks registered, the
+#                               profiler calls' callbacks subscribed): CUPTI attached and idle
+#             floor-graph       floor-attach plus whole-graph records enabled for the run
+#             floor-profrec     floor-attach plus the API records of the profiler calls alone
+#             floor-paused      floor-attach plus both and the DEVICE kind: what a paused kernscope
+#                               keeps enabled in CUPTI, without the rest of kernscope
 #             nsys              nsys profile --trace=$NSYS_TRACE --cuda-graph-trace=node
 #             nsys-graph-level  the same with --cuda-graph-trace=graph
 #             torchprof         the PyTorch profiler inside the workload (llama only: TORCHPROF)
-# Environment: ROUNDS (2); PIN, a command prefix such as "taskset -c 4-11" (none); NVML_INTERVAL,
+# Environment: ROUNDS (2); ROTATE=1 rotates the variants' order by one each round (a drift then
+# falls on every variant alike); PIN, a command prefix such as "taskset -c 4-11" (none); NVML_INTERVAL,
 # kernscope record's --nvml-interval (its default when unset); NSYS_TRACE (cuda,nvtx); TIMEOUT per
 # run (100 s; 150 s under nsys; 120 s for launch_cost and the torch loop).
 # Prints "round R WORKLOAD VARIANT: <the workload's figure line>" per run, then the kernel and
@@ -43,6 +54,7 @@ WORKLOADS=${1//,/ }
 shift
 VARIANTS="$*"
 PIN=${PIN:-}
+OLD_TRACER_LIB=${OLD_TRACER_LIB:-$R/.gpu/bin/libkernscope_tracer_prev.so}
 NSYS_TRACE=${NSYS_TRACE:-cuda,nvtx}
 NVML=${NVML_INTERVAL:+--nvml-interval $NVML_INTERVAL}
 cd /tmp || exit 1
@@ -63,14 +75,14 @@ for w in $WORKLOADS; do
     torch-loop) cat > /tmp/torch_loop.py <<'PY'
 import time, torch
 x = torch.zeros(1, device="cuda")
-per = []
+per, cpu = [], []
 for r in range(6):
-    torch.cuda.synchronize(); t0 = time.perf_counter()
+    torch.cuda.synchronize(); t0 = time.perf_counter(); c0 = time.process_time()
     for i in range(20000): x.add_(1)
-    torch.cuda.synchronize(); t1 = time.perf_counter()
-    if r: per.append((t1 - t0) / 20000 * 1e9)
-per.sort()
-print(f"torch ns_per_kernel={per[len(per)//2]:.1f} min={per[0]:.1f} max={per[-1]:.1f}")
+    torch.cuda.synchronize(); t1 = time.perf_counter(); c1 = time.process_time()
+    if r: per.append((t1 - t0) / 20000 * 1e9); cpu.append((c1 - c0) / 20000 * 1e9)
+per.sort(); cpu.sort()
+print(f"torch ns_per_kernel={per[len(per)//2]:.1f} min={per[0]:.1f} max={per[-1]:.1f} process_cpu_ns={cpu[len(cpu)//2]:.1f}")
 PY
     ;;
   esac
@@ -113,15 +125,30 @@ run() {
     floor) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_WHOLE_PROGRAM=1 timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
     floor-runtime) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_WHOLE_PROGRAM=1 CUPTI_FLOOR_RUNTIME=1 \
       timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
+    paused) timeout $LIMIT $K record $NVML --paused -o $out.sqlite -- $PIN $CMD 2>/dev/null ;;
+    paused-node) timeout $LIMIT $K record $NVML --paused --cuda-graph-trace node -o $out.sqlite -- $PIN $CMD 2>/dev/null ;;
+    paused-old) KERNSCOPE_TRACER_LIB=$OLD_TRACER_LIB timeout $LIMIT $K record $NVML --paused -o $out.sqlite -- $PIN $CMD 2>/dev/null ;;
+    floor-attach) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
+    floor-graph) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_GRAPH_TRACE=1 timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
+    floor-profrec) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_PROFILER_RECORDS=1 \
+      timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
+    floor-paused) CUDA_INJECTION64_PATH=/tmp/libcupti_floor.so CUPTI_FLOOR_GRAPH_TRACE=1 CUPTI_FLOOR_PROFILER_RECORDS=1 \
+      CUPTI_FLOOR_DEVICE=1 timeout $LIMIT $PIN $CMD 2>>/tmp/floor_stderr.txt ;;
     *) timeout $LIMIT $K record $NVML --record $v -o $out.sqlite -- $PIN $CMD 2>/dev/null ;;
   esac | grep "$FIGURE" | tail -1
 }
 
 rm -f /tmp/proc_*.sqlite /tmp/proc_*.nsys-rep /tmp/floor_stderr.txt
 for round in $(seq 1 ${ROUNDS:-2}); do
+  ORDER=$VARIANTS
+  if [ "${ROTATE:-0}" = 1 ]; then
+    set -- $VARIANTS
+    k=$(( (round - 1) % $# ))
+    ORDER="${*:k+1} ${*:1:k}"
+  fi
   for w in $WORKLOADS; do
     workload $w
-    for v in $VARIANTS; do
+    for v in $ORDER; do
       if [ $v = torchprof ] && [ $w != llama ]; then echo "round $round $w $v: skipped (llama only)"; continue; fi
       local_start=$(date +%s.%N)
       line=$(run $w $v)

@@ -65,10 +65,14 @@ bool NvmlSampler::start() {
     thread_ = std::thread([this] {
       std::unique_lock lock(mutex_);
       while (!stopping_) {
+        if (!active_) {
+          wake_.wait(lock, [&] { return stopping_ || active_; });
+          continue;
+        }
         lock.unlock();
         sample_once();
         lock.lock();
-        wake_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stopping_; });
+        wake_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stopping_ || !active_; });
       }
     });
   }
@@ -86,6 +90,14 @@ void NvmlSampler::stop() {
     api_.shutdown();
     initialized_ = false;
   }
+}
+
+void NvmlSampler::set_active(bool active) {
+  {
+    std::lock_guard lock(mutex_);
+    active_ = active;
+  }
+  wake_.notify_all();
 }
 
 void NvmlSampler::sample_once() {

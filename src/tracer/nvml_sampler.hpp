@@ -53,8 +53,12 @@ class NvmlSampler {
   // Initializes NVML and finds the devices; false (with why()) when NVML does not work.
   bool start();
   void stop();
-  // One sample of every device (the thread calls this every interval).
+  // One sample of every device (the thread calls this every interval while active).
   void sample_once();
+  // Samples only while active: a paused tracer (--paused, sampled windows) keeps no sample from
+  // outside its windows, so the thread sleeps between them instead of calling NVML every interval
+  // for rows that would be thrown away. Active from construction unless told otherwise.
+  void set_active(bool active);
   // Moves the samples taken so far into `out`.
   void drain(std::vector<GpuSampleRow>& out);
   const std::string& why() const { return why_; }
@@ -72,6 +76,7 @@ class NvmlSampler {
   std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
+  bool active_ = true;
   bool initialized_ = false;
   std::vector<GpuSampleRow> samples_;
   std::thread thread_;

@@ -5,9 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "kernscope/open.hpp"
 #include "kernscope/reports.hpp"
@@ -448,6 +451,46 @@ TEST(TracerNvml, SamplesEveryDeviceWithTheTraceClock) {
   NvmlSampler broken(api, [] { return 0; }, 10, false);
   EXPECT_FALSE(broken.start());
   EXPECT_NE(broken.why().find("nvmlInit failed"), std::string::npos);
+}
+
+std::atomic<int> g_fake_power_calls{0};
+int fake_counted_power(void*, unsigned* v) {
+  ++g_fake_power_calls;
+  *v = 1;
+  return 0;
+}
+
+// Paused tracing keeps no GPU sample from outside its windows, so the sampler's thread must not
+// call NVML between them (issue 30: paused should cost nothing). Breaks if the thread ignores
+// set_active (samples while paused) or never wakes on it (no samples in the window).
+TEST(TracerNvml, SamplesOnlyWhileActive) {
+  NvmlApi api;
+  api.init = fake_ok;
+  api.shutdown = fake_ok;
+  api.device_count = fake_count;
+  api.device_handle = fake_handle;
+  api.power_usage = fake_counted_power;
+  g_fake_power_calls = 0;
+  NvmlSampler sampler(api, [] { return std::int64_t{0}; }, 1, false);
+  sampler.set_active(false);
+  ASSERT_TRUE(sampler.start());
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // 50 intervals paused
+  EXPECT_EQ(g_fake_power_calls.load(), 0);
+  sampler.set_active(true);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (g_fake_power_calls.load() < 6 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_GE(g_fake_power_calls.load(), 6);  // 2 devices, at least 3 rounds
+  sampler.set_active(false);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a round in flight ends
+  const int after_pause = g_fake_power_calls.load();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(g_fake_power_calls.load(), after_pause);
+  std::vector<GpuSampleRow> rows;
+  sampler.drain(rows);
+  EXPECT_EQ(static_cast<int>(rows.size()), after_pause);  // one row per device per round
+  sampler.stop();
 }
 
 }  // namespace

@@ -336,6 +336,7 @@ void Tracer::set_activities(bool on, const std::string& why) {
     }
   }
   if (!config_.api_all && !records_always_) switch_default_api(on);
+  if (sampler_ && !records_always_) sampler_->set_active(on);
   active_ = on;
 }
 
@@ -707,6 +708,28 @@ bool Tracer::init() {
   }
   cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
 
+  // The GPU sampler exists before any window can open (the timer thread and the capture callbacks
+  // below open them), so set_activities can wake it.
+  if (config_.nvml_interval_ms > 0) {
+    std::string why;
+    if (auto api = load_nvml(why)) {
+      sampler_ = std::make_unique<NvmlSampler>(*api, [] {
+        uint64_t ts = 0;
+        cuptiGetTimestamp(&ts);
+        return static_cast<std::int64_t>(ts);
+      }, config_.nvml_interval_ms, config_.nvml_pcie);
+      // Sleeps until the first window where recording waits for one (see set_activities).
+      sampler_->set_active(records_always_);
+      if (!sampler_->start()) {
+        nvml_note_ = sampler_->why();
+        sampler_.reset();
+      }
+    } else {
+      nvml_note_ = why;
+    }
+    if (!nvml_note_.empty()) say(nvml_note_);
+  }
+
   if (config_.capture == TracerConfig::Capture::kProfilerApi) {
     if (!subscribe("cannot watch cudaProfilerStart/Stop")) return false;
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
@@ -733,23 +756,6 @@ bool Tracer::init() {
     set_activities(true);
   }  // --paused, --every, --every-steps: recording starts with the first window
 
-  if (config_.nvml_interval_ms > 0) {
-    std::string why;
-    if (auto api = load_nvml(why)) {
-      sampler_ = std::make_unique<NvmlSampler>(*api, [] {
-        uint64_t ts = 0;
-        cuptiGetTimestamp(&ts);
-        return static_cast<std::int64_t>(ts);
-      }, config_.nvml_interval_ms, config_.nvml_pcie);
-      if (!sampler_->start()) {
-        nvml_note_ = sampler_->why();
-        sampler_.reset();
-      }
-    } else {
-      nvml_note_ = why;
-    }
-    if (!nvml_note_.empty()) say(nvml_note_);
-  }
   // Native stacks from here on (the program's first CUDA call); Python programs are sampled by
   // kernscope's Python hook instead.
   native_.start(config_.sample_hz);
