@@ -18,6 +18,12 @@
 // (kernscope enables them once at start), CUPTI_FLOOR_PROFILER_RECORDS=1 enables the API records of
 // cudaProfilerStart/Stop and cuProfilerStart/Stop alone (kernscope keeps those on between windows),
 // CUPTI_FLOOR_DEVICE=1 the DEVICE kind.
+//
+// In one process (CUPTI_FLOOR_AB=1, no profiler-call subscription): the program calls
+// cupti_floor_attach(0) to detach CUPTI (cuptiFinalize, after a flush; the program has synchronized)
+// and cupti_floor_attach(1) to attach it again in the state above, so that blocks with CUPTI attached
+// and detached alternate and the host's drift between processes falls out (launch_cost attach-ab,
+// llama_ab.py with ATTACH_AB=1).
 #include <cupti.h>
 
 #include <atomic>
@@ -74,18 +80,8 @@ void report() {
                g_dropped.load(), g_no_buffer.load());
 }
 
-}  // namespace
-
-extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
-  for (int i = 0; i < 32; ++i) {
-    if (auto* b = static_cast<uint8_t*>(std::calloc(1, kBufferBytes))) g_free.push_back(b);
-  }
-  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 1;
-  CUpti_SubscriberHandle subscriber = nullptr;
-  if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_profiler_api), nullptr) != CUPTI_SUCCESS) return 1;
-  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
-  cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
-  cuptiActivityFlushPeriod(100);
+// The paused states asked for by the environment (see the top of the file).
+void enable_paused_state() {
   if (std::getenv("CUPTI_FLOOR_DEVICE")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
   if (std::getenv("CUPTI_FLOOR_GRAPH_TRACE")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_GRAPH_TRACE);
   if (std::getenv("CUPTI_FLOOR_PROFILER_RECORDS")) {
@@ -94,10 +90,54 @@ extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) 
     cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuProfilerStart, 1);
     cuptiActivityEnableDriverApi(CUPTI_DRIVER_TRACE_CBID_cuProfilerStop, 1);
   }
+}
+
+bool g_attached = true;
+
+}  // namespace
+
+// 0 on success. Detaching flushes first; attaching registers the buffers again and restores the
+// paused state.
+extern "C" __attribute__((visibility("default"))) int cupti_floor_attach(int on) {
+  if ((on != 0) == g_attached) return 0;
+  if (!on) {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (cuptiFinalize() != CUPTI_SUCCESS) return 1;
+    g_attached = false;
+    return 0;
+  }
+  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 1;
+  cuptiActivityFlushPeriod(100);
+  enable_paused_state();
+  g_attached = true;
+  return 0;
+}
+
+namespace {
+
+void report_if_attached() {
+  if (g_attached) report();
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int InitializeInjection(void) {
+  for (int i = 0; i < 32; ++i) {
+    if (auto* b = static_cast<uint8_t*>(std::calloc(1, kBufferBytes))) g_free.push_back(b);
+  }
+  if (cuptiActivityRegisterCallbacks(requested, completed) != CUPTI_SUCCESS) return 1;
+  if (!std::getenv("CUPTI_FLOOR_AB")) {
+    CUpti_SubscriberHandle subscriber = nullptr;
+    if (cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(on_profiler_api), nullptr) != CUPTI_SUCCESS) return 1;
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    cuptiEnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+  }
+  cuptiActivityFlushPeriod(100);
+  enable_paused_state();
   if (std::getenv("CUPTI_FLOOR_WHOLE_PROGRAM")) {
     cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
     if (std::getenv("CUPTI_FLOOR_RUNTIME")) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME);
   }
-  std::atexit(report);
+  std::atexit(report_if_attached);
   return 1;
 }

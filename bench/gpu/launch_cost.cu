@@ -4,6 +4,9 @@
 //   launch_cost graph N REPS      N/32 replays of a CUDA graph of 32 empty kernels
 //   launch_cost eager-ab N REPS   as eager (graph-ab as graph), each repetition run twice: once
 //   launch_cost graph-ab N REPS   untraced, once between cudaProfilerStart and cudaProfilerStop
+//   launch_cost attach-ab N REPS  eager, each repetition run twice under bench/gpu/cupti_floor.cpp
+//                                 injected with CUPTI_FLOOR_AB=1: once with CUPTI detached, once
+//                                 attached in the floor's paused state (the order alternating)
 //
 // Prints the median over REPS of nanoseconds per kernel (host wall time / kernels), after a warm-up
 // repetition, and beside it what the host spent per kernel: CPU time of the launching thread and of
@@ -16,6 +19,7 @@
 // process, alternating, so the machine's drift between processes cancels out.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -135,11 +139,21 @@ static void print(const char* label, const std::vector<Figures>& f) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 4 ? argv[1] : "";
-  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab") {
-    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab N REPS\n");
+  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab") {
+    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab N REPS\n");
     return 2;
   }
   const bool ab = mode.ends_with("-ab");
+  int (*attach)(int) = nullptr;  // the CUPTI floor's switch (attach-ab)
+  if (mode == "attach-ab") {
+    const char* lib = std::getenv("CUDA_INJECTION64_PATH");
+    void* handle = lib ? dlopen(lib, RTLD_NOLOAD | RTLD_NOW) : nullptr;
+    if (handle) attach = reinterpret_cast<int (*)(int)>(dlsym(handle, "cupti_floor_attach"));
+    if (!attach) {
+      std::fprintf(stderr, "launch_cost attach-ab: run it with CUDA_INJECTION64_PATH=libcupti_floor.so CUPTI_FLOOR_AB=1\n");
+      return 2;
+    }
+  }
   Workload w;
   w.graph = mode.starts_with("graph");
   w.n = std::atol(argv[2]);
@@ -155,6 +169,18 @@ int main(int argc, char** argv) {
   w.run_ns_per_kernel();  // warm-up
   std::vector<Figures> plain, traced;
   for (int r = 0; r < reps; ++r) {
+    if (attach) {
+      // Detached and attached, the order alternating: a drift inside the pair falls on both.
+      for (int on : r % 2 == 0 ? std::vector<int>{0, 1} : std::vector<int>{1, 0}) {
+        check(cudaStreamSynchronize(w.stream), "sync");
+        if (attach(on) != 0) {
+          std::fprintf(stderr, "launch_cost: cupti_floor_attach(%d) failed\n", on);
+          return 1;
+        }
+        (on ? traced : plain).push_back(w.run());
+      }
+      continue;
+    }
     plain.push_back(w.run());
     if (!ab) continue;
     check(cudaProfilerStart(), "profiler start");
@@ -162,9 +188,9 @@ int main(int argc, char** argv) {
     check(cudaProfilerStop(), "profiler stop");
   }
   const std::string label = w.graph ? "graph" : "eager";
-  print(ab ? (label + " untraced").c_str() : label.c_str(), plain);
+  print(ab ? (label + (attach ? " detached" : " untraced")).c_str() : label.c_str(), plain);
   if (ab) {
-    print((label + " traced").c_str(), traced);
+    print((label + (attach ? " attached" : " traced")).c_str(), traced);
     std::vector<double> diff;
     for (std::size_t i = 0; i < plain.size(); ++i) diff.push_back(traced[i].wall_ns - plain[i].wall_ns);
     print((label + " cost").c_str(), diff);

@@ -11,7 +11,10 @@
 # Prints the TPOT of each kind, the median of the pairwise ratios traced/untraced with its 95 %
 # bootstrap interval, and the same comparison for the low (10th) percentile of single steps (see
 # summary()). Environment: PROMPT (512), STEPS per block (12), PAIRS (30), NVTX=1 to put an
-# NVTX range around each step (as the workload does), PEER=torch.
+# NVTX range around each step (as the workload does), PEER=torch. ATTACH_AB=1, run with
+# bench/gpu/cupti_floor.cpp injected (CUDA_INJECTION64_PATH=libcupti_floor.so CUPTI_FLOOR_AB=1 and the
+# floor's paused state): the "traced" blocks run with CUPTI attached in that state, the others with
+# CUPTI detached (cuptiFinalize), so what an attached, paused CUPTI costs is measured in one process.
 import os, random, statistics, time, torch
 from transformers import LlamaConfig, LlamaForCausalLM
 from transformers.cache_utils import DynamicCache
@@ -26,6 +29,12 @@ use_nvtx = os.environ.get("NVTX", "1") == "1"
 peer = os.environ.get("PEER", "")
 model = LlamaForCausalLM(cfg).to(device="cuda", dtype=torch.bfloat16).eval()
 ids = torch.randint(0, cfg.vocab_size, (1, prompt), device="cuda")
+
+
+attach_ab = None
+if os.environ.get("ATTACH_AB") == "1":
+    import ctypes
+    attach_ab = ctypes.CDLL(os.environ["CUDA_INJECTION64_PATH"], mode=os.RTLD_NOLOAD | os.RTLD_NOW).cupti_floor_attach
 
 
 class ProfilerRange:
@@ -53,7 +62,9 @@ def block(traced):
     o = model(input_ids=ids, past_key_values=cache, use_cache=True)
     nxt = o.logits[:, -1:].argmax(-1)
     torch.cuda.synchronize()
-    scope = ProfilerRange() if traced else None
+    if attach_ab is not None and attach_ab(1 if traced else 0) != 0:
+        raise SystemExit("cupti_floor_attach failed")
+    scope = ProfilerRange() if traced and attach_ab is None else None
     if scope:
         scope.__enter__()
     t0 = time.perf_counter()
