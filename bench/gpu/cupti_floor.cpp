@@ -15,7 +15,7 @@
 // program that never calls cudaProfilerStart: the buffer callbacks registered and the profiler
 // calls' callbacks subscribed, nothing else. Each of the states kernscope's paused tracer keeps on
 // top of that can be added alone: CUPTI_FLOOR_GRAPH_TRACE=1 enables whole-graph records for the run
-// (kernscope enables them once at start), CUPTI_FLOOR_PROFILER_RECORDS=1 enables the API records of
+// (kernscope does so at start with --cuda-graph-trace graph), CUPTI_FLOOR_PROFILER_RECORDS=1 enables the API records of
 // cudaProfilerStart/Stop and cuProfilerStart/Stop alone (kernscope keeps those on between windows),
 // CUPTI_FLOOR_DEVICE=1 the DEVICE kind.
 //

@@ -146,6 +146,7 @@ int main(int argc, char** argv) {
   const bool ab = mode.ends_with("-ab");
   int (*attach)(int) = nullptr;  // the CUPTI floor's switch (attach-ab)
   if (mode == "attach-ab") {
+    check(cudaFree(nullptr), "CUDA start");  // the driver loads the injection library when CUDA starts
     const char* lib = std::getenv("CUDA_INJECTION64_PATH");
     void* handle = lib ? dlopen(lib, RTLD_NOLOAD | RTLD_NOW) : nullptr;
     if (handle) attach = reinterpret_cast<int (*)(int)>(dlsym(handle, "cupti_floor_attach"));
