@@ -40,4 +40,8 @@ std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
 // An empty table writes nothing (nsys writes an empty file), unless options.nsys_empty_report.
 void render(std::ostream& out, const Table& table, const RenderOptions& options);
 
+// A table as a JSON value inside a document: its rows as render() writes them in JSON, "[]" when
+// it has none.
+std::string table_json(const Table& table, const RenderOptions& options);
+
 }  // namespace kernscope

@@ -74,10 +74,7 @@ std::string render_findings_json(const std::vector<Finding>& findings) {
         .member("evidence", f.skipped ? f.skip_reason : f.evidence)
         .member("action", f.action)
         .key("rows");
-    std::ostringstream rows;
-    render(rows, f.rows, RenderOptions{Format::kJson, TimeUnit::kNs});
-    const std::string r = rows.str();
-    json.raw(r.empty() ? std::string_view("[]") : std::string_view(r));
+    json.raw(table_json(f.rows, RenderOptions{Format::kJson, TimeUnit::kNs}));
     json.end_object();
   }
   json.end_array().end_object();

@@ -2,6 +2,7 @@
 // them); JSON follows json.dump(indent=2) with ASCII escapes, as nsys's JSON output does.
 #include <fmt/format.h>
 
+#include <sstream>
 #include <vector>
 
 #include "kernscope/render.hpp"
@@ -182,6 +183,15 @@ void render(std::ostream& out, const Table& table, const RenderOptions& options)
     case Format::kJson: write_json(out, table, options); break;
     case Format::kTable: write_console(out, table, options); break;
   }
+}
+
+std::string table_json(const Table& table, const RenderOptions& options) {
+  if (table.rows.empty()) return "[]";
+  RenderOptions json = options;
+  json.format = Format::kJson;
+  std::ostringstream out;
+  render(out, table, json);
+  return out.str();
 }
 
 }  // namespace kernscope

@@ -2,7 +2,7 @@
 #include <sstream>
 
 #include "analyses/diff/compare.hpp"
-#include "render/json_writer.hpp"
+#include "render/diff_render.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -37,37 +37,18 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   if (output.frames()) return out;
   const Format format = output.table_format();
   const RenderOptions options{format, output.time_unit};
-  std::ostringstream text;
   if (format == Format::kJson) {
-    std::ostringstream steps, classes;
-    steps << "[]";
-    if (!c.steps.rows.empty()) {
-      steps.str("");
-      render(steps, c.steps, options);
-    }
-    classes << "[]";
-    if (!c.classes.rows.empty()) {
-      classes.str("");
-      render(classes, c.classes, options);
-    }
-    JsonWriter json(2);
-    json.begin_object().key("labels").begin_array();
-    for (const auto& l : c.labels) json.value(l);
-    json.end_array().key("notes").begin_array();
-    for (const auto& n : c.notes) json.value(n);
-    json.end_array().key("steps").raw(steps.str()).key("classes").raw(classes.str()).end_object();
-    text << json.finish();
+    out.text = render_compare_json(c, options);
   } else if (format == Format::kTable) {
-    render(text, c.steps, options);
-    render(text, c.classes, options);
-    for (const auto& n : c.notes) text << "Note: " << n << '\n';
+    out.text = render_compare_text(c, options);
   } else {
+    std::ostringstream text;
     render(text, c.steps, options);
     text << '\n';
     render(text, c.classes, options);
     for (const auto& n : c.notes) out.messages.push_back("compare: " + n);
+    out.text = text.str();
   }
-  out.text = text.str();
   return out;
 }
 

@@ -4,8 +4,8 @@
 
 #include "analyses/diff/diff.hpp"
 #include "analyses/diff/gate.hpp"
+#include "render/diff_render.hpp"
 #include "render/html/diff_page.hpp"
-#include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -38,28 +38,6 @@ Table gates_table(const std::vector<GateVerdict>& verdicts) {
                       std::string(v.failed ? "yes" : "no")});
   }
   return t;
-}
-
-Table first_rows(Table t, std::size_t limit) {
-  if (limit > 0 && t.rows.size() > limit) t.rows.resize(limit);
-  return t;
-}
-
-// The kernels only one side has, largest first, as lines.
-std::string only_on_one_side(const DiffResult& d, bool added, std::size_t limit) {
-  std::ostringstream out;
-  std::size_t n = 0, total = 0;
-  for (const auto& r : d.kernels) {
-    if (added ? !r.is_new() : !r.is_missing()) continue;
-    ++total;
-    if (limit == 0 || n < limit) {
-      out << "  " << (added ? r.count_b : r.count_a) << " x, " << (added ? r.total_b : r.total_a) << " ns  " << r.name << '\n';
-      ++n;
-    }
-  }
-  if (total == 0) return {};
-  std::string head = added ? "\nNew kernels (only in B): " : "\nMissing kernels (only in A): ";
-  return head + std::to_string(total) + (total > n ? " (largest " + std::to_string(n) + " below)" : "") + "\n" + out.str();
 }
 
 Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
@@ -106,77 +84,19 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   }
   const Format format = output.table_format();
   const RenderOptions options{format, output.time_unit};
-  const auto limit = static_cast<std::size_t>(o.integer("limit"));
-  std::ostringstream text;
+  const DiffDocument document{diff, (*sides)[0], (*sides)[1], out.tables, verdicts, bootstrap, out.exit_code == 1};
   if (format == Format::kJson) {
-    JsonWriter json(2);
-    json.begin_object();
-    for (const auto& [key, label, runs] : {std::tuple{"a", diff.label_a, &(*sides)[0]}, std::tuple{"b", diff.label_b, &(*sides)[1]}}) {
-      json.key(key).begin_object().member("label", label).key("runs").begin_array();
-      for (const auto& r : runs->runs) {
-        json.begin_object().member("path", r.path).member("source", r.source_format).key("gpus").begin_array();
-        for (const auto& g : r.gpus) json.value(g);
-        json.end_array().end_object();
-      }
-      json.end_array().end_object();
-    }
-    json.member("identity", diff.identity).member("nothing_in_common", diff.nothing_in_common);
-    json.key("notes").begin_array();
-    for (const auto& n : diff.notes) json.value(n);
-    json.end_array();
-    json.key("headline").begin_object().member("total_kernel_ns_a", diff.total_a).member("total_kernel_ns_b", diff.total_b);
-    json.key("contributors").begin_array();
-    for (const auto& c : diff.headline) {
-      json.begin_object().member("kind", c.kind).member("name", c.name).member("delta_ns", c.delta_ns)
-          .member("share_percent", c.share).end_object();
-    }
-    json.end_array().key("lines").begin_array();
-    for (const auto& line : diff_headline_lines(diff)) json.value(line);
-    json.end_array().end_object();
-    static const char* keys[] = {"phases", "classes", "kernels", "kernel_tails", "nvtx"};
-    for (std::size_t i = 0; i < 5; ++i) {
-      std::ostringstream rendered;
-      const Table t = out.tables[i];
-      if (t.rows.empty()) {
-        rendered << "[]";
-      } else {
-        render(rendered, t, options);
-      }
-      json.key(keys[i]).raw(rendered.str());
-    }
-    json.key("gates").begin_array();
-    for (const auto& v : verdicts) {
-      json.begin_object().member("expression", v.condition.expression).member("metric", v.condition.metric);
-      if (!v.condition.subject.empty()) json.member("subject", v.condition.subject);
-      json.member("a_ns", v.a).member("b_ns", v.b).member("change", v.change)
-          .member("change_unit", std::string(v.condition.relative ? "%" : "ns")).member("threshold", v.condition.threshold)
-          .key("interval").begin_array().value(v.low).value(v.high).end_array()
-          .member("confidence", bootstrap.confidence).member("resamples", bootstrap.resamples)
-          .member("seed", static_cast<std::int64_t>(bootstrap.seed)).member("noise_from", v.noise_from)
-          .member("holds", v.holds).member("beyond_noise", v.beyond_noise).member("failed", v.failed)
-          .member("evidence", v.evidence).end_object();
-    }
-    json.end_array().member("failed", out.exit_code == 1).end_object();
-    text << json.finish();
+    out.text = render_diff_json(document, options);
   } else if (format == Format::kTable) {
-    text << "kernscope diff  A: " << diff.label_a << "   B: " << diff.label_b << "\n\n";
-    for (const auto& line : diff_headline_lines(diff)) text << line << '\n';
-    text << '\n';
-    for (std::size_t i : {0, 1, 2}) render(text, first_rows(out.tables[i], limit), options);
-    text << only_on_one_side(diff, true, limit) << only_on_one_side(diff, false, limit);
-    if (!out.tables[4].rows.empty()) {
-      text << '\n';
-      render(text, first_rows(out.tables[4], limit), options);
-    }
-    if (!verdicts.empty()) text << "\nGates:\n";
-    for (const auto& v : verdicts) text << "  " << v.evidence << '\n';
+    out.text = render_diff_text(document, options, static_cast<std::size_t>(o.integer("limit")));
   } else {
+    std::ostringstream text;
     const std::size_t index = std::find(table_names.begin(), table_names.end(), table_name) - table_names.begin();
     render(text, out.tables[index], options);
     for (const auto& v : verdicts) out.messages.push_back("gate " + v.evidence);
     for (const auto& n : diff.notes) out.messages.push_back("diff: " + n);
+    out.text = text.str();
   }
-  out.text = text.str();
   return out;
 }
 
