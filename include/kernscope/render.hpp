@@ -4,6 +4,8 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernscope/error.hpp"
 #include "kernscope/table.hpp"
@@ -43,5 +45,7 @@ void render(std::ostream& out, const Table& table, const RenderOptions& options)
 // A table as a JSON value inside a document: its rows as render() writes them in JSON, "[]" when
 // it has none.
 std::string table_json(const Table& table, const RenderOptions& options);
+// Tables as one JSON object, each under its name: {"name": rows, ...}.
+std::string named_tables_json(const std::vector<std::pair<std::string, const Table*>>& tables, const RenderOptions& options);
 
 }  // namespace kernscope

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <sstream>
 
 namespace kernscope {
 namespace {
@@ -181,6 +182,25 @@ void write_accounting_json(JsonWriter& json, const StepAccounting& a) {
   json.member("bottleneck", a.phases.empty() ? std::string_view("none") : category_name(a.loop.bottleneck()));
   json.member("process", pid_of(a.process)).member("processes", a.processes);
   json.end_object();
+}
+
+std::string render_accounting_json(const std::vector<Table>& tables, const StepAccounting& accounting,
+                                   const RenderOptions& options) {
+  JsonWriter json(0);
+  json.begin_object();
+  for (const Table& t : tables) json.key(t.report).raw(table_json(t, options));
+  json.key("accounting");
+  write_accounting_json(json, accounting);
+  json.end_object();
+  return json.finish();
+}
+
+std::string render_accounting_text(const std::vector<Table>& tables, const StepAccounting& accounting,
+                                   const std::string& steps_method, const RenderOptions& options) {
+  std::ostringstream text;
+  for (const Table& t : tables) render(text, t, options);
+  text << "\nSteps from: " << steps_method << "\n" << render_accounting_summary(accounting, "");
+  return text.str();
 }
 
 }  // namespace kernscope

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "analyses/steps/step_accounting.hpp"
+#include "kernscope/render.hpp"
 #include "kernscope/table.hpp"
 #include "render/json_writer.hpp"
 
@@ -20,5 +22,11 @@ Table accounting_groups_table(const StepAccounting& accounting);
 std::string render_accounting_summary(const StepAccounting& accounting, const std::string& indent);
 // {"phases": [{"phase", "steps", "wall_ns", "categories_ns": {...}, "bottleneck"}], "bottleneck", ...}
 void write_accounting_json(JsonWriter& json, const StepAccounting& accounting);
+// `kernscope account --format json`: {"<each table's report>": rows, "accounting": {...}}.
+std::string render_accounting_json(const std::vector<Table>& tables, const StepAccounting& accounting,
+                                   const RenderOptions& options);
+// Its tables, where the steps came from, then the summary.
+std::string render_accounting_text(const std::vector<Table>& tables, const StepAccounting& accounting,
+                                   const std::string& steps_method, const RenderOptions& options);
 
 }  // namespace kernscope

@@ -1,6 +1,7 @@
 #include "render/host_render.hpp"
 
 #include <map>
+#include <sstream>
 #include <unordered_map>
 
 #include "render/json_writer.hpp"
@@ -133,6 +134,25 @@ std::string render_speedscope(const Trace& trace, const HostProfile& profile) {
   json.end_array().member("name", "kernscope host").member("exporter", "kernscope");
   json.member("activeProfileIndex", 0).end_object();
   return json.finish();
+}
+
+std::string render_host_json(const std::vector<Table>& tables, const HostProfile& profile, const RenderOptions& options) {
+  JsonWriter json(0);
+  json.begin_object();
+  for (const Table& t : tables) json.key(t.report).raw(table_json(t, options));
+  json.key("findings").begin_array();
+  for (const auto& f : profile.findings) json.value(f);
+  json.end_array().key("notes").begin_array();
+  for (const auto& n : profile.notes) json.value(n);
+  json.end_array().end_object();
+  return json.finish();
+}
+
+std::string render_host_text(const std::vector<Table>& tables, const HostProfile& profile, const RenderOptions& options) {
+  std::ostringstream text;
+  for (const Table& t : tables) render(text, t, options);
+  text << render_host_summary(profile);
+  return text.str();
 }
 
 }  // namespace kernscope

@@ -8,11 +8,16 @@
 #include <vector>
 
 #include "analyses/steps/host_profile.hpp"
+#include "kernscope/render.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {
 
 std::string render_host_summary(const HostProfile& profile);
+// `kernscope host --format json`: {"<each table's report>": rows, "findings", "notes"}.
+std::string render_host_json(const std::vector<Table>& tables, const HostProfile& profile, const RenderOptions& options);
+// Its tables, then the summary.
+std::string render_host_text(const std::vector<Table>& tables, const HostProfile& profile, const RenderOptions& options);
 // What the stacks name a group's root frame ("decode_step [decode]") and a frame of trace.host.stacks
 // ("forward (modeling_llama.py)", with ';' and line breaks made ',': collapsed stacks' separators),
 // so every output of the stacks (collapsed, speedscope, the HTML flame graph) names frames alike.

@@ -194,4 +194,12 @@ std::string table_json(const Table& table, const RenderOptions& options) {
   return out.str();
 }
 
+std::string named_tables_json(const std::vector<std::pair<std::string, const Table*>>& tables, const RenderOptions& options) {
+  JsonWriter json(0);
+  json.begin_object();
+  for (const auto& [name, table] : tables) json.key(name).raw(table_json(*table, options));
+  json.end_object();
+  return json.finish();
+}
+
 }  // namespace kernscope

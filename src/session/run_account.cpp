@@ -4,7 +4,6 @@
 #include "analyses/steps/step_accounting.hpp"
 #include "analyses/trace_context.hpp"
 #include "render/accounting_render.hpp"
-#include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -32,26 +31,15 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (output.frames()) return out;
   const Format format = output.table_format();
   const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
   if (format == Format::kJson) {
-    JsonWriter json(0);
-    json.begin_object();
-    for (const Table& t : out.tables) {
-      std::ostringstream rendered;
-      render(rendered, t, render_options);
-      json.key(t.report).raw(rendered.str());
-    }
-    json.key("accounting");
-    write_accounting_json(json, accounting);
-    json.end_object();
-    text << json.finish();
+    out.text = render_accounting_json(out.tables, accounting, render_options);
   } else if (format == Format::kTable) {
-    for (const Table& t : out.tables) render(text, t, render_options);
-    text << "\nSteps from: " << steps->method << "\n" << render_accounting_summary(accounting, "");
+    out.text = render_accounting_text(out.tables, accounting, steps->method, render_options);
   } else {
+    std::ostringstream text;
     render(text, out.tables[0], render_options);  // CSV/TSV: one row per step
+    out.text = text.str();
   }
-  out.text = text.str();
   return out;
 }
 

@@ -4,7 +4,6 @@
 
 #include "analyses/steps/host_profile.hpp"
 #include "render/host_render.hpp"
-#include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -38,28 +37,15 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   }
   const Format format = output.table_format();
   const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
   if (format == Format::kJson) {
-    JsonWriter json(0);
-    json.begin_object();
-    for (const Table& t : out.tables) {
-      std::ostringstream rendered;
-      render(rendered, t, render_options);
-      json.key(t.report).raw(rendered.str());
-    }
-    json.key("findings").begin_array();
-    for (const auto& f : profile->findings) json.value(f);
-    json.end_array().key("notes").begin_array();
-    for (const auto& n : profile->notes) json.value(n);
-    json.end_array().end_object();
-    text << json.finish();
+    out.text = render_host_json(out.tables, *profile, render_options);
   } else if (format == Format::kTable) {
-    for (const Table& t : out.tables) render(text, t, render_options);
-    text << render_host_summary(*profile);
+    out.text = render_host_text(out.tables, *profile, render_options);
   } else {
+    std::ostringstream text;
     render(text, out.tables[1], render_options);  // CSV/TSV: one table, the functions
+    out.text = text.str();
   }
-  out.text = text.str();
   return out;
 }
 

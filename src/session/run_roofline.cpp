@@ -1,11 +1,10 @@
 // roofline: speed of light per kernel, class or step (src/analyses/work/roofline.hpp).
-#include <fmt/format.h>
 
 #include <sstream>
 
 #include "analyses/work/roofline.hpp"
 #include "render/html/roofline_page.hpp"
-#include "render/json_writer.hpp"
+#include "render/roofline_render.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -49,29 +48,16 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (output.frames()) return out;
   const Format format = output.table_format();
   const RenderOptions render_options{format, TimeUnit::kNs};
-  std::ostringstream text;
   if (format == Format::kJson) {
-    std::ostringstream rows;
-    render(rows, out.tables[0], render_options);
-    JsonWriter json(0);
-    json.begin_object().key("summary").begin_array();
-    for (const auto& line : roofline_summary(*result)) json.value(line);
-    json.end_array().key("rows").raw(rows.str()).key("notes").begin_array();
-    for (const auto& note : result->notes) json.value(note);
-    json.end_array().end_object();
-    text << json.finish();
+    out.text = render_roofline_json(*result, out.tables[0], render_options);
   } else if (format == Format::kTable) {
-    for (const auto& line : roofline_summary(*result)) text << line << '\n';
-    text << '\n';
-    render(text, out.tables[0], render_options);
-    const std::string chart = roofline_chart(*result, 8);
-    if (!chart.empty()) text << '\n' << chart;
-    for (const auto& note : result->notes) text << "note: " << note << '\n';
+    out.text = render_roofline_text(*result, out.tables[0], render_options);
     out.messages.clear();  // said in the text
   } else {
+    std::ostringstream text;
     render(text, out.tables[0], render_options);
+    out.text = text.str();
   }
-  out.text = text.str();
   return out;
 }
 

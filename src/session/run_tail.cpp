@@ -2,7 +2,6 @@
 #include <sstream>
 
 #include "analyses/tail.hpp"
-#include "render/json_writer.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {
@@ -42,12 +41,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   std::ostringstream text;
   if (format == Format::kJson) {
     // {"by_total": [...], "tail_candidates": [...]}: the two views of the same rows.
-    std::ostringstream by_total, by_score;
-    render(by_total, out.tables[0], render_options);
-    render(by_score, out.tables[1], render_options);
-    JsonWriter json(0);
-    json.begin_object().key("by_total").raw(by_total.str()).key("tail_candidates").raw(by_score.str()).end_object();
-    text << json.finish();
+    text << named_tables_json({{"by_total", &out.tables[0]}, {"tail_candidates", &out.tables[1]}}, render_options);
   } else if (format == Format::kTable) {
     render(text, out.tables[0], render_options);
     render(text, out.tables[1], render_options);
