@@ -67,4 +67,15 @@ with tempfile.TemporaryDirectory() as root:
     check(rc == 2 and "several sessions (other, serve)" in err, f"with several sessions one must be named: {err!r}")
     check(seen == [(101, "start"), (202, "start"), (101, "window duration=0.500000"), (202, "window duration=0.500000"),
                    (202, "window steps=20"), (101, "stop"), (202, "stop")], f"requests as sent: {seen}")
+
+# record --paused says once, at start, what --cuda-graph-trace graph costs while paused (its whole-graph
+# records stay on and slow eager launches); the default says nothing. The program needs no GPU: the
+# note comes before it starts.
+with tempfile.TemporaryDirectory() as root:
+    env = dict(os.environ, KERNSCOPE_RUNTIME_DIR=root)
+    note = "keeps whole-graph records on while paused"
+    for graph_trace, expected in (("graph", True), ("node", False)):
+        p = subprocess.run([K, "record", "--paused", "--cuda-graph-trace", graph_trace, "-o", f"{root}/t.sqlite", "--", "true"],
+                           capture_output=True, text=True, env=env, timeout=60)
+        check((note in p.stderr) == expected, f"record --paused --cuda-graph-trace {graph_trace}: cost note {'said' if expected else 'not said'}")
 sys.exit(1 if failures else 0)

@@ -354,6 +354,13 @@ int run_record(const RecordOptions& o) {
     std::cerr << "kernscope: record: " << config->live.describe() << "; session " << session << " (" << session_folder
               << "): kernscope capture start|stop|status " << session << ", kernscope capture window " << session
               << " --duration 2s" << (config->step_range.empty() ? "" : " | --steps 20") << "\n";
+    // Whole-graph records cannot be switched on once graphs exist (a program crashed), so they stay
+    // on while paused, and CUPTI then handles every eager launch too (bench/RESULTS.md: +7 to +10 %
+    // TPOT on an eager decode, paused). Said once, where it costs.
+    if (o.graph_trace == "graph") {
+      std::cerr << "kernscope: record: --cuda-graph-trace graph keeps whole-graph records on while paused; eager launches "
+                   "then cost more (about +8 % on an eager PyTorch decode); with the default, node, paused measured about 1 %\n";
+    }
   }
   // NVTX reaches CUPTI when NVTX_INJECTION64_PATH names it; the tracer corrects the path to the
   // CUPTI copy it is bound to when CUDA starts (see injection.cpp).
