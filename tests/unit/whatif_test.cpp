@@ -174,6 +174,39 @@ TEST(WhatIf, OverlappedCollectivesLetTheNextKernelRun) {
   EXPECT_EQ(predicted(replay(s, {"overlap-comm"})), 201 * k);
 }
 
+// Two processes of one trace (a tensor-parallel pair, one clock), each a step [0, 910k) on its own
+// thread: a launch [10k, 20k) of a GEMM from 30k, a launch [20k, 30k) of an all-reduce queued behind
+// it, a cudaStreamSynchronize [30k, 905k) that returns 5k after the all-reduce ends, then 5k of host
+// work. Rank A's GEMM [30k, 430k) is faster than rank B's [30k, 800k): A's all-reduce [430k, 900k)
+// waits for B's to begin [800k, 900k); both end at 900k (transfer 100k after the last arrival).
+// scale=gemm:0.5: B's GEMM takes 385k, B arrives at 415k, the all-reduce ends at 515k on both ranks,
+// the syncs return at 520k, the ranges end at 525k: both steps 525k. Replayed apart, A would have
+// kept its traced 470k of waiting after its own earlier arrival at 230k (A's step 710k).
+TEST(WhatIf, CollectivesOfTheRanksOfOneTraceWaitForEachOther) {
+  testing::SyntheticTrace s;
+  for (const auto& [pid, gemm_end] : {std::pair{100, 430 * k}, std::pair{200, 800 * k}}) {
+    const std::int64_t thread = testing::global_tid(1, pid);
+    const auto c = static_cast<std::uint32_t>(pid);  // correlation ids of the two launches: pid, pid + 1
+    s.nvtx(kNvtxPushPopRange, "decode_step", 0, 910 * k, thread);
+    s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, c, thread);
+    s.api("cudaLaunchKernel_v7000", 20 * k, 30 * k, c + 1, thread);
+    s.api("cudaStreamSynchronize_v3020", 30 * k, 905 * k, 0, thread);
+    s.kernel("ampere_sgemm_128x64_nn", 30 * k, gemm_end, c, testing::global_pid(pid));
+    s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096UL>)", gemm_end, 900 * k, c + 1,
+             testing::global_pid(pid));
+  }
+  const auto none = replay(s, {});
+  ASSERT_EQ(none.steps.size(), 2u);
+  for (const auto& st : none.steps) EXPECT_EQ(st.predicted_ns, st.traced_ns);
+  EXPECT_NE(std::find_if(none.notes.begin(), none.notes.end(),
+                         [](const std::string& n) { return n.find("2 processes replayed together: 1 collective") != std::string::npos; }),
+            none.notes.end());
+  const auto faster = replay(s, {"scale=gemm:0.5"});
+  ASSERT_EQ(faster.steps.size(), 2u);
+  EXPECT_EQ(faster.steps[0].predicted_ns, 525 * k);
+  EXPECT_EQ(faster.steps[1].predicted_ns, 525 * k);
+}
+
 TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().factor, 0.25);
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().op_class, "gemm");

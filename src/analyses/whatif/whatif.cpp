@@ -337,11 +337,13 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
       }
     }
   }
+  std::vector<std::int64_t> processes;
+  std::vector<Graph> graphs;
+  std::size_t with_collectives = 0;
   for (const auto& [process, window] : windows) {
     Graph g = whatif::build_graph(context, analysis, process, window.first, window.second + 1, replayed);
     for (const WhatIfChange& c : options.changes) whatif::apply_change(context, analysis, c, g);
     whatif::apply_edits(options.edits, g);
-    const Replay r = replay(g);
     if (process == accounting.process || windows.size() == 1) {
       result.launch_latency_ns = g.launch_latency_ns;
       result.queue_gap_ns = g.queue_gap_ns;
@@ -353,6 +355,37 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
     for (const auto& note : g.notes) {
       if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end()) result.notes.push_back(note);
     }
+    with_collectives += std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op == OpKind::kComm; }) ? 1 : 0;
+    processes.push_back(process);
+    graphs.push_back(std::move(g));
+  }
+  // The processes of one trace share its clock: where several run collectives (the ranks of a
+  // tensor-parallel server), they are replayed as one graph whose collectives wait for each other.
+  std::vector<std::int32_t> first_node;
+  Graph joined;
+  Replay joint_replay;
+  bool joint = false;
+  if (with_collectives >= 2) {
+    joined = whatif::join_graphs(graphs, first_node);
+    const whatif::CollectiveLinks links = whatif::link_collectives(joined, first_node);
+    joint = links.linked > 0;
+    if (joint) {
+      joint_replay = replay(joined);
+      result.notes.push_back(std::to_string(processes.size()) + " processes replayed together: " + std::to_string(links.linked) +
+                             " collective calls wait for every rank that runs them (matched by kernel name and order)");
+    }
+    if (links.not_together > 0 || links.unmatched_names > 0) {
+      result.notes.push_back("collectives left unlinked: " + std::to_string(links.not_together) +
+                             " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
+                             " kernel names the processes ran a different number of times");
+    }
+  }
+  for (std::size_t p = 0; p < graphs.size(); ++p) {
+    const std::int64_t process = processes[p];
+    Replay own;
+    if (!joint) own = replay(graphs[p]);
+    const Graph& g = joint ? joined : graphs[p];
+    const Replay& r = joint ? joint_replay : own;
     // Each replayed step's start and completion, replayed (the traced ones are the step's own: its
     // range's start, and its range's end or its GPU work's end, whichever is later; the replay
     // without a change gives them back where the graph is complete).

@@ -82,4 +82,23 @@ void apply_change(const TraceContext& context, const StepAnalysis& steps, const 
 // Applies an analysis's edits (whatif.hpp, WhatIfEdit); notes the edits it found no call for.
 void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& graph);
 
+// The graphs of several processes of one trace (one clock) as one graph, in order; first_node gets
+// each graph's first node in the joined one. The step marks and the wait terms follow their nodes.
+Graph join_graphs(const std::vector<Graph>& graphs, std::vector<std::int32_t>& first_node);
+
+// What link_collectives did: collectives linked across processes, and those it left alone.
+struct CollectiveLinks {
+  std::int64_t linked = 0;           // collective calls whose kernels now wait for each other
+  std::int64_t not_together = 0;     // calls where a rank's kernel ended before another rank's began
+  std::int64_t unmatched_names = 0;  // kernels the processes ran a different number of times
+};
+
+// Each communication kernel of a joined graph waits for the same collective on the other processes:
+// the k-th kernel of a name on each process that runs it, where every such process ran it equally
+// often and no rank's kernel ended before the last one began. A kernel's own time becomes its
+// transfer (its traced end less the last arrival, scaled as a change scaled its time), and it ends
+// no earlier than each peer's start plus that transfer: the replay without a change gives back the
+// traced ends, and a rank that arrives earlier after a change still waits for the last.
+CollectiveLinks link_collectives(Graph& joined, const std::vector<std::int32_t>& first_node);
+
 }  // namespace kernscope::whatif
