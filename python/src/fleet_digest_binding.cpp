@@ -1,14 +1,12 @@
 // kernscope._core.fleet_digest(path, bin_ns): one trace reduced by the C++ core to the fleet tier's
 // digest tables (ranks/ranks_fleet_digest.hpp), as dicts of column lists that
-// python/kernscope/fleet turns into Arrow tables. Kept apart from the trace binding: it hands out
+// python/kernscope/fleet turns into Arrow tables (the reduce of many: fleet_reduce_binding.cpp). Kept apart from the trace binding: it hands out
 // owned copies of small results, not views of a loaded trace.
 #include "fleet_digest_binding.hpp"
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <map>
-#include <stdexcept>
 #include <utility>
 
 #include "ranks/ranks_fleet_digest.hpp"
@@ -124,45 +122,6 @@ nb::dict busy_table(const FleetDigest& f) {
   return d;
 }
 
-// The set's rank numbers from the digests' own evidence, by ranks_set's rules (assemble_rank_set):
-// declared ranks, else distinct CUDA devices, else file names, else order; with the set's notes
-// (missing ranks, mixed runs, ranks cut short).
-nb::dict number_ranks(const std::vector<std::string>& paths, const std::vector<std::int64_t>& global_pids,
-                      const std::vector<std::int64_t>& declared_ranks, const std::vector<std::int64_t>& world_sizes,
-                      const std::vector<std::int64_t>& devices, const std::vector<std::vector<std::string>>& notes) {
-  const std::size_t n = paths.size();
-  if (global_pids.size() != n || declared_ranks.size() != n || world_sizes.size() != n || devices.size() != n || notes.size() != n) {
-    throw std::invalid_argument("number_ranks: the columns differ in length");
-  }
-  std::vector<RankDigest> digests(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    digests[i].path = paths[i];
-    digests[i].global_pid = global_pids[i];
-    digests[i].rank = declared_ranks[i];
-    digests[i].declared_world_size = world_sizes[i];
-    digests[i].device = devices[i];
-    digests[i].notes = notes[i];
-  }
-  const RankSet set = assemble_rank_set(std::move(digests));
-  // Back in the caller's order: (path, process) names one digest.
-  std::map<std::pair<std::string, std::int64_t>, const RankDigest*> by_identity;
-  for (const auto& d : set.ranks) by_identity[{d.path, d.global_pid}] = &d;
-  std::vector<std::int64_t> ranks;
-  std::vector<std::string> evidence;
-  for (std::size_t i = 0; i < n; ++i) {
-    const RankDigest* d = by_identity.at({paths[i], global_pids[i]});
-    ranks.push_back(d->rank);
-    evidence.push_back(d->evidence);
-  }
-  nb::dict out;
-  out["rank"] = nb::cast(std::move(ranks));
-  out["evidence"] = nb::cast(std::move(evidence));
-  out["world_size"] = set.world_size;
-  out["world_evidence"] = set.world_evidence;
-  out["notes"] = nb::cast(set.notes);
-  return out;
-}
-
 }  // namespace
 
 namespace kernscope::python {
@@ -201,9 +160,6 @@ void bind_fleet_digest(nb::module_& m, nb::handle error_type) {
         return *paths;
       },
       nb::arg("arguments"), "DIR, GLOB or FILE arguments as the sorted trace paths `kernscope ranks` reads.");
-  m.def("number_ranks", &number_ranks, nb::arg("paths"), nb::arg("global_pids"), nb::arg("declared_ranks"),
-        nb::arg("world_sizes"), nb::arg("devices"), nb::arg("notes"),
-        "Rank numbers, evidence and the set's notes for digests described by these columns (ranks_set's rules).");
 }
 
 }  // namespace kernscope::python

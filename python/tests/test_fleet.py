@@ -186,18 +186,44 @@ def test_bad_input_is_said_not_crashed(tmp_path):
         assert ranks[rank]["clock_offset_ns"] == truth["offsets_ns"][str(rank)]
 
 
-def test_order_matching_of_a_late_window_is_doubted(tmp_path):
-    # No sequence numbers, and rank 3's window starts at the 3rd collective: the fleet does not
-    # shift windows (kernscope ranks does), so it must say the pairing is doubtful, not trust it.
-    make_set(tmp_path / "late", "--ranks", "4", "--late-start", "3:2")
+def test_late_window_is_shifted_as_kernscope_ranks_does(tmp_path):
+    # No sequence numbers, and rank 3's window starts at the 3rd collective. The fleet's reduce is
+    # `kernscope ranks`'s engine (issue 26): it shifts rank 3's window by 2 into line, so every clock
+    # offset is the generator's and the verdicts stand. (The SQL reduce before it matched without
+    # shifts, paired different calls and withheld its verdicts on a 34 ms scatter.)
+    truth = make_set(tmp_path / "late", "--ranks", "4", "--late-start", "3:2")
     result = fleet.run([str(tmp_path / "late")], str(tmp_path / "digests"), workers=2)
-    assert "by order" in result["matching"]
-    assert any("ranks hold 19 to 21 collectives and are matched by order" in n for n in result["notes"])
-    assert not result["clocks_trusted"]
-    # As kernscope ranks: what is not trusted is said first, and no straggler or hang verdict drawn from it.
-    assert result["verdicts_withheld"] and not result["matching_trusted"]
-    assert result["notes"][0].startswith("NOT TRUSTED") and result["notes"][1].startswith("matching: communicator")
+    assert result["matching"].startswith("by order") and "1 rank window(s) shifted" in result["matching"]
+    assert result["matching_trusted"] and result["clocks_trusted"] and not result["verdicts_withheld"]
+    assert any(n.startswith("rank 3, 0: its trace starts 2 collective(s) later") for n in result["windows"])
+    assert {r["rank"]: r["clock_offset_ns"] for r in result["tables"]["ranks"]} == \
+        {int(k): v for k, v in truth["offsets_ns"].items()}
+    # Rank 3 lacks the first two collectives: outside its window, not a hang.
+    assert len(result["tables"]["collectives"]) == truth["collectives"] - 2
     assert not any("did not arrive" in n for n in result["notes"])
+    doc = json.loads(subprocess.run([cli(), "ranks", str(tmp_path / "late"), "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert [column(r, "Last Rank") for r in doc["tables"]["collectives"]] == \
+        [c["last_rank"] for c in result["tables"]["collectives"]]
+
+
+def test_bus_bandwidth_as_kernscope_ranks(whole_set):
+    # The fleet now reads sizes into bus bandwidth as `kernscope ranks` does (the SQL reduce had none).
+    base, _, result = whole_set
+    doc = json.loads(subprocess.run([cli(), "ranks", str(base / "set"), "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    kinds = {column(r, "Kind"): r for r in doc["tables"]["collective_kinds"]}
+    for row in result["tables"]["kinds"]:
+        assert row["median_bus_bandwidth"] > 0
+        assert row["median_bus_bandwidth"] / 1e9 == pytest.approx(column(kinds[row["kind"]], "Median Bus BW"), rel=1e-12)
+
+
+def test_malformed_digests_are_a_clear_error():
+    from kernscope import _core
+
+    empty = {"trace": [], "part": []}
+    with pytest.raises(ValueError, match="table ranks has no column path"):
+        _core.reduce_digests(empty, {}, {}, {})
 
 
 def run_cli(*args):
