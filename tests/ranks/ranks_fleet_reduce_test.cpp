@@ -1,8 +1,8 @@
 // The fleet's reduce (ranks_fleet_reduce.hpp) on digests built by hand: the ranks engine's answer is
 // the one analyze_ranks gives on the same digests, and the totals and utilisation hold by
 // construction. (Checked that these can fail: reading the busy bins on each rank's own clock, not the
-// aligned one, moves rank 1's bins by its 2 ms offset and breaks UtilisationOnAlignedClocks; taking
-// the first trace's total as the slowest breaks KernelAndClassTotalsAcrossTraces.)
+// aligned one, moves rank 1's bins by its 2 ms offset and breaks UtilisationOnAlignedClocks; naming
+// the first trace read (the lowest number) as the slowest breaks KernelAndClassTotalsAcrossTraces.)
 #include <gtest/gtest.h>
 
 #include "ranks/ranks_fleet_reduce.hpp"
@@ -53,8 +53,8 @@ std::vector<NumberedDigest> fleet() {
   NumberedDigest a{7, {}}, b{3, {}};
   a.digest.ranks.push_back(rank_digest(0, 0));
   b.digest.ranks.push_back(rank_digest(1, kOffset));
-  a.digest.kernels = {kernel("gemm", "gemm", 10, 300, 30), kernel("attn", "attention", 2, 100, 50)};
-  b.digest.kernels = {kernel("gemm", "gemm", 12, 500, 40), kernel("norm", "norm", 4, 20, 5)};
+  a.digest.kernels = {kernel("gemm", "gemm", 10, 500, 30), kernel("attn", "attention", 2, 100, 50)};
+  b.digest.kernels = {kernel("gemm", "gemm", 12, 300, 40), kernel("norm", "norm", 4, 20, 5)};
   // Bins of 1 ms from each rank's first kernel, on its own clock: rank 0 busy 400 us then 100 us;
   // rank 1 (2 ms ahead) 700 us, 0, 900 us.
   a.digest.bin_ns = b.digest.bin_ns = 1'000'000;
@@ -92,7 +92,7 @@ TEST(FleetReduce, KernelAndClassTotalsAcrossTraces) {
   EXPECT_EQ(gemm.total_ns, 800);
   EXPECT_EQ(gemm.min_trace_total_ns, 300);
   EXPECT_EQ(gemm.max_trace_total_ns, 500);
-  EXPECT_EQ(gemm.slowest_trace, 3);
+  EXPECT_EQ(gemm.slowest_trace, 7);  // not the first trace read (3)
   EXPECT_DOUBLE_EQ(gemm.median_p50_ns, 35.0);  // of 30 and 40
   EXPECT_DOUBLE_EQ(gemm.max_p99_ns, 80.0);
   EXPECT_EQ(f.kernels[1].name, "attn");
