@@ -51,7 +51,9 @@ Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::s
 using TraceVisitor = std::function<void(const Trace&, const std::vector<RankDigest>&)>;
 Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, const TraceVisitor& also = {});
 
-// Reads every trace (up to `threads` at a time; 0: one per core) and numbers the ranks.
+// Reads every trace (up to `threads` at a time; 0: one per core), each freed once digested, and
+// numbers the ranks: memory follows the digests and the traces being read, not the set. `kernscope
+// ranks` reads its traces this way (run_ranks.cpp). A failure names its file.
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads = 0);
 
 // The digests of one opened trace: one per process with NCCL kernels when it holds several,
