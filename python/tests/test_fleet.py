@@ -177,6 +177,7 @@ def test_bad_input_is_said_not_crashed(tmp_path):
     result = fleet.run([str(tmp_path / "bad")], str(tmp_path / "digests"), workers=2)
     notes = "\n".join(result["notes"])
     assert "rank9.trace.json: not read" in notes
+    assert notes.count("rank9.trace.json") == 2, notes  # the note's, and once in the reader's error
     assert "missing ranks: 7 " in notes
     assert "rank 4: the trace is cut short" in notes
     assert "rank 6 did not arrive at 1 collective" in notes
