@@ -158,6 +158,22 @@ def test_kernel_totals_and_busy_time_from_the_json(whole_set):
     assert rows[0][0] == busy
 
 
+def test_sql_sees_the_reduce_tables(whole_set, tmp_path):
+    # --sql's views of the reducer's tables hold its rows; an empty one (no rank ran collectives
+    # here) is still a table to query.
+    base, truth, result = whole_set
+    _, rows = fleet.sql(str(base / "digests"), "SELECT rank, clock_offset_ns FROM offsets ORDER BY rank")
+    assert rows == sorted((int(k), v) for k, v in truth["offsets_ns"].items())
+    _, rows = fleet.sql(str(base / "digests"), "SELECT count(*) FROM matched")
+    assert rows[0][0] == truth["collectives"]
+    _, rows = fleet.sql(str(base / "digests"), "SELECT sum(times_last) FROM stragglers")
+    assert rows[0][0] == sum(truth["times_last"].values())
+    single = ROOT / "tests" / "fixtures" / "ranks" / "tp2_decode_h200" / "rank0.sqlite.xz"
+    fleet.digest([str(single)], str(tmp_path / "one"), workers=1)
+    _, rows = fleet.sql(str(tmp_path / "one"), "SELECT count(*) FROM stragglers")
+    assert rows == [(0,)]
+
+
 def test_dask_local_cluster_gives_the_same_results(whole_set, tmp_path):
     pytest.importorskip("distributed")
     base, _, local = whole_set

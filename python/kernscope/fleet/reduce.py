@@ -59,9 +59,8 @@ def connect(digests: Dict[str, Any], reduced: Dict[str, Any]):
         con.register(name, table)
     con.register("units", pa.table(reduced["units"]))
     renamed = {"ranks": "offsets", "collectives": "matched", "kernels": "kernel_totals"}
-    for name, table in reduced["tables"].items():
-        if table and len(next(iter(table.values()))) > 0:
-            con.register(renamed.get(name, name), pa.table(table))
+    for name, table in reduced["tables"].items():  # empty ones too (their columns' type is then NULL)
+        con.register(renamed.get(name, name), pa.table(table))
     con.execute("CREATE VIEW coll AS SELECT u.rank, c.* FROM collectives c JOIN units u USING (trace, part)")
     return con
 
