@@ -7,6 +7,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -76,11 +77,19 @@ std::map<std::int64_t, FleetDigest> rebuild(const nb::dict& ranks, const nb::dic
     auto step_name = column<std::string>(ranks, "ranks", "step_name", n);
     const auto tpot = column<double>(ranks, "ranks", "tpot_ns", n);
     auto notes = column<std::vector<std::string>>(ranks, "ranks", "notes", n);
+    std::map<std::int64_t, std::vector<bool>> seen;  // per trace, which parts have their row
     for (std::size_t i = 0; i < n; ++i) {
       auto& digests = traces[trace[i]].ranks;
+      auto& filled = seen[trace[i]];
       if (part[i] < 0) throw std::invalid_argument("reduce_digests: ranks table has a negative part");
-      if (static_cast<std::size_t>(part[i]) >= digests.size()) digests.resize(static_cast<std::size_t>(part[i]) + 1);
-      RankDigest& d = digests[static_cast<std::size_t>(part[i])];
+      const auto at = static_cast<std::size_t>(part[i]);
+      if (at >= digests.size()) {
+        digests.resize(at + 1);
+        filled.resize(at + 1, false);
+      }
+      if (filled[at]) throw std::invalid_argument("reduce_digests: ranks table holds trace " + std::to_string(trace[i]) + " part " + std::to_string(part[i]) + " twice");
+      filled[at] = true;
+      RankDigest& d = digests[at];
       d.path = std::move(path[i]);
       d.global_pid = pid[i];
       d.rank = declared[i];
@@ -99,6 +108,11 @@ std::map<std::int64_t, FleetDigest> rebuild(const nb::dict& ranks, const nb::dic
       d.steps.name = std::move(step_name[i]);
       d.steps.tpot_ns = tpot[i];
       d.notes = std::move(notes[i]);
+    }
+    for (const auto& [t, filled] : seen) {
+      if (std::find(filled.begin(), filled.end(), false) != filled.end()) {
+        throw std::invalid_argument("reduce_digests: ranks table lacks a part of trace " + std::to_string(t));
+      }
     }
   }
   {

@@ -241,6 +241,18 @@ def test_malformed_digests_are_a_clear_error():
     empty = {"trace": [], "part": []}
     with pytest.raises(ValueError, match="table ranks has no column path"):
         _core.reduce_digests(empty, {}, {}, {})
+    # One rank of a trace at part 1 with no part 0: the digests were not written whole.
+    from kernscope.fleet.digest import schemas
+    row = {name: [None] for name in schemas()["ranks"].names}
+    row.update(trace=[0], part=[1], path=["a.json"], global_pid=[-1], declared_rank=[0], declared_world_size=[1],
+               backend=[""], device=[0], device_name=[""], kernels=[1], first_ns=[0], last_ns=[1], comm_ns=[0],
+               overlap_ns=[0], compute_ns=[0], collectives=[0], identity=[""], step_method=[""], step_name=[""],
+               tpot_ns=[-1.0], notes=[[]])
+    tables = [{name: [] for name in schemas()[t].names} for t in ("collectives", "kernels", "busy")]
+    with pytest.raises(ValueError, match="ranks table lacks a part of trace 0"):
+        _core.reduce_digests(row, *tables)
+    row["part"] = [0]
+    assert _core.reduce_digests(row, *tables)["ranks_read"] == 1
 
 
 def run_cli(*args):
