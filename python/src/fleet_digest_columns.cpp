@@ -2,11 +2,13 @@
 // side that names the columns python/kernscope/fleet/digest.py stores as Parquet.
 #include "fleet_digest_columns.hpp"
 
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace nb = nanobind;
@@ -117,7 +119,17 @@ template <class T>
 std::vector<T> column(const nb::dict& table, const char* table_name, const char* name, std::size_t& rows) {
   if (!table.contains(name)) throw std::invalid_argument(std::string("reduce_digests: table ") + table_name + " has no column " + name);
   std::vector<T> values;
-  if (!nb::try_cast(table[name], values)) {
+  // Numbers as a NumPy array (the reduce hands Arrow's buffers over, without a Python object per
+  // value), else as any sequence.
+  bool read = false;
+  if constexpr (std::is_arithmetic_v<T>) {
+    nb::ndarray<const T, nb::ndim<1>, nb::c_contig, nb::device::cpu> array;
+    if (nb::try_cast(table[name], array, false)) {
+      values.assign(array.data(), array.data() + array.shape(0));
+      read = true;
+    }
+  }
+  if (!read && !nb::try_cast(table[name], values)) {
     throw std::invalid_argument(std::string("reduce_digests: column ") + table_name + "." + name + " has values of the wrong type");
   }
   if (rows == static_cast<std::size_t>(-1)) rows = values.size();
