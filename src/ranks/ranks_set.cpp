@@ -264,15 +264,19 @@ Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, cons
   options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
   auto trace = open_trace(path, options);
   if (!trace) return make_error(trace.error().code, trace.error().message);  // it names the file
+  auto digests = digest_opened_trace(*trace);
+  if (digests && also) also(*trace, *digests);
+  return digests;
+}
+
+Result<std::vector<RankDigest>> digest_opened_trace(const Trace& trace) {
   std::optional<CommArgsLookup> args;
-  if (trace->source.format.starts_with("kineto")) {
-    auto read = read_kineto_comm_args(path);
-    if (!read) return make_error(read.error().code, path + ": " + read.error().message);
+  if (trace.source.format.starts_with("kineto")) {
+    auto read = read_kineto_comm_args(trace.source.path);
+    if (!read) return make_error(read.error().code, trace.source.path + ": " + read.error().message);
     args = std::move(*read);
   }
-  std::vector<RankDigest> digests = digests_of(*trace, args ? &*args : nullptr);
-  if (also) also(*trace, digests);
-  return digests;
+  return digests_of(trace, args ? &*args : nullptr);
 }
 
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads) {

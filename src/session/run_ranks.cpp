@@ -3,7 +3,6 @@
 // stragglers, comm/compute overlap, skew over time, and the collectives some rank never reached.
 #include <sstream>
 
-#include "ranks/collectives_kineto_args.hpp"
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
 #include "ranks/ranks_view.hpp"
@@ -77,13 +76,9 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   std::vector<ranks::RankDigest> digests;
   for (const auto& group : groups) {
     for (const Trace* trace : group.runs) {
-      std::optional<ranks::CommArgsLookup> args;
-      if (trace->source.format.starts_with("kineto")) {
-        auto read = ranks::read_kineto_comm_args(trace->source.path);
-        if (!read) return make_error(read.error().code, trace->source.path + ": " + read.error().message);
-        args = std::move(*read);
-      }
-      for (auto& d : ranks::digests_of(*trace, args ? &*args : nullptr)) digests.push_back(std::move(d));
+      auto digested = ranks::digest_opened_trace(*trace);
+      if (!digested) return std::unexpected(digested.error());
+      for (auto& d : *digested) digests.push_back(std::move(d));
     }
   }
   return reduce_set(ranks::assemble_rank_set(std::move(digests)), o, output);
