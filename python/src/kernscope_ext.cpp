@@ -19,6 +19,7 @@
 #include <stdexcept>
 
 #include "fleet_digest_binding.hpp"
+#include "fleet_reduce_binding.hpp"
 #include "kernscope/column_defs.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
@@ -379,6 +380,7 @@ NB_MODULE(_core, m) {
   m.doc() = "kernscope: GPU trace analysis for LLM inference (C++ core)";
   auto error = nb::exception<KernscopeError>(m, "Error");
   kernscope::python::bind_fleet_digest(m, error);
+  kernscope::python::bind_fleet_reduce(m);
 
   nb::class_<PyTrace>(m, "Trace")
       .def("kernel_columns", [](const PyTrace& t) { return columns_dict(t, t.trace->kernels); })

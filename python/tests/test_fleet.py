@@ -158,6 +158,22 @@ def test_kernel_totals_and_busy_time_from_the_json(whole_set):
     assert rows[0][0] == busy
 
 
+def test_sql_sees_the_reduce_tables(whole_set, tmp_path):
+    # --sql's views of the reducer's tables hold its rows; an empty one (no rank ran collectives
+    # here) is still a table to query.
+    base, truth, result = whole_set
+    _, rows = fleet.sql(str(base / "digests"), "SELECT rank, clock_offset_ns FROM offsets ORDER BY rank")
+    assert rows == sorted((int(k), v) for k, v in truth["offsets_ns"].items())
+    _, rows = fleet.sql(str(base / "digests"), "SELECT count(*) FROM matched")
+    assert rows[0][0] == truth["collectives"]
+    _, rows = fleet.sql(str(base / "digests"), "SELECT sum(times_last) FROM stragglers")
+    assert rows[0][0] == sum(truth["times_last"].values())
+    single = ROOT / "tests" / "fixtures" / "ranks" / "tp2_decode_h200" / "rank0.sqlite.xz"
+    fleet.digest([str(single)], str(tmp_path / "one"), workers=1)
+    _, rows = fleet.sql(str(tmp_path / "one"), "SELECT count(*) FROM stragglers")
+    assert rows == [(0,)]
+
+
 def test_dask_local_cluster_gives_the_same_results(whole_set, tmp_path):
     pytest.importorskip("distributed")
     base, _, local = whole_set
@@ -177,6 +193,7 @@ def test_bad_input_is_said_not_crashed(tmp_path):
     result = fleet.run([str(tmp_path / "bad")], str(tmp_path / "digests"), workers=2)
     notes = "\n".join(result["notes"])
     assert "rank9.trace.json: not read" in notes
+    assert notes.count("rank9.trace.json") == 2, notes  # the note's, and once in the reader's error
     assert "missing ranks: 7 " in notes
     assert "rank 4: the trace is cut short" in notes
     assert "rank 6 did not arrive at 1 collective" in notes
@@ -186,18 +203,56 @@ def test_bad_input_is_said_not_crashed(tmp_path):
         assert ranks[rank]["clock_offset_ns"] == truth["offsets_ns"][str(rank)]
 
 
-def test_order_matching_of_a_late_window_is_doubted(tmp_path):
-    # No sequence numbers, and rank 3's window starts at the 3rd collective: the fleet does not
-    # shift windows (kernscope ranks does), so it must say the pairing is doubtful, not trust it.
-    make_set(tmp_path / "late", "--ranks", "4", "--late-start", "3:2")
+def test_late_window_is_shifted_as_kernscope_ranks_does(tmp_path):
+    # No sequence numbers, and rank 3's window starts at the 3rd collective. The fleet's reduce is
+    # `kernscope ranks`'s engine (issue 26): it shifts rank 3's window by 2 into line, so every clock
+    # offset is the generator's and the verdicts stand. (The SQL reduce before it matched without
+    # shifts, paired different calls and withheld its verdicts on a 34 ms scatter.)
+    truth = make_set(tmp_path / "late", "--ranks", "4", "--late-start", "3:2")
     result = fleet.run([str(tmp_path / "late")], str(tmp_path / "digests"), workers=2)
-    assert "by order" in result["matching"]
-    assert any("ranks hold 19 to 21 collectives and are matched by order" in n for n in result["notes"])
-    assert not result["clocks_trusted"]
-    # As kernscope ranks: what is not trusted is said first, and no straggler or hang verdict drawn from it.
-    assert result["verdicts_withheld"] and not result["matching_trusted"]
-    assert result["notes"][0].startswith("NOT TRUSTED") and result["notes"][1].startswith("matching: communicator")
+    assert result["matching"].startswith("by order") and "1 rank window(s) shifted" in result["matching"]
+    assert result["matching_trusted"] and result["clocks_trusted"] and not result["verdicts_withheld"]
+    assert any(n.startswith("rank 3, 0: its trace starts 2 collective(s) later") for n in result["windows"])
+    assert {r["rank"]: r["clock_offset_ns"] for r in result["tables"]["ranks"]} == \
+        {int(k): v for k, v in truth["offsets_ns"].items()}
+    # Rank 3 lacks the first two collectives: outside its window, not a hang.
+    assert len(result["tables"]["collectives"]) == truth["collectives"] - 2
     assert not any("did not arrive" in n for n in result["notes"])
+    doc = json.loads(subprocess.run([cli(), "ranks", str(tmp_path / "late"), "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    assert [column(r, "Last Rank") for r in doc["tables"]["collectives"]] == \
+        [c["last_rank"] for c in result["tables"]["collectives"]]
+
+
+def test_bus_bandwidth_as_kernscope_ranks(whole_set):
+    # The fleet now reads sizes into bus bandwidth as `kernscope ranks` does (the SQL reduce had none).
+    base, _, result = whole_set
+    doc = json.loads(subprocess.run([cli(), "ranks", str(base / "set"), "--format", "json"], capture_output=True,
+                                    text=True, check=True).stdout)
+    kinds = {column(r, "Kind"): r for r in doc["tables"]["collective_kinds"]}
+    for row in result["tables"]["kinds"]:
+        assert row["median_bus_bandwidth"] > 0
+        assert row["median_bus_bandwidth"] / 1e9 == pytest.approx(column(kinds[row["kind"]], "Median Bus BW"), rel=1e-12)
+
+
+def test_malformed_digests_are_a_clear_error():
+    from kernscope import _core
+
+    empty = {"trace": [], "part": []}
+    with pytest.raises(ValueError, match="table ranks has no column path"):
+        _core.reduce_digests(empty, {}, {}, {})
+    # One rank of a trace at part 1 with no part 0: the digests were not written whole.
+    from kernscope.fleet.digest import schemas
+    row = {name: [None] for name in schemas()["ranks"].names}
+    row.update(trace=[0], part=[1], path=["a.json"], global_pid=[-1], declared_rank=[0], declared_world_size=[1],
+               backend=[""], device=[0], device_name=[""], kernels=[1], first_ns=[0], last_ns=[1], comm_ns=[0],
+               overlap_ns=[0], compute_ns=[0], collectives=[0], identity=[""], step_method=[""], step_name=[""],
+               tpot_ns=[-1.0], notes=[[]])
+    tables = [{name: [] for name in schemas()[t].names} for t in ("collectives", "kernels", "busy")]
+    with pytest.raises(ValueError, match="ranks table lacks a part of trace 0"):
+        _core.reduce_digests(row, *tables)
+    row["part"] = [0]
+    assert _core.reduce_digests(row, *tables)["ranks_read"] == 1
 
 
 def run_cli(*args):

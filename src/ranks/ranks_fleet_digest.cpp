@@ -67,7 +67,7 @@ Result<FleetDigest> fleet_digest(const std::string& path, TimeNs bin_ns) {
     for (const auto& d : digests) out.busy.push_back(busy_bins(trace, d.global_pid, d.first_ns, bin_ns));
   };
   auto digests = read_trace_digests(path, visit);
-  if (!digests) return make_error(digests.error().code, path + ": " + digests.error().message);
+  if (!digests) return std::unexpected(digests.error());  // it names the file
   if (failed) return make_error(failed->code, path + ": " + failed->message);
   out.ranks = std::move(*digests);
   return out;

@@ -12,6 +12,7 @@
 #include <set>
 #include <thread>
 
+#include "base/progress.hpp"
 #include "base/text_pattern.hpp"
 #include "ranks/collectives_kineto_args.hpp"
 #include "kernscope/open.hpp"
@@ -262,16 +263,20 @@ Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, cons
   // the rank's steps (ranks_steps.hpp) as `kernscope steps` finds them.
   options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
   auto trace = open_trace(path, options);
-  if (!trace) return make_error(trace.error().code, trace.error().message);
+  if (!trace) return make_error(trace.error().code, trace.error().message);  // it names the file
+  auto digests = digest_opened_trace(*trace);
+  if (digests && also) also(*trace, *digests);
+  return digests;
+}
+
+Result<std::vector<RankDigest>> digest_opened_trace(const Trace& trace) {
   std::optional<CommArgsLookup> args;
-  if (trace->source.format.starts_with("kineto")) {
-    auto read = read_kineto_comm_args(path);
-    if (!read) return make_error(read.error().code, read.error().message);
+  if (trace.source.format.starts_with("kineto")) {
+    auto read = read_kineto_comm_args(trace.source.path);
+    if (!read) return make_error(read.error().code, trace.source.path + ": " + read.error().message);
     args = std::move(*read);
   }
-  std::vector<RankDigest> digests = digests_of(*trace, args ? &*args : nullptr);
-  if (also) also(*trace, digests);
-  return digests;
+  return digests_of(trace, args ? &*args : nullptr);
 }
 
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads) {
@@ -280,9 +285,11 @@ Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned th
   std::vector<std::vector<RankDigest>> per_file(paths.size());
   std::vector<std::optional<Error>> errors(paths.size());
   std::atomic<std::size_t> next{0};
+  progress::Meter meter("reading traces", "traces", paths.size());
   auto work = [&] {
     for (std::size_t i = next++; i < paths.size(); i = next++) {
       auto digests = read_trace_digests(paths[i]);
+      meter.add(1);
       if (!digests) {
         errors[i] = digests.error();
         continue;
@@ -295,7 +302,7 @@ Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned th
   work();
   for (auto& t : pool) t.join();
   for (std::size_t i = 0; i < paths.size(); ++i) {
-    if (errors[i]) return make_error(errors[i]->code, paths[i] + ": " + errors[i]->message);
+    if (errors[i]) return std::unexpected(*errors[i]);  // the first in the order given; it names its file
   }
   std::vector<RankDigest> digests;
   for (auto& v : per_file) {

@@ -45,13 +45,20 @@ struct RankSet {
 // given (whoever opens it says what is wrong).
 Result<std::vector<std::string>> expand_trace_arguments(const std::vector<std::string>& arguments, bool pass_unknown = false);
 
+// The digests of a trace opened with read_trace_digests's event kinds: a Kineto file's collective
+// arguments read (a second pass over the file: the model does not keep them), then digests_of.
+// Errors name the file. `kernscope ranks` on loaded traces (Python's) digests them through this.
+Result<std::vector<RankDigest>> digest_opened_trace(const Trace& trace);
+
 // Opens one trace as the rank set reads it (kernels, API calls and NVTX in detail; a Kineto file's
 // collective arguments) and digests it. `also`, when given, sees the opened trace and its digests
 // before the trace is freed (the fleet digest takes its kernel totals and busy time there).
 using TraceVisitor = std::function<void(const Trace&, const std::vector<RankDigest>&)>;
 Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, const TraceVisitor& also = {});
 
-// Reads every trace (up to `threads` at a time; 0: one per core) and numbers the ranks.
+// Reads every trace (up to `threads` at a time; 0: one per core), each freed once digested, and
+// numbers the ranks: memory follows the digests and the traces being read, not the set. `kernscope
+// ranks` reads its traces this way (run_ranks.cpp). A failure names its file.
 Result<RankSet> read_rank_set(const std::vector<std::string>& paths, unsigned threads = 0);
 
 // The digests of one opened trace: one per process with NCCL kernels when it holds several,

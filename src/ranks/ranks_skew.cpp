@@ -29,7 +29,6 @@ std::pair<std::int64_t, std::int64_t> StragglerTally::top() const {
   }
   return best;
 }
-namespace {
 
 double median_of(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -41,6 +40,8 @@ double median_of(std::vector<double> v) {
   }
   return m;
 }
+
+namespace {
 
 double mad_of(const std::vector<double>& v, double center) {
   std::vector<double> dev;

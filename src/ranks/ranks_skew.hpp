@@ -173,4 +173,8 @@ struct RanksAnalysis {
 
 RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options = {});
 
+// The median of `v` (the mean of the two middle values when their number is even), 0 when empty:
+// the one median of the multi-rank engine (offsets, skew, the fleet's totals).
+double median_of(std::vector<double> v);
+
 }  // namespace kernscope::ranks

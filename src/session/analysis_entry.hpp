@@ -48,6 +48,12 @@ struct AnalysisEntry {
   // Analyses over several traces (spec.max_traces != 1) have this instead of `run`.
   Result<AnalysisOutput> (*run_groups)(const std::vector<TraceGroup>& groups, const Options& options,
                                        const Output& output) = nullptr;
+  // Optional, for analyses that keep only a digest of each trace (ranks): the paths themselves, so
+  // that each trace is opened, digested and freed before the next (memory follows the digests, not
+  // the traces). Given paths, the registry calls this rather than opening every trace for
+  // run_groups; loaded traces (Python's) still go through run_groups. Such an analysis takes no filters.
+  Result<AnalysisOutput> (*run_paths)(const std::vector<std::vector<std::string>>& path_groups, const Options& options,
+                                      const Output& output) = nullptr;
 };
 
 // One per analysis, each in its own file (run_<name>.cpp).

@@ -277,6 +277,13 @@ Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const
 
 Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>& path_groups,
                                     const AnalysisRequest& request) {
+  if (auto ok = check_request(request); !ok) return std::unexpected(ok.error());
+  if (const auto* entry = *entry_for(request); entry->run_paths) {
+    // It reads the traces itself, one digest at a time (AnalysisEntry::run_paths); it has no filters.
+    const session::Options options(spec_of(entry), request.options);
+    const auto output = *output_of(*entry, request);
+    return write_output(entry, request.options, output.format, entry->run_paths(path_groups, options, output));
+  }
   std::vector<std::unique_ptr<Trace>> traces;
   std::vector<TraceGroup> groups;
   std::size_t files = 0;

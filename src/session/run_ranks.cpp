@@ -3,7 +3,6 @@
 // stragglers, comm/compute overlap, skew over time, and the collectives some rank never reached.
 #include <sstream>
 
-#include "ranks/collectives_kineto_args.hpp"
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
 #include "ranks/ranks_view.hpp"
@@ -15,6 +14,8 @@ namespace kernscope::session {
 namespace ranks_runner {
 namespace {
 
+// What a Python Trace must hold for run_groups; the CLI's path (run_paths) reads each trace as
+// ranks::read_trace_digests does, with the same event kinds.
 Result<OpenOptions> plan(const Options&) {
   OpenOptions open;
   open.kinds = bit(EventKind::kKernels) | bit(EventKind::kApiCalls) | bit(EventKind::kNvtx);  // NVTX: ProfilerStep#N
@@ -24,27 +25,19 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+Result<void> check(const Options& o) {
   const std::string clocks = o.text("clocks");
   if (clocks != "estimate" && clocks != "trust") {
     return make_error(ErrorCode::kInvalidArgument, "ranks: --clocks must be estimate or trust, not '" + clocks + "'");
   }
   if (o.integer("bins") < 1 || o.integer("bins") > 1000) return make_error(ErrorCode::kInvalidArgument, "ranks: --bins must be 1 to 1000");
-  std::vector<ranks::RankDigest> digests;
-  for (const auto& group : groups) {
-    for (const Trace* trace : group.runs) {
-      std::optional<ranks::CommArgsLookup> args;
-      if (trace->source.format.starts_with("kineto")) {
-        auto read = ranks::read_kineto_comm_args(trace->source.path);
-        if (!read) return make_error(read.error().code, trace->source.path + ": " + read.error().message);
-        args = std::move(*read);
-      }
-      for (auto& d : ranks::digests_of(*trace, args ? &*args : nullptr)) digests.push_back(std::move(d));
-    }
-  }
-  const ranks::RankSet set = ranks::assemble_rank_set(std::move(digests));
+  return {};
+}
+
+// The reduce, whichever way the digests came: the set analysed and laid out as asked.
+Result<AnalysisOutput> reduce_set(const ranks::RankSet& set, const Options& o, const Output& output) {
   ranks::SkewOptions skew;
-  skew.estimate_clocks = clocks == "estimate";
+  skew.estimate_clocks = o.text("clocks") == "estimate";
   skew.time_bins = static_cast<int>(o.integer("bins"));
   const ranks::RanksAnalysis analysis = ranks::analyze_ranks(set, skew);
 
@@ -77,6 +70,31 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   return out;
 }
 
+// Traces already loaded (Python's): each digested in turn.
+Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+  if (auto ok = check(o); !ok) return std::unexpected(ok.error());
+  std::vector<ranks::RankDigest> digests;
+  for (const auto& group : groups) {
+    for (const Trace* trace : group.runs) {
+      auto digested = ranks::digest_opened_trace(*trace);
+      if (!digested) return std::unexpected(digested.error());
+      for (auto& d : *digested) digests.push_back(std::move(d));
+    }
+  }
+  return reduce_set(ranks::assemble_rank_set(std::move(digests)), o, output);
+}
+
+// The CLI's path: each trace read, digested and dropped (ranks::read_rank_set), so memory follows
+// the digests, not the traces; the same digests and reduce as run_groups.
+Result<AnalysisOutput> run_paths(const std::vector<std::vector<std::string>>& path_groups, const Options& o, const Output& output) {
+  if (auto ok = check(o); !ok) return std::unexpected(ok.error());
+  std::vector<std::string> paths;
+  for (const auto& group : path_groups) paths.insert(paths.end(), group.begin(), group.end());
+  auto set = ranks::read_rank_set(paths);
+  if (!set) return std::unexpected(set.error());
+  return reduce_set(*set, o, output);
+}
+
 }  // namespace
 }  // namespace ranks_runner
 
@@ -102,7 +120,7 @@ const AnalysisEntry& ranks_entry() {
           .trace_help = "the ranks' traces: a folder, a glob pattern or files",
           .min_traces = 1,
           .max_traces = 0},
-      plan, nullptr, run_groups};
+      plan, nullptr, run_groups, run_paths};
   return entry;
 }
 

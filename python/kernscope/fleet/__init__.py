@@ -7,8 +7,10 @@
 
 Map: each trace is read by the C++ core and reduced to small tables (digest.py) written as Parquet
 (OUT/ranks, collectives, steps, kernels, busy: one file per trace), in a local process pool or on a
-Dask cluster (executors.py). Reduce: DuckDB over those files (reduce.py): ranks numbered, clock
-offsets, collectives matched, waits and transfer, stragglers, kernel and class totals, utilisation.
+Dask cluster (executors.py). Reduce (reduce.py): those files read back and handed to the C++
+reducer, the engine of `kernscope ranks` (ranks numbered, collectives matched with window shifts,
+clock offsets, waits and transfer, stragglers, hangs, bus bandwidth), which adds kernel and class
+totals across traces and utilisation. DuckDB answers ad-hoc SQL over the digests and its tables.
 Memory: one trace per worker at a time; the reduce holds only digests.
 """
 from __future__ import annotations
@@ -66,8 +68,9 @@ def run(arguments: List[str], out_dir: str, executor: str = "local", workers: Op
 
 def sql(out_dir: str, query: str):
     """Runs `query` on a folder of digests: the views ranks, collectives, steps, kernels, busy and
-    the reduce's tables (units: trace, part -> rank; offsets; matched; arrivals; stragglers).
-    Returns (column names, rows)."""
+    the reduce's tables (units: trace, part -> rank; offsets: per rank; matched: collectives on
+    every rank; stragglers, kinds, classes, kernel_totals, utilization, rank_utilization; coll: each
+    rank's collectives with its rank; reduce.connect). Returns (column names, rows)."""
     con = reduce(out_dir)["connection"]
     cursor = con.execute(query)
     return [d[0] for d in cursor.description], cursor.fetchall()

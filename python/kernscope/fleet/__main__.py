@@ -39,8 +39,9 @@ def parser(prog: str) -> argparse.ArgumentParser:
     ap.add_argument("--workers", type=int, default=0, help="worker processes (0: one per core)")
     ap.add_argument("--bin-ms", type=float, default=1.0, help="utilisation bin, ms of each rank's clock")
     ap.add_argument("--format", default="text", choices=["text", "json"])
-    ap.add_argument("--sql", help="a DuckDB query on the digests (views ranks, collectives, steps, kernels, busy; "
-                                  "units, offsets, matched, arrivals, stragglers); printed as CSV")
+    ap.add_argument("--sql", help="a DuckDB query on the digests (views ranks, collectives, steps, kernels, busy) and "
+                                  "the reduce's tables (units, offsets, matched, stragglers, kinds, classes, "
+                                  "kernel_totals, utilization, rank_utilization, coll); printed as CSV")
     return ap
 
 
