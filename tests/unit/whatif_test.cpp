@@ -205,6 +205,17 @@ TEST(WhatIf, CollectivesOfTheRanksOfOneTraceWaitForEachOther) {
   ASSERT_EQ(faster.steps.size(), 2u);
   EXPECT_EQ(faster.steps[0].predicted_ns, 525 * k);
   EXPECT_EQ(faster.steps[1].predicted_ns, 525 * k);
+  // Both steps' critical paths run through rank B: its host's 10k and launch's 20k, its GEMM (385k),
+  // the all-reduce's 100k after B arrived, the sync's 5k return and 5k of host work. Rank A's own
+  // faster GEMM is off its path: A waited for B.
+  for (const auto& st : faster.steps) {
+    EXPECT_EQ(st.path.ns, 525 * k);
+    EXPECT_EQ(st.path.parts.at("gpu.gemm"), 385 * k);
+    EXPECT_EQ(st.path.parts.at("communication.collectives"), 100 * k);
+    EXPECT_EQ(st.path.parts.at("host.launch"), 20 * k);
+    EXPECT_EQ(st.path.parts.at("host.framework"), 15 * k);
+    EXPECT_EQ(st.path.parts.at("blocked.cudaStreamSynchronize"), 5 * k);
+  }
 }
 
 TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {

@@ -192,6 +192,15 @@ struct PathWalker {
       if (at_end) {
         at_end = false;
         if (n.kind == NodeKind::kOp) {
+          const std::int32_t q = r.waited[i];
+          if (q != kNoNode) {
+            // A collective whose end the last rank's arrival held (ranks replayed together): its
+            // transfer after that arrival, then what held that rank's arrival, on the other rank.
+            add(r.start[node_index(q)], r.end[i], op_part(n), &n);
+            cur = q;
+            t = r.start[node_index(q)];
+            continue;
+          }
           add(r.start[i], r.end[i], op_part(n), &n);
         } else if (n.kind == NodeKind::kCall) {
           const std::int32_t q = r.waited[i];
