@@ -37,6 +37,9 @@ struct AnalysisSpec {
   // How many traces it reads: 1 for the analyses of one trace; diff reads 2 (A and B), compare 2
   // or more (0: no upper bound). Each positional trace is one group of one run.
   std::size_t min_traces = 1, max_traces = 1;
+  // Reads several traces, and one alone as an analysis of one trace does (whatif: a trace, or the
+  // ranks of one run): Python has it as a Trace method as well as a module function.
+  bool one_trace_too = false;
   // Options that name a group of traces instead (diff's --a and --b: several runs of one side, so
   // the analysis sees the runs' own noise). Given, they replace the positional traces, one group each.
   std::vector<std::string> trace_group_options = {};

@@ -333,7 +333,9 @@ def _install_analyses() -> None:
         if spec["max_traces"] != 1:  # over several traces: a module function, kernscope.diff(a, b)
             globals()[name] = _multi_analysis_function(spec)
             __all__.append(name)
-        elif not hasattr(Trace, name.replace("-", "_")):  # stats, export and info have hand-written signatures above
+        if spec["max_traces"] != 1 and not spec["one_trace_too"]:
+            continue
+        if not hasattr(Trace, name.replace("-", "_")):  # stats, export and info have hand-written signatures above
             # critical-path is Trace.critical_path: a Python name has no hyphen.
             setattr(Trace, name.replace("-", "_"), _analysis_method(spec))
 

@@ -248,6 +248,7 @@ nb::list analyses() {
     d["shape"] = spec.shape == ResultShape::kTables ? "tables" : "document";
     d["min_traces"] = spec.min_traces;
     d["max_traces"] = spec.max_traces;  // 0: no upper bound; 1: a Trace method
+    d["one_trace_too"] = spec.one_trace_too;  // a Trace method too
     d["trace_group_options"] = spec.trace_group_options;
     nb::list options;
     for (const auto& o : spec.options) {

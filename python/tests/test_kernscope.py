@@ -171,6 +171,19 @@ def test_whatif_and_critical_path(llama):
         llama.whatif(change=["faster"])
 
 
+def test_whatif_of_ranks_in_files_of_their_own():
+    # tests/fixtures/ranks/tp2_decode_h200: rank 1 slept 2 ms before the first all-reduce of steps
+    # 4, 9, ..., 39 (its README), so rank 0's step 4 waited 2 ms inside that all-reduce. Without the
+    # host's own work, the ranks replayed together lose that wait; rank 0 replayed alone keeps it.
+    tp2 = FIXTURES / "ranks" / "tp2_decode_h200"
+    together = kernscope.whatif(tp2 / "rank0.sqlite.xz", tp2 / "rank1.sqlite.xz", change=["host=0"])["whatif"]
+    assert set(together["rank"]) == {0, 1}
+    step4 = together[(together["rank"] == 0) & (together["step"] == 4)].iloc[0]
+    assert step4["traced_ns"] > 2.5e6 and step4["predicted_ns"] < 1e6
+    alone = kernscope.open(str(tp2 / "rank0.sqlite.xz")).whatif(change=["host=0"])["whatif"]
+    assert alone[alone["step"] == 4].iloc[0]["predicted_ns"] > 2e6
+
+
 def test_documents_are_dicts(llama):
     assert llama.report()["schema"] == "kernscope.report/1"
     assert any(f["rule"] == "llm_launch_bound" for f in llama.analyze()["findings"])

@@ -78,6 +78,18 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
 StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);
 WhatIfResult what_if(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
                      const WhatIfOptions& options);
+// Several traces, each on its own clock (the ranks of one run, a file each), replayed as one: trace
+// i's times less its offset_ns are on one clock (the ranks' offsets, ranks_skew.hpp), and the
+// collectives of its processes wait for the others' as in one trace (whatif_graph.hpp,
+// link_collectives). One result per trace, in its order and in its own clock.
+struct WhatIfTrace {
+  const TraceContext* context = nullptr;
+  const StepAnalysis* steps = nullptr;
+  const StepAccounting* accounting = nullptr;
+  std::int64_t offset_ns = 0;
+  std::vector<WhatIfChange> changes;  // this trace's changes (roof= factors are its own); empty: the options'
+};
+std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& options);
 std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail);
 

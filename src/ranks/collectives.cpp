@@ -157,6 +157,15 @@ bool is_nccl_kernel(std::string_view name) {
   return name.starts_with("ncclKernel_") || name.starts_with("ncclDevKernel_");
 }
 
+std::string_view nccl_kernel_name(const Trace& trace, RowIndex i) {
+  const auto& k = trace.kernels;
+  if (const std::string_view name = trace.strings.get(k.demangled_name[i]); is_nccl_kernel(name)) return name;
+  if (i < k.short_name.size()) {
+    if (const std::string_view name = trace.strings.get(k.short_name[i]); is_nccl_kernel(name)) return name;
+  }
+  return {};
+}
+
 RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, const CommArgsLookup* args) {
   RankCollectives out;
   const auto& k = trace.kernels;
@@ -166,8 +175,7 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
   for (RowIndex i = 0; i < k.size(); ++i) {
     if (global_pid != -1 && k.global_pid[i] != global_pid) continue;
     if (k.end_ns[i] <= k.start_ns[i]) continue;
-    const std::string_view name = trace.strings.get(k.demangled_name[i]);
-    const bool nccl = is_nccl_kernel(name) || is_nccl_kernel(trace.strings.get(k.short_name[i]));
+    const bool nccl = !nccl_kernel_name(trace, i).empty();
     (nccl ? comm : compute)[k.device_id[i]].emplace_back(k.start_ns[i], k.end_ns[i]);
     if (nccl) nccl_rows.push_back(i);
   }
@@ -214,8 +222,7 @@ RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, cons
   std::int64_t from_kernel_args = 0, from_operations = 0;
   for (RowIndex i : nccl_rows) {
     Collective c;
-    std::string_view name = trace.strings.get(k.demangled_name[i]);
-    if (!is_nccl_kernel(name)) name = trace.strings.get(k.short_name[i]);
+    const std::string_view name = nccl_kernel_name(trace, i);
     c.kernel = std::string(name);
     c.start_ns = k.start_ns[i];
     c.end_ns = k.end_ns[i];

@@ -91,6 +91,9 @@ struct CommArgsLookup {
 RankCollectives collectives_of(const Trace& trace, std::int64_t global_pid, const CommArgsLookup* args);
 
 bool is_nccl_kernel(std::string_view name);
+// Kernel `i`'s name where it is an NCCL kernel (its demangled name, else its short name where the
+// trace was read with name variants: OpenOptions::kernel_name_variants), else empty.
+std::string_view nccl_kernel_name(const Trace& trace, RowIndex i);
 
 // Time intervals [start, end) as the disjoint, sorted intervals of their union.
 std::vector<std::pair<TimeNs, TimeNs>> merged_intervals(std::vector<std::pair<TimeNs, TimeNs>> intervals);

@@ -97,7 +97,7 @@ std::vector<RankDigest> digests_of(const Trace& trace, const CommArgsLookup* arg
   // Processes with NCCL kernels, and the devices they ran them on.
   std::map<std::int64_t, std::set<std::uint32_t>> nccl_devices;
   for (RowIndex i = 0; i < k.size(); ++i) {
-    if (is_nccl_kernel(trace.strings.get(k.demangled_name[i])) || is_nccl_kernel(trace.strings.get(k.short_name[i]))) {
+    if (!nccl_kernel_name(trace, i).empty()) {
       nccl_devices[k.global_pid[i]].insert(k.device_id[i]);
     }
   }

@@ -2,7 +2,10 @@
 // the model in whatif.hpp, before kernscope runs. Times are in ns; "k" is a thousand.
 #include <gtest/gtest.h>
 
+#include <memory>
+
 #include "analyses/steps/step_accounting.hpp"
+#include "analyses/trace_context.hpp"
 #include "kernscope/steps.hpp"
 #include "analyses/whatif/whatif.hpp"
 #include "support/synthetic_trace.hpp"
@@ -216,6 +219,65 @@ TEST(WhatIf, CollectivesOfTheRanksOfOneTraceWaitForEachOther) {
     EXPECT_EQ(st.path.parts.at("host.framework"), 15 * k);
     EXPECT_EQ(st.path.parts.at("blocked.cudaStreamSynchronize"), 5 * k);
   }
+}
+
+// The same two ranks, each in a file of its own whose clock reads rank B 7,000k later than rank A's:
+// given B's offset (what `kernscope ranks` estimates from the collectives' ends), the ranks replay
+// as in one trace (525k each with gemm:0.5), and each result is in its own trace's clock. Without
+// the offset B's all-reduce starts (7,800k) after A's ended (900k): not one collective, left
+// unlinked, and A replays alone: its GEMM [30k, 230k), its all-reduce's 470k [230k, 700k), the
+// sync's 5k return and 5k of host work: 710k.
+TEST(WhatIf, RanksInFilesOfTheirOwnReplayTogetherOnceTheirClocksAreAligned) {
+  const TimeNs skew = 7000 * k;
+  std::vector<testing::SyntheticTrace> files(2);
+  for (int r = 0; r < 2; ++r) {
+    const TimeNs t0 = r == 0 ? 0 : skew;
+    const TimeNs gemm_end = r == 0 ? 430 * k : 800 * k;
+    testing::SyntheticTrace& s = files[static_cast<std::size_t>(r)];
+    const std::int64_t thread = testing::global_tid(1, 100);
+    s.nvtx(kNvtxPushPopRange, "decode_step", t0, t0 + 910 * k, thread);
+    s.api("cudaLaunchKernel_v7000", t0 + 10 * k, t0 + 20 * k, 1, thread);
+    s.api("cudaLaunchKernel_v7000", t0 + 20 * k, t0 + 30 * k, 2, thread);
+    s.api("cudaStreamSynchronize_v3020", t0 + 30 * k, t0 + 905 * k, 0, thread);
+    s.kernel("ampere_sgemm_128x64_nn", t0 + 30 * k, t0 + gemm_end, 1, testing::global_pid(100));
+    s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096UL>)", t0 + gemm_end, t0 + 900 * k, 2,
+             testing::global_pid(100));
+  }
+  std::vector<std::unique_ptr<TraceContext>> contexts;
+  std::vector<StepAnalysis> steps;
+  std::vector<StepAccounting> accountings;
+  for (const auto& s : files) {
+    contexts.push_back(std::make_unique<TraceContext>(s.trace, OpRuleSet::builtin()));
+    steps.push_back(analyze_steps(*contexts.back(), {}).value());
+  }
+  for (std::size_t r = 0; r < 2; ++r) accountings.push_back(account_steps(*contexts[r], steps[r]));
+  auto together = [&](std::int64_t offset_b, const std::vector<std::string>& changes) {
+    WhatIfOptions options;
+    for (const auto& c : changes) options.changes.push_back(parse_whatif_change(c).value());
+    std::vector<WhatIfTrace> traces;
+    for (std::size_t r = 0; r < 2; ++r) traces.push_back(WhatIfTrace{contexts[r].get(), &steps[r], &accountings[r], r == 0 ? 0 : offset_b, {}});
+    return what_if_together(traces, options);
+  };
+  const auto none = together(skew, {});
+  ASSERT_EQ(none.size(), 2u);
+  ASSERT_EQ(none[1].steps.size(), 1u);
+  EXPECT_EQ(none[1].steps[0].start, skew);  // rank B's own clock
+  EXPECT_EQ(none[1].steps[0].completion, skew + 910 * k);
+  EXPECT_EQ(none[0].steps.at(0).predicted_ns, 910 * k);
+  const auto faster = together(skew, {"scale=gemm:0.5"});
+  for (const auto& rank : faster) {
+    ASSERT_EQ(rank.steps.size(), 1u);
+    EXPECT_EQ(rank.steps[0].predicted_ns, 525 * k);
+    EXPECT_EQ(rank.steps[0].path.parts.at("gpu.gemm"), 385 * k);  // rank B's GEMM, on both paths
+    EXPECT_NE(std::find_if(rank.notes.begin(), rank.notes.end(),
+                           [](const std::string& n) { return n.find("2 processes of 2 traces replayed together") != std::string::npos; }),
+              rank.notes.end());
+  }
+  const auto misaligned = together(0, {"scale=gemm:0.5"});
+  EXPECT_EQ(misaligned[0].steps.at(0).predicted_ns, 710 * k);
+  EXPECT_NE(std::find_if(misaligned[0].notes.begin(), misaligned[0].notes.end(),
+                         [](const std::string& n) { return n.find("collectives left unlinked: 1 calls") != std::string::npos; }),
+            misaligned[0].notes.end());
 }
 
 TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {

@@ -137,13 +137,21 @@ Replay replay(const Graph& g) {
 
 // The part of the step accounting a stretch of the path belongs to.
 struct PathWalker {
-  const TraceContext& context;
+  // Whose trace each node came from: (first node, its context), by first node (several traces
+  // replayed together each name their kernels and calls in their own string table).
+  std::vector<std::pair<std::int32_t, const TraceContext*>> contexts;
   const Graph& g;
   const Replay& r;
 
+  const TraceContext& context_of(const Node& n) const {
+    const auto i = static_cast<std::int32_t>(&n - g.nodes.data());
+    auto it = std::upper_bound(contexts.begin(), contexts.end(), i, [](std::int32_t v, const auto& c) { return v < c.first; });
+    return *std::prev(it)->second;
+  }
+
   std::string op_part(const Node& n) const {
     switch (n.op) {
-      case OpKind::kCompute: return "gpu." + context.class_names()[n.class_id];
+      case OpKind::kCompute: return "gpu." + context_of(n).class_names()[n.class_id];
       case OpKind::kComm: return "communication.collectives";
       case OpKind::kMemset: return "copy.memset";
       case OpKind::kGraph: return "gpu.cuda graph (not itemized)";
@@ -159,11 +167,11 @@ struct PathWalker {
     return "gpu.other";
   }
   std::string name_of(const Node& n) const {
-    if (n.kind == NodeKind::kCall) return std::string(api_base_name(context.trace().strings.get(n.name)));
+    if (n.kind == NodeKind::kCall) return std::string(api_base_name(context_of(n).trace().strings.get(n.name)));
     if (n.op == OpKind::kCopy) return op_part(n);
     if (n.op == OpKind::kMemset) return "memset";
     if (n.op == OpKind::kGraph) return "cuda graph";
-    return std::string(context.trace().strings.get(n.name));
+    return std::string(context_of(n).trace().strings.get(n.name));
   }
 
   // The path from `from` (a node, at its end) back to `window_start`.
@@ -204,7 +212,7 @@ struct PathWalker {
           add(r.start[i], r.end[i], op_part(n), &n);
         } else if (n.kind == NodeKind::kCall) {
           const std::int32_t q = r.waited[i];
-          const std::string call = std::string(api_base_name(context.trace().strings.get(n.name)));
+          const std::string call = std::string(api_base_name(context_of(n).trace().strings.get(n.name)));
           if (q != kNoNode) {
             add(r.end[node_index(q)], r.end[i], "blocked." + call, &n);
             cur = q;
@@ -307,53 +315,84 @@ WhatIfResult what_if(const Trace& trace, const OpRuleSet& rules, const StepAnaly
   return what_if(context, steps, accounting, options);
 }
 
-WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, const StepAccounting& accounting,
-                     const WhatIfOptions& options) {
-  WhatIfResult result;
-  result.changes = options.changes;
-  const auto& steps = analysis.steps;
-  if (steps.empty()) {
-    result.notes.push_back("no steps: nothing to replay");
-    return result;
+namespace {
+
+// One trace of a replay: its analyses, its clock's offset and what is replayed of it.
+struct Input {
+  const TraceContext* context = nullptr;
+  const StepAnalysis* analysis = nullptr;
+  const StepAccounting* accounting = nullptr;
+  std::int64_t offset_ns = 0;  // subtracted from its times: the clock the traces share
+  const std::vector<WhatIfChange>* changes = nullptr;  // its changes (roof= factors are a trace's own)
+  std::vector<bool> replayed;
+  std::size_t link_step = SIZE_MAX;
+  std::size_t processes = 0;   // processes with replayed steps
+};
+
+// One process of one trace: its graph, on the shared clock, and where it starts in the joined one.
+struct Part {
+  std::size_t input = 0;
+  std::int64_t process = 0;
+  Graph graph;
+  std::int32_t first = 0;
+};
+
+// Moves a graph's times by `delta` (a trace's clock onto the shared one).
+void shift_times(Graph& g, std::int64_t delta) {
+  if (delta == 0) return;
+  auto fixed = [&](Term& t) {
+    if (t.fixed != INT64_MIN) t.fixed += delta;
+  };
+  for (Node& n : g.nodes) {
+    n.start += delta;
+    n.end += delta;
+    for (Term* t : {&n.host_order, &n.launch, &n.stream, &n.cross, &n.extra}) fixed(*t);
   }
-  std::vector<bool> replayed(steps.size(), options.only_steps.empty());
+  for (Term& t : g.waits) fixed(t);
+  g.window_start += delta;
+  g.window_end += delta;
+}
+
+// Builds one trace's graphs (changes and edits applied, moved onto the shared clock) and sets what
+// is replayed of it; its calibrations and counts go to `result`.
+void build_parts(std::size_t input, Input& in, const WhatIfOptions& options, WhatIfResult& result, std::vector<Part>& parts) {
+  const auto& steps = in.analysis->steps;
+  in.replayed.assign(steps.size(), options.only_steps.empty());
   for (const std::size_t s : options.only_steps) {
-    if (s < steps.size()) replayed[s] = true;
+    if (s < steps.size()) in.replayed[s] = true;
   }
   const std::vector<TimeNs> ends = account_ends(steps);
   // Per process: its window, from the first replayed step's start to the last one's completion.
   std::map<std::int64_t, std::pair<TimeNs, TimeNs>> windows;
   for (std::size_t s = 0; s < steps.size(); ++s) {
-    if (!replayed[s]) continue;
+    if (!in.replayed[s]) continue;
     auto [it, fresh] = windows.try_emplace(steps[s].global_pid, steps[s].start_ns, std::max(ends[s], steps[s].gpu_end_ns));
     if (!fresh) {
       it->second.first = std::min(it->second.first, steps[s].start_ns);
       it->second.second = std::max({it->second.second, ends[s], steps[s].gpu_end_ns});
     }
   }
+  in.processes = windows.size();
   // The step whose path is kept link by link: asked for, or the middle step of the longest group.
-  std::size_t link_step = options.links_of_step;
-  if (options.keep_links && link_step == SIZE_MAX) {
+  in.link_step = options.links_of_step;
+  if (options.keep_links && in.link_step == SIZE_MAX) {
     std::map<std::pair<std::string, Phase>, std::vector<std::size_t>> members;
     for (std::size_t s = 0; s < steps.size(); ++s) {
-      if (replayed[s] && steps[s].global_pid == accounting.process) members[{steps[s].group, steps[s].phase}].push_back(s);
+      if (in.replayed[s] && steps[s].global_pid == in.accounting->process) members[{steps[s].group, steps[s].phase}].push_back(s);
     }
     std::size_t most = 0;
     for (const auto& [key, list] : members) {
       if (list.size() > most) {
         most = list.size();
-        link_step = list[list.size() / 2];
+        in.link_step = list[list.size() / 2];
       }
     }
   }
-  std::vector<std::int64_t> processes;
-  std::vector<Graph> graphs;
-  std::size_t with_collectives = 0;
   for (const auto& [process, window] : windows) {
-    Graph g = whatif::build_graph(context, analysis, process, window.first, window.second + 1, replayed);
-    for (const WhatIfChange& c : options.changes) whatif::apply_change(context, analysis, c, g);
+    Graph g = whatif::build_graph(*in.context, *in.analysis, process, window.first, window.second + 1, in.replayed);
+    for (const WhatIfChange& c : *in.changes) whatif::apply_change(*in.context, *in.analysis, c, g);
     whatif::apply_edits(options.edits, g);
-    if (process == accounting.process || windows.size() == 1) {
+    if (process == in.accounting->process || windows.size() == 1) {
       result.launch_latency_ns = g.launch_latency_ns;
       result.queue_gap_ns = g.queue_gap_ns;
       result.graph_launch_ns = g.graph_launch_ns;
@@ -364,108 +403,99 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
     for (const auto& note : g.notes) {
       if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end()) result.notes.push_back(note);
     }
-    with_collectives += std::any_of(g.nodes.begin(), g.nodes.end(), [](const Node& n) { return n.op == OpKind::kComm; }) ? 1 : 0;
-    processes.push_back(process);
-    graphs.push_back(std::move(g));
+    shift_times(g, -in.offset_ns);
+    parts.push_back(Part{input, process, std::move(g), 0});
   }
-  // The processes of one trace share its clock: where several run collectives (the ranks of a
-  // tensor-parallel server), they are replayed as one graph whose collectives wait for each other.
-  std::vector<std::int32_t> first_node;
-  Graph joined;
-  Replay joint_replay;
-  bool joint = false;
-  if (with_collectives >= 2) {
-    joined = whatif::join_graphs(graphs, first_node);
-    const whatif::CollectiveLinks links = whatif::link_collectives(joined, first_node);
-    joint = links.linked > 0;
-    if (joint) {
-      joint_replay = replay(joined);
-      result.notes.push_back(std::to_string(processes.size()) + " processes replayed together: " + std::to_string(links.linked) +
-                             " collective calls wait for every rank that runs them (matched by kernel name and order)");
+}
+
+// The steps of one part read from a replay (the joined one: `part.first` is where its nodes start)
+// and appended to `result`, in its trace's own clock.
+void read_steps(const Input& in, const Part& part, const Replay& r, const PathWalker& walker,
+                const WhatIfOptions& options, WhatIfResult& result) {
+  const auto& steps = in.analysis->steps;
+  const std::int64_t process = part.process;
+  const std::int32_t base = part.first;
+  const Graph& own = part.graph;  // its step marks and nodes, indexed from `base` in g
+  // Each replayed step's start and completion, replayed (the traced ones are the step's own: its
+  // range's start, and its range's end or its GPU work's end, whichever is later; the replay
+  // without a change gives them back where the graph is complete).
+  struct Span {
+    TimeNs start = INT64_MAX, completion = INT64_MIN;
+    std::int32_t last = kNoNode;  // the node that completes it (in g)
+  };
+  std::vector<Span> after(steps.size());
+  auto extend = [&](std::size_t s, std::int32_t node) {
+    Span& sp = after[s];
+    sp.start = std::min(sp.start, r.start[node_index(node)]);
+    if (r.end[node_index(node)] > sp.completion) {
+      sp.completion = r.end[node_index(node)];
+      sp.last = node;
     }
-    if (links.not_together > 0 || links.unmatched_names > 0) {
-      result.notes.push_back("collectives left unlinked: " + std::to_string(links.not_together) +
-                             " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
-                             " kernel names the processes ran a different number of times");
-    }
+  };
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    if (!in.replayed[s] || steps[s].global_pid != process) continue;
+    const std::int32_t a = own.step_start_mark[s], b = own.step_end_mark[s];
+    if (a != kNoNode) after[s].start = r.start[node_index(a + base)];
+    if (b != kNoNode) extend(s, b + base);
   }
-  for (std::size_t p = 0; p < graphs.size(); ++p) {
-    const std::int64_t process = processes[p];
-    Replay own;
-    if (!joint) own = replay(graphs[p]);
-    const Graph& g = joint ? joined : graphs[p];
-    const Replay& r = joint ? joint_replay : own;
-    // Each replayed step's start and completion, replayed (the traced ones are the step's own: its
-    // range's start, and its range's end or its GPU work's end, whichever is later; the replay
-    // without a change gives them back where the graph is complete).
-    struct Span {
-      TimeNs start = INT64_MAX, completion = INT64_MIN;
-      std::int32_t last = kNoNode;  // the node that completes it
-    };
-    std::vector<Span> after(steps.size());
-    auto extend = [&](std::vector<Span>& spans, const Replay& rp, std::size_t s, std::int32_t node) {
-      Span& sp = spans[s];
-      sp.start = std::min(sp.start, rp.start[node_index(node)]);
-      if (rp.end[node_index(node)] > sp.completion) {
-        sp.completion = rp.end[node_index(node)];
-        sp.last = node;
-      }
-    };
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      if (!replayed[s] || steps[s].global_pid != process) continue;
-      const std::int32_t a = g.step_start_mark[s], b = g.step_end_mark[s];
-      if (a != kNoNode) after[s].start = r.start[node_index(a)];
-      if (b != kNoNode) extend(after, r, s, b);
-    }
-    for (std::size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node& n = g.nodes[i];
-      if (n.kind != NodeKind::kOp || n.step < 0 || !replayed[node_index(n.step)] || steps[node_index(n.step)].global_pid != process) continue;
-      const bool has_mark = g.step_start_mark[node_index(n.step)] != kNoNode;
-      Span& sp = after[node_index(n.step)];
-      const TimeNs keep_start = sp.start;
-      extend(after, r, node_index(n.step), static_cast<std::int32_t>(i));
-      if (has_mark) sp.start = keep_start;  // a range's start is the step's start
-    }
-    std::vector<std::size_t> order;
-    for (std::size_t s = 0; s < steps.size(); ++s) {
-      if (replayed[s] && steps[s].global_pid == process && after[s].last != kNoNode) order.push_back(s);
-    }
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return steps[x].start_ns < steps[y].start_ns; });
-    if (!order.empty() && (process == accounting.process || windows.size() == 1)) {
-      TimeNs t0 = INT64_MAX, t1 = INT64_MIN, p0 = INT64_MAX, p1 = INT64_MIN;
-      for (const std::size_t s : order) {
-        t0 = std::min(t0, steps[s].start_ns);
-        t1 = std::max(t1, completion_of(steps[s]));
-        p0 = std::min(p0, after[s].start);
-        p1 = std::max(p1, after[s].completion);
-      }
-      result.traced_span_ns = t1 - t0;
-      result.predicted_span_ns = p1 - p0;
-    }
-    const PathWalker walker{context, g, r};
-    for (std::size_t k = 0; k < order.size(); ++k) {
-      const std::size_t s = order[k];
-      ReplayedStep rs;
-      rs.step = s;
-      rs.traced_start = steps[s].start_ns;
-      rs.traced_completion = completion_of(steps[s]);
-      rs.start = after[s].start;
-      rs.completion = after[s].completion;
-      // From the previous step's completion; the first step of a group from its start, but not
-      // before the previous step completed (its work waits for that step's, on a host racing ahead).
-      const bool steady = k > 0 && steps[order[k - 1]].group == steps[s].group && steps[order[k - 1]].phase == steps[s].phase;
-      const TimeNs traced_before = k > 0 ? completion_of(steps[order[k - 1]]) : INT64_MIN;
-      const TimeNs before = k > 0 ? after[order[k - 1]].completion : INT64_MIN;
-      const TimeNs traced_from = steady ? traced_before : std::max(rs.traced_start, traced_before);
-      const TimeNs from = steady ? before : std::max(rs.start, before);
-      rs.traced_ns = rs.traced_completion - traced_from;
-      rs.predicted_ns = rs.completion - from;
-      rs.path = walker.walk(after[s].last, from, rs.completion, options.keep_links && s == link_step ? &result.links : nullptr);
-      result.steps.push_back(std::move(rs));
-    }
+  for (std::size_t i = 0; i < own.nodes.size(); ++i) {
+    const Node& n = own.nodes[i];
+    if (n.kind != NodeKind::kOp || n.step < 0 || !in.replayed[node_index(n.step)] || steps[node_index(n.step)].global_pid != process) continue;
+    const bool has_mark = own.step_start_mark[node_index(n.step)] != kNoNode;
+    Span& sp = after[node_index(n.step)];
+    const TimeNs keep_start = sp.start;
+    extend(node_index(n.step), static_cast<std::int32_t>(i) + base);
+    if (has_mark) sp.start = keep_start;  // a range's start is the step's start
   }
+  std::vector<std::size_t> order;
+  for (std::size_t s = 0; s < steps.size(); ++s) {
+    if (in.replayed[s] && steps[s].global_pid == process && after[s].last != kNoNode) order.push_back(s);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return steps[x].start_ns < steps[y].start_ns; });
+  const std::int64_t back = in.offset_ns;  // from the shared clock to the trace's own
+  if (!order.empty() && (process == in.accounting->process || in.processes == 1)) {
+    TimeNs t0 = INT64_MAX, t1 = INT64_MIN, p0 = INT64_MAX, p1 = INT64_MIN;
+    for (const std::size_t s : order) {
+      t0 = std::min(t0, steps[s].start_ns);
+      t1 = std::max(t1, completion_of(steps[s]));
+      p0 = std::min(p0, after[s].start);
+      p1 = std::max(p1, after[s].completion);
+    }
+    result.traced_span_ns = t1 - t0;
+    result.predicted_span_ns = p1 - p0;
+  }
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    const std::size_t s = order[k];
+    ReplayedStep rs;
+    rs.step = s;
+    rs.traced_start = steps[s].start_ns;
+    rs.traced_completion = completion_of(steps[s]);
+    rs.start = after[s].start + back;
+    rs.completion = after[s].completion + back;
+    // From the previous step's completion; the first step of a group from its start, but not
+    // before the previous step completed (its work waits for that step's, on a host racing ahead).
+    const bool steady = k > 0 && steps[order[k - 1]].group == steps[s].group && steps[order[k - 1]].phase == steps[s].phase;
+    const TimeNs traced_before = k > 0 ? completion_of(steps[order[k - 1]]) : INT64_MIN;
+    const TimeNs before = k > 0 ? after[order[k - 1]].completion : INT64_MIN;
+    const TimeNs traced_from = steady ? traced_before : std::max(rs.traced_start, traced_before);
+    const TimeNs from = steady ? before : std::max(after[s].start, before);
+    rs.traced_ns = rs.traced_completion - traced_from;
+    rs.predicted_ns = after[s].completion - from;
+    const bool keep = options.keep_links && s == in.link_step;
+    const std::size_t first_link = result.links.size();
+    rs.path = walker.walk(after[s].last, from, after[s].completion, keep ? &result.links : nullptr);
+    for (std::size_t l = first_link; l < result.links.size(); ++l) {
+      result.links[l].start += back;
+      result.links[l].end += back;
+    }
+    result.steps.push_back(std::move(rs));
+  }
+}
+
+// A trace's groups, in order of first start, from its replayed steps.
+void group_steps(const Input& in, WhatIfResult& result) {
+  const auto& steps = in.analysis->steps;
   std::sort(result.steps.begin(), result.steps.end(), [](const ReplayedStep& a, const ReplayedStep& b) { return a.step < b.step; });
-  // Groups, in order of first start.
   std::map<std::pair<std::string, Phase>, std::size_t> index;
   std::vector<std::vector<std::int64_t>> traced_ns, predicted_ns;
   std::vector<const ReplayedStep*> by_start;
@@ -480,7 +510,7 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
       WhatIfGroup g;
       g.group = st.group;
       g.phase = st.phase;
-      for (const auto& ag : accounting.groups) {
+      for (const auto& ag : in.accounting->groups) {
         if (ag.name == st.group && ag.phase == st.phase) g.accounting_bottleneck = ag.account.bottleneck();
       }
       result.groups.push_back(std::move(g));
@@ -500,7 +530,111 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
     for (const auto v : traced_ns[i]) g.traced_mean_ns += static_cast<double>(v) / static_cast<double>(traced_ns[i].size());
     for (const auto v : predicted_ns[i]) g.predicted_mean_ns += static_cast<double>(v) / static_cast<double>(predicted_ns[i].size());
   }
-  return result;
+}
+
+// Every trace's processes replayed; where two or more run collectives, as one graph whose
+// collectives wait for each other (processes of one trace share its clock; traces of their own
+// clocks are put on one by their offsets).
+std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIfOptions& options) {
+  std::vector<WhatIfResult> results(inputs.size());
+  std::vector<Part> parts;
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    results[i].changes = *inputs[i].changes;
+    if (inputs[i].analysis->steps.empty()) {
+      results[i].notes.push_back("no steps: nothing to replay");
+      inputs[i].replayed.clear();
+      continue;
+    }
+    build_parts(i, inputs[i], options, results[i], parts);
+  }
+  std::size_t with_collectives = 0;
+  for (const Part& part : parts) {
+    with_collectives += std::any_of(part.graph.nodes.begin(), part.graph.nodes.end(), [](const Node& n) { return n.op == OpKind::kComm; }) ? 1 : 0;
+  }
+  Graph joined;
+  Replay joint_replay;
+  bool joint = false;
+  std::vector<std::string> joint_notes;
+  if (with_collectives >= 2) {
+    std::vector<Graph> graphs;
+    for (const Part& part : parts) graphs.push_back(part.graph);
+    std::vector<std::int32_t> first_node;
+    joined = whatif::join_graphs(graphs, first_node);
+    // A collective's kernels are matched by name: one key per name across the traces' string tables.
+    std::map<std::string_view, std::int64_t> key_of_name;
+    std::vector<std::int64_t> keys(joined.nodes.size(), -1);
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      parts[p].first = first_node[p];
+      const Trace& trace = inputs[parts[p].input].context->trace();
+      for (std::size_t i = 0; i < parts[p].graph.nodes.size(); ++i) {
+        const Node& n = parts[p].graph.nodes[i];
+        if (n.kind != NodeKind::kOp || n.op != OpKind::kComm) continue;
+        const auto [it, fresh] = key_of_name.try_emplace(trace.strings.get(n.name), static_cast<std::int64_t>(key_of_name.size()));
+        keys[node_index(first_node[p]) + i] = it->second;
+      }
+    }
+    const whatif::CollectiveLinks links = whatif::link_collectives(joined, first_node, keys);
+    joint = links.linked > 0;
+    if (joint) {
+      joint_replay = replay(joined);
+      const bool several_traces = inputs.size() > 1;
+      joint_notes.push_back(std::to_string(parts.size()) + " processes" + (several_traces ? " of " + std::to_string(inputs.size()) + " traces" : "") +
+                            " replayed together: " + std::to_string(links.linked) +
+                            " collective calls wait for every rank that runs them (matched by kernel name and order" +
+                            (several_traces ? "; the traces' clocks aligned by the ranks' offsets)" : ")"));
+    }
+    if (links.not_together > 0 || links.unmatched_names > 0) {
+      joint_notes.push_back("collectives left unlinked: " + std::to_string(links.not_together) +
+                            " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
+                            " kernel names the processes ran a different number of times");
+    }
+  }
+  std::vector<std::pair<std::int32_t, const TraceContext*>> contexts;
+  for (const Part& part : parts) contexts.emplace_back(part.first, inputs[part.input].context);
+  for (Part& part : parts) {
+    Replay own;
+    if (!joint) {
+      own = replay(part.graph);
+      part.first = 0;
+    }
+    const Graph& g = joint ? joined : part.graph;
+    const Replay& r = joint ? joint_replay : own;
+    PathWalker walker{joint ? contexts : std::vector<std::pair<std::int32_t, const TraceContext*>>{{0, inputs[part.input].context}}, g, r};
+    read_steps(inputs[part.input], part, r, walker, options, results[part.input]);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].replayed.empty()) {
+      results[i].notes.insert(results[i].notes.end(), joint_notes.begin(), joint_notes.end());
+      group_steps(inputs[i], results[i]);
+    }
+  }
+  return results;
+}
+
+}  // namespace
+
+WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, const StepAccounting& accounting,
+                     const WhatIfOptions& options) {
+  std::vector<Input> inputs(1);
+  inputs[0].context = &context;
+  inputs[0].analysis = &analysis;
+  inputs[0].accounting = &accounting;
+  inputs[0].changes = &options.changes;
+  return std::move(replay_inputs(inputs, options).front());
+}
+
+std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& options) {
+  std::vector<Input> inputs;
+  for (const WhatIfTrace& t : traces) {
+    Input in;
+    in.context = t.context;
+    in.analysis = t.steps;
+    in.accounting = t.accounting;
+    in.offset_ns = t.offset_ns;
+    in.changes = t.changes.empty() ? &options.changes : &t.changes;
+    inputs.push_back(std::move(in));
+  }
+  return replay_inputs(inputs, options);
 }
 
 }  // namespace kernscope

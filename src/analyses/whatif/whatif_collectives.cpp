@@ -50,17 +50,17 @@ Graph join_graphs(const std::vector<Graph>& graphs, std::vector<std::int32_t>& f
   return joined;
 }
 
-CollectiveLinks link_collectives(Graph& joined, const std::vector<std::int32_t>& first_node) {
+CollectiveLinks link_collectives(Graph& joined, const std::vector<std::int32_t>& first_node, const std::vector<std::int64_t>& keys) {
   CollectiveLinks links;
   // Each process's collective kernels by name, in the order they ran.
-  std::map<StringId, std::vector<std::vector<std::int32_t>>> by_name;  // name -> per process: nodes
+  std::map<std::int64_t, std::vector<std::vector<std::int32_t>>> by_name;  // name's key -> per process: nodes
   for (std::size_t p = 0; p < first_node.size(); ++p) {
     const std::int32_t begin = first_node[p];
     const std::int32_t end = p + 1 < first_node.size() ? first_node[p + 1] : static_cast<std::int32_t>(joined.nodes.size());
     for (std::int32_t i = begin; i < end; ++i) {
       const Node& n = joined.nodes[static_cast<std::size_t>(i)];
-      if (n.kind != NodeKind::kOp || n.op != OpKind::kComm || n.removed) continue;
-      auto& per_process = by_name[n.name];
+      if (n.kind != NodeKind::kOp || n.op != OpKind::kComm || n.removed || keys[static_cast<std::size_t>(i)] < 0) continue;
+      auto& per_process = by_name[keys[static_cast<std::size_t>(i)]];
       per_process.resize(first_node.size());
       per_process[p].push_back(i);
     }

@@ -94,11 +94,12 @@ struct CollectiveLinks {
 };
 
 // Each communication kernel of a joined graph waits for the same collective on the other processes:
-// the k-th kernel of a name on each process that runs it, where every such process ran it equally
+// the k-th kernel of a name (`keys`: per node of `joined`, one number per kernel name, -1 for other
+// nodes; the processes may come from traces with string tables of their own) on each process that runs it, where every such process ran it equally
 // often and no rank's kernel ended before the last one began. A kernel's own time becomes its
 // transfer (its traced end less the last arrival, scaled as a change scaled its time), and it ends
 // no earlier than each peer's start plus that transfer: the replay without a change gives back the
 // traced ends, and a rank that arrives earlier after a change still waits for the last.
-CollectiveLinks link_collectives(Graph& joined, const std::vector<std::int32_t>& first_node);
+CollectiveLinks link_collectives(Graph& joined, const std::vector<std::int32_t>& first_node, const std::vector<std::int64_t>& keys);
 
 }  // namespace kernscope::whatif

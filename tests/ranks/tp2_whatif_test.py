@@ -1,0 +1,71 @@
+"""kernscope whatif on the ranks of a real two-GPU decode, a file each (issue 29, item 1).
+
+tests/fixtures/ranks/tp2_decode_h200 is bench/gpu/tp_decode.py on two H200s traced by `kernscope
+record`, one file per rank process, 40 decode_step ranges per rank; its README says how it was made.
+Known without kernscope: rank 1 slept 2 ms on the host before the first all-reduce of steps 4, 9, ...,
+39, so rank 0 waited those 2 ms inside that all-reduce's kernel. The checks:
+- without a change every step of both ranks replays to its traced time (the joined graph is complete);
+- the slow steps are the 8 the program delayed, on both ranks;
+- host=0 (the host's own work removed, rank 1's sleep with it): replayed together, rank 0's slow steps
+  lose the wait (their all-reduces now wait for a rank 1 that no longer sleeps) and come out no longer
+  than its other steps; replayed alone (rank 0's file only), the wait stays inside its kernel's time;
+- json says the ranks were replayed together, with their ranks and clock offsets.
+usage: tp2_whatif_test.py KERNSCOPE RANK0 RANK1
+"""
+import csv
+import io
+import json
+import statistics
+import subprocess
+import sys
+
+kernscope, rank0, rank1 = sys.argv[1:4]
+failures = []
+DELAYED = set(range(4, 40, 5))  # the program's delayed steps (its README)
+
+
+def check(ok, what):
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures.append(what)
+
+
+def steps(files, *changes):
+    args = [kernscope, "whatif", "-q", "--format", "csv", *files]
+    for c in changes:
+        args += ["--change", c]
+    out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    by_rank = {}
+    for r in rows:
+        by_rank.setdefault(int(r.get("Rank", 0)), {})[int(r["Step"])] = (float(r["Traced (ns)"]), float(r["Predicted (ns)"]))
+    return by_rank
+
+
+none = steps([rank0, rank1])
+check(sorted(none) == [0, 1] and all(len(v) == 40 for v in none.values()), "40 steps on each of ranks 0 and 1")
+worst = max(abs(p - t) / t for v in none.values() for t, p in v.values())
+check(worst <= 0.02, f"no change: every step replays to its traced time (worst {100 * worst:.2f} %)")
+for rank, v in sorted(none.items()):
+    typical = statistics.median(t for t, _ in v.values())
+    slow = {s for s, (t, _) in v.items() if t > typical + 1.5e6}
+    check(slow == DELAYED, f"rank {rank}: the steps over 1.5 ms above the median are the delayed ones {sorted(slow)}")
+
+together = steps([rank0, rank1], "host=0")[0]
+alone = steps([rank0], "host=0")[0]
+others = statistics.median(p for s, (_, p) in together.items() if s not in DELAYED)
+for s in sorted(DELAYED):
+    check(together[s][1] <= 1.5 * others,
+          f"host=0, ranks together: rank 0's step {s} {together[s][1] / 1e6:.3f} ms, like its other steps ({others / 1e6:.3f} ms)")
+    check(alone[s][1] >= 2e6, f"host=0, rank 0 alone: step {s} keeps the 2 ms wait ({alone[s][1] / 1e6:.3f} ms)")
+
+doc = json.loads(subprocess.run([kernscope, "whatif", "-q", "--format", "json", rank0, rank1, "--change", "host=0"],
+                                capture_output=True, text=True, check=True).stdout)
+check(doc["together"] is True and [r["rank"] for r in doc["ranks"]] == [0, 1], "json: ranks 0 and 1 replayed together")
+check(all(abs(r["offset_ns"]) < 1e5 for r in doc["ranks"]), "json: clock offsets under 100 us (one host clock)")
+check(all(g["predicted_step_ns"] < g["traced_step_ns"] for r in doc["ranks"] for g in r["whatif"]["groups"]),
+      "json: each rank's groups predicted faster without host work")
+
+if failures:
+    print(f"{len(failures)} check(s) failed")
+    sys.exit(1)
