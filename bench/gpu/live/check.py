@@ -103,11 +103,12 @@ def check_detached(trace, expected, kernscope):
     say(total == inside and total > 0, f"every kernel of the trace was launched inside a window: {inside} of {total}")
     for i, want in enumerate(exp["window_kernels"]):
         start, end = wins[i][1], wins[i][2]
+        after = wins[i - 1][2] + 2 * 10**8 if i > 0 else start - 10**9  # the window before has ended
         got = launched_in(db, start, end)
         # By the GPU's own timestamps, apart from the API records: the kernels ran after the window
         # opened (window and kernel times in one clock) and before 0.2 s after it closed.
         gpu = db.execute("select count(*), min(start) - ?, max(end) - ? from CUPTI_ACTIVITY_KIND_KERNEL where start >= ? and start < ?",
-                         (start, end, start - 10**9, end + 2 * 10**8)).fetchone()
+                         (start, end, after, end + 2 * 10**8)).fetchone()
         api = db.execute("select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME where start >= ? and start < ?", (start, end)).fetchone()[0]
         nvtx = db.execute("select count(*) from NVTX_EVENTS where text = 'decode_step' and start >= ? and start < ?", (start, end)).fetchone()[0]
         say(got == want, f"window {i + 1}: {got} kernels launched inside (by API record), the program counted {want}")
@@ -118,7 +119,7 @@ def check_detached(trace, expected, kernscope):
     devices = db.execute("select count(*) from TARGET_INFO_GPU").fetchone()[0]
     say(devices >= 1, f"{devices} device row(s) in TARGET_INFO_GPU")
     info = dict(db.execute("select name, value from KERNSCOPE_TRACER_INFO").fetchall())
-    print("info: " + "; ".join(f"{k}={info.get(k)}" for k in ("paused_cupti", "cupti_clock_offset_ns", "buffers_free_at_end",
+    print("info: " + "; ".join(f"{k}={info.get(k)}" for k in ("paused_cupti", "cupti_finalized", "api_records", "cupti_clock_offset_ns", "buffers_free_at_end",
                                                                "buffers_kept_by_cupti", "dropped_records", "cupti_api_version")))
     length = (wins[-1][2] - wins[-1][1]) / 1e9
     say(0.29 <= length <= 0.35, f"the timed window lasted {length:.3f} s (asked 0.3 s)")

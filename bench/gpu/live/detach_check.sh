@@ -10,11 +10,15 @@
 #             and cut (detached), and --every 0.5 --for 0.2 (detached, timed windows)
 #   launch    bench/gpu/launch_cost.cu eager: the launching thread's CPU time and instructions per
 #             launch with no tracer, record --paused detached, and attached, $ROUNDS interleaved rounds
+#   llama     the eager Llama decode (bench/gpu/llama_ab.py, NVTX=0, $PAIRS pairs of $STEPS steps: every
+#             block alike here, nothing is ever recorded) with no tracer, record --paused detached and
+#             attached, $LLAMA_ROUNDS rounds, the order rotating; one TPOT line per process
 B=$(cd "$(dirname "$0")/.." && pwd); R=$PWD; G=${G:-$R/.gpu}
 export KERNSCOPE_TRACER_LIB=$G/bin/libkernscope_tracer.so KERNSCOPE_RUNTIME_DIR=/tmp/ks-sessions
 export KS="$G/bin/kernscope" LD_LIBRARY_PATH=$G/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 OUT=${OUT:-/tmp/live}; mkdir -p $OUT
-PHASES=${PHASES:-detached others launch}; ROUNDS=${ROUNDS:-4}; PIN=${PIN:-taskset -c 2-9}
+PHASES=${PHASES:-detached others launch}; ROUNDS=${ROUNDS:-4}; LLAMA_ROUNDS=${LLAMA_ROUNDS:-4}
+PAIRS=${PAIRS:-10}; STEPS=${STEPS:-12}; PIN=${PIN:-taskset -c 2-9}
 nvcc -std=c++17 -O2 -arch=sm_90 $B/live/live_windows.cu -o $OUT/live_windows || exit 1
 C="python3 $B/live/check.py"
 T="timeout 120"
@@ -25,6 +29,10 @@ for phase in $PHASES; do
       $T $KS record --paused --session d -o $OUT/detached.sqlite -- $OUT/live_windows detached 6 > $OUT/detached.json 2> $OUT/detached.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached.err | head -20
       $C detached $OUT/detached.sqlite $OUT/detached.json $KS
+      echo "== detached, API records switched call by call (KERNSCOPE_DETACH_API=call)"
+      KERNSCOPE_DETACH_API=call $T $KS record --paused --session dc -o $OUT/detached_call.sqlite -- $OUT/live_windows detached 3 > $OUT/detached_call.json 2> $OUT/detached_call.err
+      echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached_call.err | head -20
+      $C detached $OUT/detached_call.sqlite $OUT/detached_call.json $KS
       echo "== attached (KERNSCOPE_PAUSED_DETACH=0)"
       KERNSCOPE_PAUSED_DETACH=0 $T $KS record --paused --session a -o $OUT/attached.sqlite -- $OUT/live_windows detached 6 > $OUT/attached.json 2> $OUT/attached.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/attached.err | head -20
@@ -65,6 +73,18 @@ EOF
         echo -n "none     "; $PIN $OUT/launch_cost eager 50000 15
         echo -n "detached "; $T $KS record --paused --session l$r -o $OUT/l.sqlite -- $PIN $OUT/launch_cost eager 50000 15 2>/dev/null
         echo -n "attached "; KERNSCOPE_PAUSED_DETACH=0 $T $KS record --paused --session m$r -o $OUT/l.sqlite -- $PIN $OUT/launch_cost eager 50000 15 2>/dev/null
+      done ;;
+    llama)
+      none=""; detached="$KS record --paused --session q -o $OUT/q.sqlite --"
+      attached="env KERNSCOPE_PAUSED_DETACH=0 $KS record --paused --session q -o $OUT/q.sqlite --"
+      for r in $(seq 1 $LLAMA_ROUNDS); do
+        order="none detached attached"
+        [ $((r % 3)) = 2 ] && order="detached attached none"
+        [ $((r % 3)) = 0 ] && order="attached none detached"
+        for c in $order; do
+          echo -n "llama round $r $c $(date -u +%T) "
+          NVTX=0 PAIRS=$PAIRS STEPS=$STEPS timeout 120 ${!c} $PIN python3 $B/llama_ab.py 2>&1 | grep -E "^TPOT|Error|error" | tail -1
+        done
       done ;;
   esac
 done

@@ -216,6 +216,8 @@ class Tracer {
   std::mutex finalize_mutex_;
   std::condition_variable finalize_cv_;
   std::optional<CUptiResult> finalized_;
+  std::atomic<int> finalized_on_api_exit_{0}, finalized_here_{0};
+  bool debug_detach_ = false;  // KERNSCOPE_DEBUG_DETACH=1: a line per attach and detach
 };
 
 // Every way the trace gets written (exit, a terminating signal, os._exit through
@@ -361,6 +363,7 @@ std::string Tracer::attach_cupti() {
   if (r != CUPTI_SUCCESS) return std::string("registering the buffers: ") + cupti_error(r);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // the devices again (the writer keeps each once)
   cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
+  if (debug_detach_) say("attached");
   return {};
 }
 
@@ -386,13 +389,15 @@ std::string Tracer::detach_cupti() {
   }
   if (sub == CUPTI_SUCCESS) {
     finalize_pending_ = true;
+    // The runtime call's exit, not the driver's: a driver call inside a runtime call returns into
+    // CUPTI's runtime callback, which must not find CUPTI finalized (Kineto detaches the same way).
     cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
-    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
     std::unique_lock lock(finalize_mutex_);
     finalize_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return finalized_.has_value(); });
   }
   if (finalize_pending_.exchange(false) || sub != CUPTI_SUCCESS) {
     if (subscriber) cuptiUnsubscribe(subscriber);
+    ++finalized_here_;
     const CUptiResult r = cuptiFinalize();
     std::lock_guard lock(finalize_mutex_);
     finalized_ = r;
@@ -401,6 +406,10 @@ std::string Tracer::detach_cupti() {
   std::unique_lock lock(finalize_mutex_);
   finalize_cv_.wait(lock, [this] { return finalized_.has_value(); });
   subscriber_ = nullptr;
+  if (debug_detach_) {
+    say("detached (" + std::to_string(finalized_on_api_exit_.load()) + " on a program thread's API exit, " +
+        std::to_string(finalized_here_.load()) + " on the tracer's thread so far): " + cupti_error(*finalized_));
+  }
   return *finalized_ == CUPTI_SUCCESS ? std::string() : std::string("cuptiFinalize: ") + cupti_error(*finalized_);
 }
 
@@ -413,6 +422,7 @@ void Tracer::finalize_on_api_exit() {
     subscriber = subscriber_;
   }
   if (subscriber) cuptiUnsubscribe(subscriber);
+  ++finalized_on_api_exit_;
   const CUptiResult r = cuptiFinalize();
   {
     std::lock_guard lock(finalize_mutex_);
@@ -800,6 +810,16 @@ bool Tracer::init() {
   }
   find_default_api();
   cupti_version_ = cupti_api_version();
+  detach_choice_ = choose_paused_detach(config_);
+  if (detach_choice_.detach) {
+    debug_detach_ = std::getenv("KERNSCOPE_DEBUG_DETACH") != nullptr;
+    // Found on an H200 (CUPTI 13.0): calls switched on one by one after CUPTI was attached again
+    // give no records (the quirk noted at switch_default_api), so windows record the RUNTIME and
+    // DRIVER kinds whole: every call inside a window, each window's calls costing more than one by
+    // one. KERNSCOPE_DETACH_API=call keeps the per-call switching (to check the quirk again).
+    const char* api = std::getenv("KERNSCOPE_DETACH_API");
+    if (!config_.api_all && !(api && std::string(api) == "call")) config_.api_all = true;
+  }
   {
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
@@ -871,7 +891,6 @@ bool Tracer::init() {
   // kernscope's Python hook instead.
   native_.start(config_.sample_hz);
   if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
-  detach_choice_ = choose_paused_detach(config_);
   if (detach_choice_.detach) {
     // Before start_live, whose control thread may open a window at once. Detached once the set-up's
     // first records (the devices) had time to arrive; a window's records a grace after it closes.
@@ -992,6 +1011,8 @@ void Tracer::finish() {
     if (attachment_) {
       for (auto& row : attachment_->info()) info.push_back(std::move(row));
       info.emplace_back("cupti_clock_offset_ns", std::to_string(clock_offset_ns_));
+      info.emplace_back("cupti_finalized", std::to_string(finalized_on_api_exit_.load()) + " on a program thread's runtime API exit, " +
+                                               std::to_string(finalized_here_.load()) + " on the tracer's thread (no CUDA call within 200 ms)");
     } else if (!config_.live.tail()) {
       info.emplace_back("paused_cupti", detach_choice_.why);
     }
