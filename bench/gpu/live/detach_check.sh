@@ -26,9 +26,13 @@ for phase in $PHASES; do
   case $phase in
     detached)
       echo "== detached"
-      $T $KS record --paused --session d -o $OUT/detached.sqlite -- $OUT/live_windows detached 6 > $OUT/detached.json 2> $OUT/detached.err
+      KERNSCOPE_DEBUG_DETACH=1 $T $KS record --paused --session d -o $OUT/detached.sqlite -- $OUT/live_windows detached 6 > $OUT/detached.json 2> $OUT/detached.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached.err | head -20
       $C detached $OUT/detached.sqlite $OUT/detached.json $KS
+      echo "== detached, cuptiFinalize on the tracer's thread (KERNSCOPE_DETACH_FINALIZE=thread)"
+      KERNSCOPE_DETACH_FINALIZE=thread $T $KS record --paused --session dt -o $OUT/detached_thread.sqlite -- $OUT/live_windows detached 6 > $OUT/detached_thread.json 2> $OUT/detached_thread.err
+      echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached_thread.err | head -20
+      $C detached $OUT/detached_thread.sqlite $OUT/detached_thread.json $KS
       echo "== detached, API records switched call by call (KERNSCOPE_DETACH_API=call)"
       KERNSCOPE_DETACH_API=call $T $KS record --paused --session dc -o $OUT/detached_call.sqlite -- $OUT/live_windows detached 3 > $OUT/detached_call.json 2> $OUT/detached_call.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached_call.err | head -20
@@ -54,6 +58,7 @@ for phase in $PHASES; do
       $C cut $OUT/cut.sqlite $KS
       echo "== every 0.5 s for 0.2 s (detached)"
       $T $KS record --every 0.5 --for 0.2 -o $OUT/every.sqlite -- $OUT/live_windows loop 3 2>$OUT/every.err
+      grep -v "^kernscope: record:" $OUT/every.err | head -5
       python3 - $OUT/every.sqlite <<'EOF'
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])

@@ -218,6 +218,8 @@ class Tracer {
   std::optional<CUptiResult> finalized_;
   std::atomic<int> finalized_on_api_exit_{0}, finalized_here_{0};
   bool debug_detach_ = false;  // KERNSCOPE_DEBUG_DETACH=1: a line per attach and detach
+  bool finalize_on_thread_ = false;  // KERNSCOPE_DETACH_FINALIZE=thread: cuptiFinalize on the tracer's thread
+  std::atomic<bool> finalizing_{false};
 };
 
 // Every way the trace gets written (exit, a terminating signal, os._exit through
@@ -240,7 +242,8 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* 
   Tracer& t = get();
   ScopedCost timed(&t.cost_, CostSite::kBufferComplete);
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
+  // Not while cuptiFinalize hands buffers back: no CUPTI call inside its teardown.
+  if (!t.finalizing_ && cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
   if (!buffer) return;
   {
     std::lock_guard lock(t.queue_mutex_);
@@ -261,7 +264,8 @@ void Tracer::decode_queued(RecordBatch& batch) {
       ++decoding_;  // with the pop, so that a detach waiting for the queue sees it
     }
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
+    // An empty buffer (a detach's flush hands those back) needs no CUPTI call.
+    while (item.second > 0 && cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
     pool_->give_back(item.first);
     --decoding_;
   }
@@ -387,7 +391,7 @@ std::string Tracer::detach_cupti() {
     finalized_.reset();
     subscriber_ = sub == CUPTI_SUCCESS ? subscriber : nullptr;
   }
-  if (sub == CUPTI_SUCCESS) {
+  if (sub == CUPTI_SUCCESS && !finalize_on_thread_) {
     finalize_pending_ = true;
     // The runtime call's exit, not the driver's: a driver call inside a runtime call returns into
     // CUPTI's runtime callback, which must not find CUPTI finalized (Kineto detaches the same way).
@@ -395,10 +399,12 @@ std::string Tracer::detach_cupti() {
     std::unique_lock lock(finalize_mutex_);
     finalize_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return finalized_.has_value(); });
   }
-  if (finalize_pending_.exchange(false) || sub != CUPTI_SUCCESS) {
+  if (finalize_pending_.exchange(false) || sub != CUPTI_SUCCESS || finalize_on_thread_) {
     if (subscriber) cuptiUnsubscribe(subscriber);
     ++finalized_here_;
+    finalizing_ = true;
     const CUptiResult r = cuptiFinalize();
+    finalizing_ = false;
     std::lock_guard lock(finalize_mutex_);
     finalized_ = r;
   }
@@ -423,7 +429,9 @@ void Tracer::finalize_on_api_exit() {
   }
   if (subscriber) cuptiUnsubscribe(subscriber);
   ++finalized_on_api_exit_;
+  finalizing_ = true;
   const CUptiResult r = cuptiFinalize();
+  finalizing_ = false;
   {
     std::lock_guard lock(finalize_mutex_);
     finalized_ = r;
@@ -813,6 +821,8 @@ bool Tracer::init() {
   detach_choice_ = choose_paused_detach(config_);
   if (detach_choice_.detach) {
     debug_detach_ = std::getenv("KERNSCOPE_DEBUG_DETACH") != nullptr;
+    const char* where = std::getenv("KERNSCOPE_DETACH_FINALIZE");
+    finalize_on_thread_ = where && std::string(where) == "thread";
     // Found on an H200 (CUPTI 13.0): calls switched on one by one after CUPTI was attached again
     // give no records (the quirk noted at switch_default_api), so windows record the RUNTIME and
     // DRIVER kinds whole: every call inside a window, each window's calls costing more than one by
