@@ -106,7 +106,12 @@ void CuptiAttachment::run() {
     if (cv_.wait_until(lock, *detach_at_) != std::cv_status::timeout) continue;  // re-read: opened, finished, moved
     if (!detach_at_ || std::chrono::steady_clock::now() < *detach_at_) continue;
     detach_at_.reset();
-    if (!recording_ && attached_) detach_locked();
+    if (recording_ || !attached_) continue;
+    if (ops_.ready && !ops_.ready()) {
+      detach_at_ = std::chrono::steady_clock::now() + grace_;
+      continue;
+    }
+    detach_locked();
   }
 }
 

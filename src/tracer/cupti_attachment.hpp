@@ -45,6 +45,9 @@ class CuptiAttachment {
     std::function<std::string()> detach;  // "" when detached (records flushed first), else why not
     std::function<void(bool on, const std::string& why)> record;  // the recorded kinds on or off (attached only)
     std::function<void(const std::string& line)> say;             // one line on stderr
+    // Whether CUPTI may be detached yet (unset: always): false puts the detach off by a grace. The
+    // tracer waits for the devices' records, which CUPTI does not give again once attached anew.
+    std::function<bool()> ready;
   };
   // Starts attached (the tracer's set-up attached CUPTI) and not recording.
   CuptiAttachment(std::chrono::milliseconds grace, Ops ops);

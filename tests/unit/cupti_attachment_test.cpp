@@ -3,7 +3,9 @@
 // enabled when it is detached (as cuptiFinalize does) and counts every switch made while detached.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <set>
@@ -11,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tracer/activity_decoder.hpp"
 #include "tracer/cupti_attachment.hpp"
 #include "tracer/live_capture.hpp"
 
@@ -167,6 +170,59 @@ TEST(CuptiAttachment, AFailedAttachSaysSoAndStaysPaused) {
   EXPECT_NE(attachment.info().front().second.find("1 failed attach(es)"), std::string::npos);
   attachment.finish();
   EXPECT_FALSE(attachment.start_recording("after the end"));  // finished: no switch at all
+}
+
+TEST(CuptiAttachment, TheFirstDetachWaitsUntilTheTracerIsReady) {
+  FakeCupti cupti;
+  std::atomic<int> asked{0};
+  auto ops = cupti.ops();
+  ops.ready = [&] { return ++asked >= 3; };  // the devices' records arrive at the third look
+  CuptiAttachment attachment(10ms, ops);
+  attachment.detach_later();
+  ASSERT_TRUE(wait_for([&] { return !cupti.is_attached(); }));
+  EXPECT_EQ(asked.load(), 3);
+  EXPECT_EQ(cupti.take_log(), (std::vector<std::string>{"detach"}));
+  attachment.finish();
+}
+
+// CUPTI attached anew numbers correlations from 1 again: the decoder keeps them unique across windows.
+TEST(CuptiAttachment, CorrelationsStayUniqueAcrossReattaches) {
+  StringPool strings;
+  ActivityDecoder decoder(strings, [](bool, std::uint32_t) { return std::string("cudaLaunchKernel"); });
+  auto decode_window = [&](std::uint64_t t) {
+    RecordBatch batch;
+    for (std::uint32_t id = 1; id <= 3; ++id) {
+      CUpti_ActivityAPI a;
+      std::memset(&a, 0, sizeof a);
+      a.kind = CUPTI_ACTIVITY_KIND_RUNTIME;
+      a.cbid = 211;
+      a.start = t + id * 10;
+      a.end = t + id * 10 + 5;
+      a.correlationId = id;
+      decoder.decode(reinterpret_cast<CUpti_Activity*>(&a), batch);
+      CUpti_ActivityKernel10 k;
+      std::memset(&k, 0, sizeof k);
+      k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+      k.start = t + id * 10 + 20;
+      k.end = t + id * 10 + 25;
+      k.correlationId = id;
+      k.name = "tiny";
+      decoder.decode(reinterpret_cast<CUpti_Activity*>(&k), batch);
+    }
+    return batch;
+  };
+  const RecordBatch first = decode_window(1000);
+  decoder.new_epoch();  // CUPTI detached and attached again
+  const RecordBatch second = decode_window(5000);
+  std::set<std::uint32_t> ids;
+  for (const auto* b : {&first, &second}) {
+    ASSERT_EQ(b->kernels.size(), 3u);
+    for (std::size_t i = 0; i < 3; ++i) {
+      EXPECT_EQ(b->kernels[i].correlation, b->api_calls[i].correlation);  // each kernel still pairs with its launch
+      ids.insert(b->kernels[i].correlation);
+    }
+  }
+  EXPECT_EQ(ids.size(), 6u);  // and with no launch of the other window
 }
 
 TEST(CuptiAttachment, ARefusedWindowIsAnErrorForKernscopeCaptureAndTheSchedulePausesAgain) {

@@ -218,6 +218,7 @@ class Tracer {
   std::optional<CUptiResult> finalized_;
   std::atomic<int> finalized_on_api_exit_{0}, finalized_here_{0};
   bool debug_detach_ = false;  // KERNSCOPE_DEBUG_DETACH=1: a line per attach and detach
+  std::atomic<bool> devices_seen_{false};  // a DEVICE record was decoded (the collector)
   bool finalize_on_thread_ = false;  // KERNSCOPE_DETACH_FINALIZE=thread: cuptiFinalize on the tracer's thread
   std::atomic<bool> finalizing_{false};
 };
@@ -266,6 +267,7 @@ void Tracer::decode_queued(RecordBatch& batch) {
     CUpti_Activity* record = nullptr;
     // An empty buffer (a detach's flush hands those back) needs no CUPTI call.
     while (item.second > 0 && cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
+    if (!batch.devices.empty()) devices_seen_ = true;
     pool_->give_back(item.first);
     --decoding_;
   }
@@ -363,6 +365,13 @@ std::string Tracer::attach_cupti() {
   uint8_t zeroed = 1;
   size_t zeroed_size = sizeof zeroed;
   cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
+  {
+    // Buffers the last cuptiFinalize kept (neither free, queued nor being decoded) never come back.
+    std::lock_guard lock(queue_mutex_);
+    const std::size_t out = pool_->size() - pool_->free_count() - completed_.size() - static_cast<std::size_t>(decoding_.load());
+    if (out > 0 && out <= pool_->size()) pool_->replace(out);
+  }
+  decoder_->new_epoch();  // CUPTI numbers correlations from 1 again
   const CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
   if (r != CUPTI_SUCCESS) return std::string("registering the buffers: ") + cupti_error(r);
   cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // the devices again (the writer keeps each once)
@@ -909,6 +918,15 @@ bool Tracer::init() {
     ops.detach = [this] { return detach_cupti(); };
     ops.record = [this](bool on, const std::string& why) { switch_recording(on, why); };
     ops.say = [](const std::string& line) { say(line); };
+    // The devices' records come once (at the first context), and not again when CUPTI is attached
+    // anew (seen on an H200: none after 7 re-attaches with the DEVICE kind enabled): the first
+    // detach waits for them, flushing so that they arrive, for at most a minute.
+    const auto ready_from = std::chrono::steady_clock::now();
+    ops.ready = [this, ready_from] {
+      if (devices_seen_ || std::chrono::steady_clock::now() - ready_from > std::chrono::minutes(1)) return true;
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      return false;
+    };
     attachment_ = std::make_unique<CuptiAttachment>(std::chrono::milliseconds(std::max(2 * config_.flush_ms, 100)), std::move(ops));
     attachment_->detach_later();
   }
