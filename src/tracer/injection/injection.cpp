@@ -402,8 +402,10 @@ std::string Tracer::detach_cupti() {
   }
   if (sub == CUPTI_SUCCESS && !finalize_on_thread_) {
     finalize_pending_ = true;
-    // The runtime call's exit, not the driver's: a driver call inside a runtime call returns into
-    // CUPTI's runtime callback, which must not find CUPTI finalized (Kineto detaches the same way).
+    // The runtime call's exit, not the driver's (as Kineto detaches): a driver call runs inside a
+    // runtime call, whose own callback comes after. The first build, finalizing at any API exit,
+    // corrupted the heap on an H200; it changed together with the hand-back below, so which one
+    // mended it is not known (bench/RESULTS.md).
     cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
     std::unique_lock lock(finalize_mutex_);
     finalize_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return finalized_.has_value(); });
