@@ -20,6 +20,24 @@ StringId ActivityDecoder::api(bool driver, std::uint32_t cbid) {
   return it->second;
 }
 
+void ActivityDecoder::new_epoch() {
+  correlation_base_ = max_correlation_.load();
+  marker_base_ = max_marker_.load();
+}
+
+std::uint32_t ActivityDecoder::correlation(std::uint32_t id) {
+  if (id == 0) return 0;  // none
+  const std::uint32_t moved = id + correlation_base_.load(std::memory_order_relaxed);
+  if (moved > max_correlation_.load(std::memory_order_relaxed)) max_correlation_.store(moved, std::memory_order_relaxed);
+  return moved;
+}
+
+std::uint32_t ActivityDecoder::marker_id(std::uint32_t id) {
+  const std::uint32_t moved = id + marker_base_.load(std::memory_order_relaxed);
+  if (moved > max_marker_.load(std::memory_order_relaxed)) max_marker_.store(moved, std::memory_order_relaxed);
+  return moved;
+}
+
 const ActivityDecoder::KernelNames& ActivityDecoder::kernel_names(const char* mangled) {
   const std::string key = mangled ? mangled : "";
   auto it = kernel_names_.find(key);
@@ -54,11 +72,11 @@ void ActivityDecoder::marker(const CUpti_ActivityMarker2& m, RecordBatch& out) {
     row.tid = tid;
     row.text = strings_.intern(m.name ? m.name : "");
     row.domain = m.domain && *m.domain ? strings_.intern(m.domain) : kNoString;
-    open_ranges_[m.id] = row;
+    open_ranges_[marker_id(m.id)] = row;
     return;
   }
   if (m.flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
-    auto it = open_ranges_.find(m.id);
+    auto it = open_ranges_.find(marker_id(m.id));
     if (it == open_ranges_.end()) return;  // started before the capture range
     NvtxRow row = it->second;
     open_ranges_.erase(it);
@@ -87,7 +105,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.device = k.deviceId;
       row.context = k.contextId;
       row.stream = k.streamId;
-      row.correlation = k.correlationId;
+      row.correlation = correlation(k.correlationId);
       row.grid[0] = k.gridX;
       row.grid[1] = k.gridY;
       row.grid[2] = k.gridZ;
@@ -118,7 +136,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.device = m.deviceId;
       row.context = m.contextId;
       row.stream = m.streamId;
-      row.correlation = m.correlationId;
+      row.correlation = correlation(m.correlationId);
       row.copy_kind = m.copyKind;  // CUPTI and nsys number copy kinds alike
       row.src_kind = nsys_memory_kind(m.srcKind);
       row.dst_kind = nsys_memory_kind(m.dstKind);
@@ -135,7 +153,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.device = m.deviceId;
       row.context = m.contextId;
       row.stream = m.streamId;
-      row.correlation = m.correlationId;
+      row.correlation = correlation(m.correlationId);
       row.value = m.value;
       row.mem_kind = nsys_memory_kind(m.memoryKind);
       row.graph_node_id = m.graphNodeId;
@@ -150,7 +168,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.device = g.deviceId;
       row.context = g.contextId;
       row.stream = g.streamId;
-      row.correlation = g.correlationId;
+      row.correlation = correlation(g.correlationId);
       row.graph_id = g.graphId;
       out.graph_traces.push_back(row);
       return;
@@ -163,7 +181,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.end = static_cast<std::int64_t>(a.end);
       row.pid = a.processId;
       row.tid = a.threadId;
-      row.correlation = a.correlationId;
+      row.correlation = correlation(a.correlationId);
       row.return_value = a.returnValue;
       row.driver = record->kind == CUPTI_ACTIVITY_KIND_DRIVER;
       row.name = api(row.driver, a.cbid);
@@ -177,7 +195,7 @@ void ActivityDecoder::decode(const CUpti_Activity* record, RecordBatch& out) {
       row.end = static_cast<std::int64_t>(s.end);
       row.context = s.contextId;
       row.stream = s.streamId;
-      row.correlation = s.correlationId;
+      row.correlation = correlation(s.correlationId);
       row.event_id = s.cudaEventId;
       row.type = static_cast<std::int32_t>(s.type);
       out.syncs.push_back(row);

@@ -42,6 +42,18 @@ void BufferPool::give_back(std::uint8_t* buffer) {
   free_.push_back(buffer);
 }
 
+void BufferPool::replace(std::size_t count) {
+  std::lock_guard lock(mutex_);
+  all_.reserve(all_.size() + count);
+  free_.reserve(all_.size() + count);  // a kept buffer handed back late still fits without allocating
+  for (std::size_t i = 0; i < count; ++i) {
+    auto* buffer = static_cast<std::uint8_t*>(std::calloc(1, bytes_));
+    if (!buffer) break;
+    all_.push_back(buffer);
+    free_.push_back(buffer);
+  }
+}
+
 std::size_t BufferPool::free_count() {
   std::lock_guard lock(mutex_);
   return free_.size();

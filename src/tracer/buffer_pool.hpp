@@ -26,6 +26,9 @@ class BufferPool {
   std::size_t free_count();
   std::size_t size() const { return all_.size(); }
   std::uint64_t exhausted() const { return exhausted_; }  // requests that got no buffer
+  // Adds `count` new buffers for ones CUPTI will never hand back (cuptiFinalize can keep one it had
+  // not filled): a paused tracer detaches once per window, and the pool must not dwindle.
+  void replace(std::size_t count);
 
  private:
   std::size_t bytes_ = 0;

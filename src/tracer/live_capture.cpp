@@ -102,6 +102,13 @@ std::string LiveCapture::request(const ControlRequest& r) {
   std::vector<CaptureSwitch> switches;
   const std::string reply = schedule_->request(r, t, switches);
   apply(switches);
+  if (schedule_->recording() && !hooks_.recording()) {
+    // The switch was refused (CUPTI could not be attached again, said on the program's stderr):
+    // the schedule goes back to paused and the caller is told, not shown a window that records nothing.
+    std::vector<CaptureSwitch> none;
+    schedule_->request({ControlRequest::Kind::kStop}, t, none);
+    return "error " + who + "recording could not start (see the program's stderr); still paused";
+  }
   const auto space = reply.find(' ');  // "ok ..." / "error ...": the pid after the first word
   return space == std::string::npos ? reply : reply.substr(0, space + 1) + who + reply.substr(space + 1);
 }

@@ -5,6 +5,8 @@ sqlite3 (independent of kernscope's reader) and with `kernscope steps` (the step
   check.py tail TRACE EXPECTED_JSON KERNSCOPE      one window per slow step, the last N steps in it
   check.py procs TRACE...                          every process of the launch recorded one window
   check.py cut TRACE KERNSCOPE                     a program killed in a window: readable, said cut
+  check.py detached TRACE EXPECTED_JSON KERNSCOPE  windows of record --paused with CUPTI detached between
+                                                   them: kernels, API records, NVTX ranges, devices, one clock
 Prints one line per finding and exits 1 when one fails."""
 import json, sqlite3, subprocess, sys
 
@@ -88,10 +90,48 @@ def check_cut(trace, kernscope):
         " | ".join(l.strip() for l in text.splitlines() if "cut" in l or "window" in l)[:400])
 
 
+def check_detached(trace, expected, kernscope):
+    """live_windows detached: start/stop windows and a timed one, CUPTI detached between them (or
+    attached with KERNSCOPE_PAUSED_DETACH=0: the same must hold)."""
+    exp = json.load(open(expected))
+    db = sqlite3.connect(trace)
+    wins = windows_of(db)
+    n = len(exp["window_kernels"])
+    say(len(wins) == n + 1, f"{len(wins)} windows recorded ({n} start/stop and a timed one)")
+    total = db.execute("select count(*) from CUPTI_ACTIVITY_KIND_KERNEL").fetchone()[0]
+    inside = sum(launched_in(db, w[1], w[2]) for w in wins)
+    say(total == inside and total > 0, f"every kernel of the trace was launched inside a window: {inside} of {total}")
+    for i, want in enumerate(exp["window_kernels"]):
+        start, end = wins[i][1], wins[i][2]
+        after = wins[i - 1][2] + 2 * 10**8 if i > 0 else start - 10**9  # the window before has ended
+        got = launched_in(db, start, end)
+        # By the GPU's own timestamps, apart from the API records: the kernels ran after the window
+        # opened (window and kernel times in one clock) and before 0.2 s after it closed.
+        gpu = db.execute("select count(*), min(start) - ?, max(end) - ? from CUPTI_ACTIVITY_KIND_KERNEL where start >= ? and start < ?",
+                         (start, end, after, end + 2 * 10**8)).fetchone()
+        api = db.execute("select count(*) from CUPTI_ACTIVITY_KIND_RUNTIME where start >= ? and start < ?", (start, end)).fetchone()[0]
+        nvtx = db.execute("select count(*) from NVTX_EVENTS where text = 'decode_step' and start >= ? and start < ?", (start, end)).fetchone()[0]
+        say(got == want, f"window {i + 1}: {got} kernels launched inside (by API record), the program counted {want}")
+        say(gpu[0] == want and gpu[1] is not None and gpu[1] > 0, f"window {i + 1}: {gpu[0]} kernels ran from {(gpu[1] or 0) / 1e6:.3f} ms after "
+            f"the window opened to {(gpu[2] or 0) / 1e6:.3f} ms after it closed (GPU timestamps, same clock)")
+        say(api >= want, f"window {i + 1}: {api} API records (at least one launch call per kernel)")
+        say(nvtx == exp["window_steps"][i], f"window {i + 1}: {nvtx} decode_step NVTX ranges, the program ran {exp['window_steps'][i]}")
+    devices = db.execute("select count(*) from TARGET_INFO_GPU").fetchone()[0]
+    say(devices >= 1, f"{devices} device row(s) in TARGET_INFO_GPU")
+    info = dict(db.execute("select name, value from KERNSCOPE_TRACER_INFO").fetchall())
+    print("info: " + "; ".join(f"{k}={info.get(k)}" for k in ("paused_cupti", "cupti_finalized", "api_records", "cupti_clock_offset_ns", "buffers_free_at_end",
+                                                               "buffers_kept_by_cupti", "dropped_records", "cupti_api_version")))
+    length = (wins[-1][2] - wins[-1][1]) / 1e9
+    say(0.29 <= length <= 0.35, f"the timed window lasted {length:.3f} s (asked 0.3 s)")
+    out = subprocess.run([kernscope, "info", trace], capture_output=True, text=True)
+    say(out.returncode == 0, f"kernscope info reads it (exit {out.returncode})")
+
+
 if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "windows": check_windows(*sys.argv[2:5])
     elif mode == "tail": check_tail(*sys.argv[2:5])
     elif mode == "procs": check_procs(sys.argv[2:])
     elif mode == "cut": check_cut(*sys.argv[2:4])
+    elif mode == "detached": check_detached(*sys.argv[2:5])
     sys.exit(1 if failed else 0)

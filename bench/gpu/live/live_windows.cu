@@ -8,6 +8,9 @@
 //   live_windows tail             100 steps, steps 40 and 70 sleep 50 ms (the injected slow steps)
 //   live_windows loop SECONDS     steps until SECONDS pass (windows opened from outside; killed)
 //   live_windows procs SECONDS    the loop in this process and in a child it starts (fork + exec)
+//   live_windows detached N       N start/stop windows with 0.4 s of paused steps between (longer than
+//                                 the tracer's detach grace, so CUPTI is detached and attached again for
+//                                 each), then a timed window: record --paused without --step-range
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
@@ -81,6 +84,25 @@ int main(int argc, char** argv) {
     loop_for(0.6);
     for (int i = 0; i < 5; ++i) step(4);
     std::printf("{\"window_kernels\": [%ld, %ld], \"window_steps\": [5, 7], \"launched\": %ld}\n", window1, window2, g_launched);
+  } else if (mode == "detached") {
+    const int windows = argc > 2 ? std::atoi(argv[2]) : 6;
+    for (int i = 0; i < 20; ++i) step(4);
+    loop_for(0.4);
+    std::string kernels, steps;
+    for (int w = 0; w < windows; ++w) {
+      capture("start");
+      const long before = g_launched;
+      for (int i = 0; i < 3 + w; ++i) step(3);
+      launch(2);  // outside any step, inside the window
+      cudaDeviceSynchronize();
+      kernels += (w ? ", " : "") + std::to_string(g_launched - before);
+      steps += (w ? ", " : "") + std::to_string(3 + w);
+      capture("stop");
+      loop_for(0.4);
+    }
+    capture("window --duration 0.3s");
+    loop_for(0.6);
+    std::printf("{\"window_kernels\": [%s], \"window_steps\": [%s], \"launched\": %ld}\n", kernels.c_str(), steps.c_str(), g_launched);
   } else if (mode == "tail") {
     for (int i = 1; i <= 100; ++i) step(4, i == 40 || i == 70 ? 50 : 1);
     std::printf("{\"slow_steps\": [40, 70], \"steps\": 100}\n");

@@ -61,6 +61,11 @@ Result<void> live_settings(const std::function<const char*(const char*)>& getenv
   }
   if (const char* v = getenv(env::kSession); v && *v) c.session = v;
   if (const char* v = getenv(env::kStepRange); v && *v) c.step_range = v;
+  if (const char* v = getenv(env::kPausedDetach); v && *v) {
+    const std::string on = v;
+    if (on != "0" && on != "1") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_PAUSED_DETACH='" + on + "' (0 or 1)");
+    c.paused_detach = on == "1";
+  }
   if (const char* v = getenv(env::kTailMb); v && *v) {
     auto n = number(env::kTailMb, v);
     if (!n || *n < 1) return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_TAIL_MB must be at least 1");

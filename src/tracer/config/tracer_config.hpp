@@ -44,6 +44,8 @@ inline constexpr const char* kKeepLastSteps = "KERNSCOPE_KEEP_LAST_STEPS";
 inline constexpr const char* kWhen = "KERNSCOPE_WHEN";
 inline constexpr const char* kStepRange = "KERNSCOPE_STEP_RANGE";
 inline constexpr const char* kTailMb = "KERNSCOPE_TAIL_MB";
+// 0: keep CUPTI attached between windows even where it could be detached (the A/B's other side).
+inline constexpr const char* kPausedDetach = "KERNSCOPE_PAUSED_DETACH";
 inline constexpr const char* kSample = "KERNSCOPE_SAMPLE";  // also read by the Python hook (kernscope_host.py)
 }  // namespace env
 
@@ -93,6 +95,7 @@ struct TracerConfig {
   std::string session;                         // KERNSCOPE_SESSION: the control socket's session folder (live capture)
   std::string step_range;                      // KERNSCOPE_STEP_RANGE: NVTX ranges that are steps; "auto": engine step names
   std::size_t tail_bytes = std::size_t{512} << 20;  // KERNSCOPE_TAIL_MB: tail capture's bound on held records
+  bool paused_detach = true;                   // KERNSCOPE_PAUSED_DETACH: detach CUPTI between windows where possible
   bool records_kind(std::string_view kind) const { return record.empty() ? default_record_kind(kind) : record.contains(kind); }
 };
 

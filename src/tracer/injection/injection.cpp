@@ -35,6 +35,7 @@
 #include "tracer/activity_decoder.hpp"
 #include "tracer/buffer_pool.hpp"
 #include "tracer/capture_schedule.hpp"
+#include "tracer/cupti_attachment.hpp"
 #include "tracer/config/control_channel.hpp"
 #include "tracer/live_capture.hpp"
 #include "model/step_names.hpp"
@@ -118,7 +119,16 @@ class Tracer {
   void enable_hw_trace();
 
  private:
-  void set_activities(bool on, const std::string& why = {});
+  // Recording on or off; with CUPTI detached while paused (cupti_attachment.hpp), through the
+  // attachment, which attaches first. False when recording could not start.
+  bool set_activities(bool on, const std::string& why = {});
+  void switch_recording(bool on, const std::string& why);
+  std::string attach_cupti();
+  std::string detach_cupti();
+  void finalize_on_api_exit();
+  // The records' clock: CUPTI's, or CLOCK_REALTIME plus the offset measured at start where CUPTI is
+  // detached while paused (a CUPTI call would attach it again).
+  std::int64_t now_ns();
   void start_live();
   void watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data);
   // A range an NVTX call pushes: its ASCII text (nullptr: none, or not ASCII) and its domain's name
@@ -193,6 +203,24 @@ class Tracer {
   bool watch_steps_ = false;
   std::atomic<int> step_depth_{0};  // the nesting level of step ranges that count (the innermost seen)
   std::int64_t run_start_ns_ = 0;
+
+  // Paused with CUPTI detached (cupti_attachment.hpp): null where CUPTI stays attached.
+  DetachChoice detach_choice_;
+  std::unique_ptr<CuptiAttachment> attachment_;
+  std::int64_t clock_offset_ns_ = 0;  // cuptiGetTimestamp - CLOCK_REALTIME, at start
+  std::string cupti_version_ = "unknown";
+  std::atomic<int> decoding_{0};      // buffers the collector has taken and not yet given back
+  // cuptiFinalize on a program thread at its next API exit (NVIDIA's way to detach while the
+  // program runs: no program thread is then inside CUPTI on its behalf).
+  std::atomic<bool> finalize_pending_{false};
+  std::mutex finalize_mutex_;
+  std::condition_variable finalize_cv_;
+  std::optional<CUptiResult> finalized_;
+  std::atomic<int> finalized_on_api_exit_{0}, finalized_here_{0};
+  bool debug_detach_ = false;  // KERNSCOPE_DEBUG_DETACH=1: a line per attach and detach
+  std::atomic<bool> devices_seen_{false};  // a DEVICE record was decoded (the collector)
+  bool finalize_on_thread_ = false;  // KERNSCOPE_DETACH_FINALIZE=thread: cuptiFinalize on the tracer's thread
+  std::atomic<bool> finalizing_{false};
 };
 
 // Every way the trace gets written (exit, a terminating signal, os._exit through
@@ -215,7 +243,8 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* 
   Tracer& t = get();
   ScopedCost timed(&t.cost_, CostSite::kBufferComplete);
   size_t dropped = 0;
-  if (cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
+  // Not while cuptiFinalize hands buffers back: no CUPTI call inside its teardown.
+  if (!t.finalizing_ && cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) t.dropped_ += dropped;
   if (!buffer) return;
   {
     std::lock_guard lock(t.queue_mutex_);
@@ -233,10 +262,14 @@ void Tracer::decode_queued(RecordBatch& batch) {
       if (completed_.empty()) return;
       item = completed_.front();
       completed_.pop_front();
+      ++decoding_;  // with the pop, so that a detach waiting for the queue sees it
     }
     CUpti_Activity* record = nullptr;
-    while (cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
+    // An empty buffer (a detach's flush hands those back) needs no CUPTI call.
+    while (item.second > 0 && cuptiActivityGetNextRecord(item.first, item.second, &record) == CUPTI_SUCCESS) decoder_->decode(record, batch);
+    if (!batch.devices.empty()) devices_seen_ = true;
     pool_->give_back(item.first);
+    --decoding_;
   }
 }
 
@@ -308,7 +341,116 @@ std::string Tracer::recorded_kinds() const {
   return kinds + (config_.api_all ? " api:all" : " api:default");
 }
 
-void Tracer::set_activities(bool on, const std::string& why) {
+std::int64_t Tracer::now_ns() {
+  if (attachment_) return realtime_ns() + clock_offset_ns_;
+  uint64_t now = 0;
+  cuptiGetTimestamp(&now);
+  return static_cast<std::int64_t>(now);
+}
+
+bool Tracer::set_activities(bool on, const std::string& why) {
+  if (!attachment_) {
+    switch_recording(on, why);
+    return true;
+  }
+  if (on) return attachment_->start_recording(why);
+  attachment_->stop_recording(why);
+  return true;
+}
+
+// CUPTI attached again for a window: what init set up, undone by cuptiFinalize. The recorded kinds
+// are switched on after this (switch_recording).
+std::string Tracer::attach_cupti() {
+  cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+  uint8_t zeroed = 1;
+  size_t zeroed_size = sizeof zeroed;
+  cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
+  {
+    // Buffers the last cuptiFinalize kept (neither free, queued nor being decoded) never come back.
+    std::lock_guard lock(queue_mutex_);
+    const std::size_t out = pool_->size() - pool_->free_count() - completed_.size() - static_cast<std::size_t>(decoding_.load());
+    if (out > 0 && out <= pool_->size()) pool_->replace(out);
+  }
+  decoder_->new_epoch();  // CUPTI numbers correlations from 1 again
+  const CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
+  if (r != CUPTI_SUCCESS) return std::string("registering the buffers: ") + cupti_error(r);
+  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // the devices again (the writer keeps each once)
+  cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
+  if (debug_detach_) say("attached");
+  return {};
+}
+
+// Records flushed and decoded first (a CUPTI call on the collector after the finalize would attach
+// CUPTI again), then cuptiFinalize on the next program thread that leaves a CUDA call, or here when
+// the program makes none within 200 ms (it is idle: nothing races the finalize).
+std::string Tracer::detach_cupti() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  queue_cv_.notify_all();
+  for (int i = 0; i < 2000; ++i) {
+    {
+      std::lock_guard lock(queue_mutex_);
+      if (completed_.empty() && decoding_ == 0) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  CUpti_SubscriberHandle subscriber = nullptr;
+  const CUptiResult sub = cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+  {
+    std::lock_guard lock(finalize_mutex_);
+    finalized_.reset();
+    subscriber_ = sub == CUPTI_SUCCESS ? subscriber : nullptr;
+  }
+  if (sub == CUPTI_SUCCESS && !finalize_on_thread_) {
+    finalize_pending_ = true;
+    // The runtime call's exit, not the driver's (as Kineto detaches): a driver call runs inside a
+    // runtime call, whose own callback comes after. The first build, finalizing at any API exit,
+    // corrupted the heap on an H200; it changed together with the hand-back below, so which one
+    // mended it is not known (bench/RESULTS.md).
+    cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
+    std::unique_lock lock(finalize_mutex_);
+    finalize_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return finalized_.has_value(); });
+  }
+  if (finalize_pending_.exchange(false) || sub != CUPTI_SUCCESS || finalize_on_thread_) {
+    if (subscriber) cuptiUnsubscribe(subscriber);
+    ++finalized_here_;
+    finalizing_ = true;
+    const CUptiResult r = cuptiFinalize();
+    finalizing_ = false;
+    std::lock_guard lock(finalize_mutex_);
+    finalized_ = r;
+  }
+  // A program thread that took the finalize may still be inside it.
+  std::unique_lock lock(finalize_mutex_);
+  finalize_cv_.wait(lock, [this] { return finalized_.has_value(); });
+  subscriber_ = nullptr;
+  if (debug_detach_) {
+    say("detached (" + std::to_string(finalized_on_api_exit_.load()) + " on a program thread's API exit, " +
+        std::to_string(finalized_here_.load()) + " on the tracer's thread so far): " + cupti_error(*finalized_));
+  }
+  return *finalized_ == CUPTI_SUCCESS ? std::string() : std::string("cuptiFinalize: ") + cupti_error(*finalized_);
+}
+
+// On a program thread, at a CUDA call's exit, while a detach waits (detach_cupti).
+void Tracer::finalize_on_api_exit() {
+  if (!finalize_pending_.exchange(false)) return;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  {
+    std::lock_guard lock(finalize_mutex_);
+    subscriber = subscriber_;
+  }
+  if (subscriber) cuptiUnsubscribe(subscriber);
+  ++finalized_on_api_exit_;
+  finalizing_ = true;
+  const CUptiResult r = cuptiFinalize();
+  finalizing_ = false;
+  {
+    std::lock_guard lock(finalize_mutex_);
+    finalized_ = r;
+  }
+  finalize_cv_.notify_all();
+}
+
+void Tracer::switch_recording(bool on, const std::string& why) {
   // In the order of kRecordKinds, whose names --record takes.
   static constexpr CUpti_ActivityKind kKinds[] = {
       CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
@@ -318,8 +460,7 @@ void Tracer::set_activities(bool on, const std::string& why) {
   {
     // The recording windows, for the records enabled once for the whole run (whole graphs) and
     // the trace's window rows.
-    uint64_t now = 0;
-    cuptiGetTimestamp(&now);
+    const std::int64_t now = now_ns();
     std::lock_guard lock(window_mutex_);
     const std::string by = !why.empty() ? why : config_.capture == TracerConfig::Capture::kAll ? "--delay/--duration" : "capture range";
     if (on) windows_.opened(static_cast<std::int64_t>(now), by);
@@ -564,11 +705,7 @@ void Tracer::watch_steps(CUpti_CallbackId cbid, const CUpti_NvtxData* data) {
 // control socket in the session's folder.
 void Tracer::start_live() {
   LiveCapture::Hooks hooks;
-  hooks.now = [] {
-    uint64_t now = 0;
-    cuptiGetTimestamp(&now);
-    return static_cast<std::int64_t>(now);
-  };
+  hooks.now = [this] { return now_ns(); };
   hooks.record = [this](bool on, const std::string& why) { set_activities(on, why); };
   hooks.recording = [this] { return active_.load(); };
   live_ = std::make_unique<LiveCapture>(config_, getpid(), hooks);
@@ -585,6 +722,11 @@ void Tracer::start_live() {
 
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
+  if (t->attachment_ && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+    // Subscribed only while a detach waits for a program thread to leave a CUDA call.
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT) t->finalize_on_api_exit();
+    return;
+  }
   ScopedCost timed(&t->cost_, domain == CUPTI_CB_DOMAIN_NVTX ? CostSite::kNvtxCallback : CostSite::kApiCallback);
   if (domain == CUPTI_CB_DOMAIN_NVTX) {
     t->on_nvtx(cbid, static_cast<const CUpti_NvtxData*>(data));
@@ -686,10 +828,24 @@ bool Tracer::init() {
     cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
   }
   find_default_api();
+  cupti_version_ = cupti_api_version();
+  detach_choice_ = choose_paused_detach(config_);
+  if (detach_choice_.detach) {
+    debug_detach_ = std::getenv("KERNSCOPE_DEBUG_DETACH") != nullptr;
+    const char* where = std::getenv("KERNSCOPE_DETACH_FINALIZE");
+    finalize_on_thread_ = where && std::string(where) == "thread";
+    // Found on an H200 (CUPTI 13.0): calls switched on one by one after CUPTI was attached again
+    // give no records (the quirk noted at switch_default_api), so windows record the RUNTIME and
+    // DRIVER kinds whole: every call inside a window, each window's calls costing more than one by
+    // one. KERNSCOPE_DETACH_API=call keeps the per-call switching (to check the quirk again).
+    const char* api = std::getenv("KERNSCOPE_DETACH_API");
+    if (!config_.api_all && !(api && std::string(api) == "call")) config_.api_all = true;
+  }
   {
     uint64_t now = 0;
     cuptiGetTimestamp(&now);
     run_start_ns_ = static_cast<std::int64_t>(now);
+    clock_offset_ns_ = run_start_ns_ - realtime_ns();
   }
   // Tail capture records all along and keeps what it writes to its windows; --paused and sampling
   // record in windows only.
@@ -713,11 +869,7 @@ bool Tracer::init() {
   if (config_.nvml_interval_ms > 0) {
     std::string why;
     if (auto api = load_nvml(why)) {
-      sampler_ = std::make_unique<NvmlSampler>(*api, [] {
-        uint64_t ts = 0;
-        cuptiGetTimestamp(&ts);
-        return static_cast<std::int64_t>(ts);
-      }, config_.nvml_interval_ms, config_.nvml_pcie);
+      sampler_ = std::make_unique<NvmlSampler>(*api, [this] { return now_ns(); }, config_.nvml_interval_ms, config_.nvml_pcie);
       // Sleeps until the first window where recording waits for one (see set_activities).
       sampler_->set_active(records_always_);
       if (!sampler_->start()) {
@@ -760,6 +912,26 @@ bool Tracer::init() {
   // kernscope's Python hook instead.
   native_.start(config_.sample_hz);
   if (!native_.why_not().empty()) say("native stacks not sampled: " + native_.why_not());
+  if (detach_choice_.detach) {
+    // Before start_live, whose control thread may open a window at once. Detached once the set-up's
+    // first records (the devices) had time to arrive; a window's records a grace after it closes.
+    CuptiAttachment::Ops ops;
+    ops.attach = [this] { return attach_cupti(); };
+    ops.detach = [this] { return detach_cupti(); };
+    ops.record = [this](bool on, const std::string& why) { switch_recording(on, why); };
+    ops.say = [](const std::string& line) { say(line); };
+    // The devices' records come once (at the first context), and not again when CUPTI is attached
+    // anew (seen on an H200: none after 7 re-attaches with the DEVICE kind enabled): the first
+    // detach waits for them, flushing so that they arrive, for at most a minute.
+    const auto ready_from = std::chrono::steady_clock::now();
+    ops.ready = [this, ready_from] {
+      if (devices_seen_ || std::chrono::steady_clock::now() - ready_from > std::chrono::minutes(1)) return true;
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      return false;
+    };
+    attachment_ = std::make_unique<CuptiAttachment>(std::chrono::milliseconds(std::max(2 * config_.flush_ms, 100)), std::move(ops));
+    attachment_->detach_later();
+  }
   if (config_.live.live()) start_live();  // before the collector, which reads live_
   collector_ = std::thread([this] { collect(); });
   std::atexit(finish_if_started);
@@ -777,7 +949,9 @@ void Tracer::finish() {
   native_.stop();  // first: the finish's own work is not the program's
   // No request is answered once the program ends; an open window closes here.
   if (live_) live_->finish();
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  // Detached, CUPTI holds nothing (the detach flushed), and a call would attach it again.
+  const bool attached = attachment_ ? attachment_->finish() : true;
+  if (attached) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
   {
     std::lock_guard lock(queue_mutex_);
@@ -811,8 +985,7 @@ void Tracer::finish() {
   }
   activity_ += static_cast<std::int64_t>(rest.nvtx.size());
   const std::string command = own_command();
-  uint64_t run_end = 0;
-  cuptiGetTimestamp(&run_end);
+  const std::int64_t run_end = now_ns();
   if (activity_ == 0 && writer_ && write_error_.empty()) {
     // CUDA started but the program did nothing with it (a torchrun parent, a compiler worker):
     // no file, and `record` lists the process as such.
@@ -852,7 +1025,7 @@ void Tracer::finish() {
       // What the cost estimate (kernscope info/report, data/tracer_cost.tsv) is matched on.
       {"recorded_kinds", recorded_kinds()},
       {"nvml_interval_ms", std::to_string(config_.nvml_interval_ms)},
-      {"cupti_api_version", cupti_api_version()},
+      {"cupti_api_version", cupti_version_},
       {"host_cpu", host_cpu()},
       {"command", command},
       // The tracer's own time (KERNSCOPE_TRACER_COST) is measured with two clock reads per timed
@@ -864,6 +1037,15 @@ void Tracer::finish() {
   info.emplace_back("run_end_ns", std::to_string(run_end));
   if (live_) {
     for (auto& row : live_->info()) info.push_back(std::move(row));
+    // How paused was paused: CUPTI detached between windows, or attached and why.
+    if (attachment_) {
+      for (auto& row : attachment_->info()) info.push_back(std::move(row));
+      info.emplace_back("cupti_clock_offset_ns", std::to_string(clock_offset_ns_));
+      info.emplace_back("cupti_finalized", std::to_string(finalized_on_api_exit_.load()) + " on a program thread's runtime API exit, " +
+                                               std::to_string(finalized_here_.load()) + " on the tracer's thread (no CUDA call within 200 ms)");
+    } else if (!config_.live.tail()) {
+      info.emplace_back("paused_cupti", detach_choice_.why);
+    }
   } else if (!records_always_) {
     info.emplace_back("capture", "recording windows (--delay/--duration or a capture range)");
   }
@@ -874,7 +1056,11 @@ void Tracer::finish() {
   // Buffers CUPTI never handed back: another CUPTI client in the program (the PyTorch profiler)
   // registered its own callbacks and received them.
   const std::size_t missing = pool_->size() - pool_->free_count();
-  if (missing > 0) {
+  info.emplace_back("buffers_free_at_end", std::to_string(pool_->free_count()) + " of " + std::to_string(pool_->size()));
+  if (missing > 0 && attachment_) {
+    // cuptiFinalize may keep buffers it was handed and had not filled: no other profiler.
+    info.emplace_back("buffers_kept_by_cupti", std::to_string(missing));
+  } else if (missing > 0) {
     info.emplace_back("cupti_taken_over", std::to_string(missing));
     say("another profiler in the program (e.g. torch.profiler) took over CUPTI; " + std::to_string(missing) +
         " buffers of records went to it, and the trace lacks them");

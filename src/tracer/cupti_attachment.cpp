@@ -1,0 +1,127 @@
+#include "tracer/cupti_attachment.hpp"
+
+#include <time.h>
+
+namespace kernscope::tracer {
+
+DetachChoice choose_paused_detach(const TracerConfig& c) {
+  if (!c.live.live() || c.live.tail()) return {false, "records all along"};
+  if (!c.step_range.empty()) return {false, "attached: steps are watched through CUPTI's NVTX callbacks (--step-range, --every-steps)"};
+  if (!c.graph_nodes) return {false, "attached: --cuda-graph-trace graph keeps whole-graph records on for the whole run"};
+  if (c.hw_trace) return {false, "attached: --hw-trace is set when the first context is created"};
+  if (!c.paused_detach) return {false, "attached: KERNSCOPE_PAUSED_DETACH=0"};
+  return {true, "detached between windows"};
+}
+
+std::int64_t realtime_ns() {
+  timespec ts{};
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return static_cast<std::int64_t>(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+CuptiAttachment::CuptiAttachment(std::chrono::milliseconds grace, Ops ops) : grace_(grace), ops_(std::move(ops)) {
+  worker_ = std::thread([this] { run(); });
+}
+
+CuptiAttachment::~CuptiAttachment() { finish(); }
+
+bool CuptiAttachment::start_recording(const std::string& why) {
+  std::lock_guard lock(mutex_);
+  if (finished_) return false;
+  detach_at_.reset();  // a window opened within the grace: CUPTI stays
+  if (recording_) return true;
+  if (!attached_) {
+    const std::string failed = ops_.attach();
+    if (!failed.empty()) {
+      ++attach_failures_;
+      ops_.say("cannot attach CUPTI for a capture window (" + failed + "); not recording, still paused");
+      return false;
+    }
+    attached_ = true;
+    ++attaches_;
+  }
+  ops_.record(true, why);
+  recording_ = true;
+  return true;
+}
+
+void CuptiAttachment::stop_recording(const std::string& why) {
+  std::lock_guard lock(mutex_);
+  if (!recording_) return;
+  ops_.record(false, why);
+  recording_ = false;
+  if (finished_) return;
+  detach_at_ = std::chrono::steady_clock::now() + grace_;
+  cv_.notify_all();
+}
+
+void CuptiAttachment::detach_later() {
+  std::lock_guard lock(mutex_);
+  if (finished_ || recording_ || !attached_) return;
+  detach_at_ = std::chrono::steady_clock::now() + grace_;
+  cv_.notify_all();
+}
+
+bool CuptiAttachment::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    finished_ = true;
+    detach_at_.reset();
+  }
+  cv_.notify_all();
+  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
+  std::lock_guard lock(mutex_);
+  return attached_;
+}
+
+bool CuptiAttachment::attached() const {
+  std::lock_guard lock(mutex_);
+  return attached_;
+}
+
+bool CuptiAttachment::recording() const {
+  std::lock_guard lock(mutex_);
+  return recording_;
+}
+
+void CuptiAttachment::detach_locked() {
+  const std::string failed = ops_.detach();
+  if (!failed.empty()) {
+    // Attached-paused is the fallback: it costs about a point, it does not lose the program.
+    ++detach_failures_;
+    ops_.say("cannot detach CUPTI while paused (" + failed + "); it stays attached until the next window closes");
+    return;
+  }
+  attached_ = false;
+  ++detaches_;
+}
+
+void CuptiAttachment::run() {
+  std::unique_lock lock(mutex_);
+  while (!finished_) {
+    if (!detach_at_) {
+      cv_.wait(lock);
+      continue;
+    }
+    if (cv_.wait_until(lock, *detach_at_) != std::cv_status::timeout) continue;  // re-read: opened, finished, moved
+    if (!detach_at_ || std::chrono::steady_clock::now() < *detach_at_) continue;
+    detach_at_.reset();
+    if (recording_ || !attached_) continue;
+    if (ops_.ready && !ops_.ready()) {
+      detach_at_ = std::chrono::steady_clock::now() + grace_;
+      continue;
+    }
+    detach_locked();
+  }
+}
+
+std::vector<std::pair<std::string, std::string>> CuptiAttachment::info() const {
+  std::lock_guard lock(mutex_);
+  std::string line = "detached between windows: " + std::to_string(detaches_) + " detach(es), " + std::to_string(attaches_) +
+                     " re-attach(es)";
+  if (attach_failures_ > 0) line += ", " + std::to_string(attach_failures_) + " failed attach(es) (windows not recorded)";
+  if (detach_failures_ > 0) line += ", " + std::to_string(detach_failures_) + " failed detach(es) (stayed attached)";
+  return {{"paused_cupti", line}};
+}
+
+}  // namespace kernscope::tracer
