@@ -457,15 +457,19 @@ void Tracer::switch_recording(bool on, const std::string& why) {
       CUPTI_ACTIVITY_KIND_RUNTIME,           CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
       CUPTI_ACTIVITY_KIND_MARKER,            CUPTI_ACTIVITY_KIND_OVERHEAD};
   static_assert(std::size(kKinds) == kRecordKinds.size());
-  {
-    // The recording windows, for the records enabled once for the whole run (whole graphs) and
-    // the trace's window rows.
+  // The recording windows, for the records enabled once for the whole run (whole graphs) and the
+  // trace's window rows: opened before the first kind is switched on, closed after the last is
+  // switched off, so that every record made while a kind was on lies inside its window (on an
+  // H200, launches made while the kinds were being switched off were recorded 5 us after a window's
+  // end taken before).
+  auto log_window = [&] {
     const std::int64_t now = now_ns();
     std::lock_guard lock(window_mutex_);
     const std::string by = !why.empty() ? why : config_.capture == TracerConfig::Capture::kAll ? "--delay/--duration" : "capture range";
     if (on) windows_.opened(static_cast<std::int64_t>(now), by);
     else windows_.closed(static_cast<std::int64_t>(now), by);
-  }
+  };
+  if (on) log_window();
   for (std::size_t i = 0; i < kRecordKinds.size(); ++i) {
     const CUpti_ActivityKind kind = kKinds[i];
     if (!config_.records_kind(kRecordKinds[i])) continue;
@@ -477,6 +481,7 @@ void Tracer::switch_recording(bool on, const std::string& why) {
     }
   }
   if (!config_.api_all && !records_always_) switch_default_api(on);
+  if (!on) log_window();
   if (sampler_ && !records_always_) sampler_->set_active(on);
   active_ = on;
 }
