@@ -23,12 +23,18 @@ CuptiAttachment::CuptiAttachment(std::chrono::milliseconds grace, Ops ops) : gra
   worker_ = std::thread([this] { run(); });
 }
 
-CuptiAttachment::~CuptiAttachment() { finish(); }
+CuptiAttachment::~CuptiAttachment() {
+  if (finish(std::chrono::hours(1)) == End::kDetachUnderWay) std::abort();  // unreachable: the bound is an hour
+}
 
 bool CuptiAttachment::start_recording(const std::string& why) {
-  std::lock_guard lock(mutex_);
+  std::unique_lock lock(mutex_);
   if (finished_) return false;
   detach_at_.reset();  // a window opened within the grace: CUPTI stays
+  // A detach under way ends first (bounded: the tracer's detach waits at most about 2 s); then
+  // the window attaches CUPTI again.
+  cv_.wait(lock, [this] { return !detaching_ || finished_; });
+  if (finished_) return false;
   if (recording_) return true;
   if (!attached_) {
     const std::string failed = ops_.attach();
@@ -62,16 +68,22 @@ void CuptiAttachment::detach_later() {
   cv_.notify_all();
 }
 
-bool CuptiAttachment::finish() {
-  {
-    std::lock_guard lock(mutex_);
-    finished_ = true;
-    detach_at_.reset();
-  }
+CuptiAttachment::End CuptiAttachment::finish(std::chrono::milliseconds bound) {
+  std::unique_lock lock(mutex_);
+  finished_ = true;
+  detach_at_.reset();
   cv_.notify_all();
-  if (worker_.joinable() && worker_.get_id() != std::this_thread::get_id()) worker_.join();
-  std::lock_guard lock(mutex_);
-  return attached_;
+  if (!worker_.joinable()) return attached_ ? End::kAttached : End::kDetached;
+  if (!cv_.wait_for(lock, bound, [this] { return worker_done_; })) {
+    // The detach flushed CUPTI's records before it began to wait; what it waits on may be the
+    // program thread a terminating signal interrupted. The program's end goes on without it.
+    worker_.detach();
+    return End::kDetachUnderWay;
+  }
+  lock.unlock();
+  worker_.join();
+  lock.lock();
+  return attached_ ? End::kAttached : End::kDetached;
 }
 
 bool CuptiAttachment::attached() const {
@@ -84,8 +96,13 @@ bool CuptiAttachment::recording() const {
   return recording_;
 }
 
-void CuptiAttachment::detach_locked() {
+void CuptiAttachment::detach(std::unique_lock<std::mutex>& lock) {
+  detaching_ = true;
+  lock.unlock();
   const std::string failed = ops_.detach();
+  lock.lock();
+  detaching_ = false;
+  cv_.notify_all();
   if (!failed.empty()) {
     // Attached-paused is the fallback: it costs about a point, it does not lose the program.
     ++detach_failures_;
@@ -111,8 +128,10 @@ void CuptiAttachment::run() {
       detach_at_ = std::chrono::steady_clock::now() + grace_;
       continue;
     }
-    detach_locked();
+    detach(lock);
   }
+  worker_done_ = true;
+  cv_.notify_all();
 }
 
 std::vector<std::pair<std::string, std::string>> CuptiAttachment::info() const {

@@ -62,8 +62,16 @@ class CuptiAttachment {
   void stop_recording(const std::string& why);
   // Detaches once `grace` has passed (the set-up's state, before the first window).
   void detach_later();
-  // The program ends: no more switches. True when CUPTI is attached (its records can be flushed).
-  bool finish();
+  // The program ends: no more switches. Waits at most `bound` for a detach under way (it may wait on
+  // a program thread that a terminating signal interrupted inside cuptiFinalize).
+  enum class End : std::uint8_t {
+    kAttached,      // its records can be flushed
+    kDetached,      // nothing to flush, and no CUPTI call
+    kDetachUnderWay // a detach did not end within `bound`: it flushed first, so nothing is left to
+                    // flush, and a CUPTI call could wait on it; its thread is left running, so the
+                    // object must outlive the process (the tracer then never destroys it)
+  };
+  End finish(std::chrono::milliseconds bound = std::chrono::milliseconds(1500));
 
   bool attached() const;
   bool recording() const;
@@ -72,7 +80,8 @@ class CuptiAttachment {
 
  private:
   void run();
-  void detach_locked();
+  // Detaches with mutex_ released while CUPTI is being detached (`lock` holds it on entry and exit).
+  void detach(std::unique_lock<std::mutex>& lock);
 
   std::chrono::milliseconds grace_;
   Ops ops_;
@@ -81,6 +90,10 @@ class CuptiAttachment {
   bool attached_ = true;
   bool recording_ = false;
   bool finished_ = false;
+  // A detach runs outside mutex_ (it waits for the collector and for a program thread's CUDA call):
+  // a window opening meanwhile waits for it, the program's end waits for it at most a bound.
+  bool detaching_ = false;
+  bool worker_done_ = false;
   std::optional<std::chrono::steady_clock::time_point> detach_at_;
   std::int64_t attaches_ = 0, detaches_ = 0, attach_failures_ = 0, detach_failures_ = 0;
   std::thread worker_;  // detaches when due; never calls CUPTI otherwise

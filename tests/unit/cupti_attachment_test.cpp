@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -65,6 +66,7 @@ struct FakeCupti {
   int switches_while_detached = 0;
   std::vector<std::string> log;
   std::vector<std::string> said;
+  std::function<void()> during_detach;  // what a detach waits for (a program thread leaving a CUDA call)
 
   CuptiAttachment::Ops ops() {
     CuptiAttachment::Ops o;
@@ -76,6 +78,7 @@ struct FakeCupti {
       return {};
     };
     o.detach = [this]() -> std::string {
+      if (during_detach) during_detach();  // outside the fake's lock: a detach that waits
       std::lock_guard lock(mutex);
       log.push_back("detach");
       attached = false;
@@ -115,7 +118,9 @@ bool wait_for(const std::function<bool()>& done) {
 
 TEST(CuptiAttachment, DetachesAfterTheGraceAndAttachesAgainForEachWindow) {
   FakeCupti cupti;
-  CuptiAttachment attachment(20ms, cupti.ops());
+  // A grace long enough that the check right after a close still sees CUPTI attached on a loaded
+  // machine (wait_for polls for 2 s).
+  CuptiAttachment attachment(250ms, cupti.ops());
   attachment.detach_later();
   ASSERT_TRUE(wait_for([&] { return !cupti.is_attached(); }));
   EXPECT_FALSE(attachment.attached());
@@ -132,7 +137,7 @@ TEST(CuptiAttachment, DetachesAfterTheGraceAndAttachesAgainForEachWindow) {
     EXPECT_EQ(cupti.take_log(), (std::vector<std::string>{"off", "detach"})) << window;
   }
   EXPECT_EQ(cupti.switches_while_detached, 0);
-  EXPECT_FALSE(attachment.finish());  // detached: nothing to flush, and no CUPTI call
+  EXPECT_EQ(attachment.finish(), CuptiAttachment::End::kDetached);  // nothing to flush, and no CUPTI call
   EXPECT_TRUE(cupti.take_log().empty());
   EXPECT_EQ(attachment.info().front().second, "detached between windows: 6 detach(es), 5 re-attach(es)");
 }
@@ -147,7 +152,7 @@ TEST(CuptiAttachment, AWindowOpenedWithinTheGraceKeepsCuptiAttached) {
   EXPECT_TRUE(cupti.is_attached());
   EXPECT_TRUE(attachment.recording());
   EXPECT_EQ(cupti.take_log(), (std::vector<std::string>{"on", "off", "on"}));
-  EXPECT_TRUE(attachment.finish());  // attached: the tracer flushes what CUPTI holds
+  EXPECT_EQ(attachment.finish(), CuptiAttachment::End::kAttached);  // the tracer flushes what CUPTI holds
 }
 
 TEST(CuptiAttachment, AFailedAttachSaysSoAndStaysPaused) {
@@ -170,6 +175,52 @@ TEST(CuptiAttachment, AFailedAttachSaysSoAndStaysPaused) {
   EXPECT_NE(attachment.info().front().second.find("1 failed attach(es)"), std::string::npos);
   attachment.finish();
   EXPECT_FALSE(attachment.start_recording("after the end"));  // finished: no switch at all
+}
+
+// A detach waits for the collector and for a program thread (injection.cpp, detach_cupti): it runs
+// without the attachment's lock, so a window opened meanwhile waits for it and then attaches, and
+// nothing else is held up by it.
+TEST(CuptiAttachment, AWindowOpenedDuringADetachWaitsForItThenAttaches) {
+  FakeCupti cupti;
+  std::atomic<bool> in_detach{false}, release{false};
+  cupti.during_detach = [&] {
+    in_detach = true;
+    while (!release) std::this_thread::sleep_for(1ms);
+  };
+  CuptiAttachment attachment(10ms, cupti.ops());
+  attachment.detach_later();
+  ASSERT_TRUE(wait_for([&] { return in_detach.load(); }));
+  EXPECT_TRUE(attachment.attached());  // not held up: the lock is free during the detach
+  std::atomic<bool> opened{false};
+  std::thread window([&] { opened = attachment.start_recording("capture start"); });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(opened.load());  // waits for the detach
+  release = true;
+  window.join();
+  EXPECT_TRUE(opened.load());
+  EXPECT_EQ(cupti.take_log(), (std::vector<std::string>{"detach", "attach", "on"}));
+  EXPECT_EQ(attachment.finish(), CuptiAttachment::End::kAttached);
+}
+
+// The program's end while a detach waits on a program thread that will not come back (a terminating
+// signal interrupted it inside cuptiFinalize): the end goes on after the bound, and says so.
+TEST(CuptiAttachment, TheProgramsEndDoesNotWaitForAStuckDetach) {
+  FakeCupti cupti;
+  std::atomic<bool> in_detach{false}, release{false};
+  cupti.during_detach = [&] {
+    in_detach = true;
+    while (!release) std::this_thread::sleep_for(1ms);
+  };
+  // Never deleted, as in the tracer: its thread outlives finish().
+  auto* attachment = new CuptiAttachment(10ms, cupti.ops());
+  attachment->detach_later();
+  ASSERT_TRUE(wait_for([&] { return in_detach.load(); }));
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(attachment->finish(200ms), CuptiAttachment::End::kDetachUnderWay);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 2s);
+  EXPECT_FALSE(attachment->start_recording("after the end"));
+  release = true;
+  ASSERT_TRUE(wait_for([&] { return !cupti.is_attached(); }));  // the detach ends on its own thread
 }
 
 TEST(CuptiAttachment, TheFirstDetachWaitsUntilTheTracerIsReady) {

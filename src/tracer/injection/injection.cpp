@@ -125,6 +125,8 @@ class Tracer {
   void switch_recording(bool on, const std::string& why);
   std::string attach_cupti();
   std::string detach_cupti();
+  // Waits (at most 2 s) until the collector has decoded every buffer handed back so far.
+  void wait_until_decoded();
   void finalize_on_api_exit();
   // The records' clock: CUPTI's, or CLOCK_REALTIME plus the offset measured at start where CUPTI is
   // detached while paused (a CUPTI call would attach it again).
@@ -156,6 +158,9 @@ class Tracer {
   std::mutex queue_mutex_;
   std::condition_variable queue_cv_;
   std::deque<std::pair<uint8_t*, size_t>> completed_;
+  // Buffers with records that cuptiFinalize handed back: not decoded while CUPTI is detached (a CUPTI
+  // call would attach it again), but at the next attach, before its new correlation epoch, or at the end.
+  std::deque<std::pair<uint8_t*, size_t>> held_after_finalize_;
   bool stopping_ = false;
   std::thread collector_;
   std::thread timer_;
@@ -206,7 +211,10 @@ class Tracer {
 
   // Paused with CUPTI detached (cupti_attachment.hpp): null where CUPTI stays attached.
   DetachChoice detach_choice_;
-  std::unique_ptr<CuptiAttachment> attachment_;
+  // Never deleted: at the program's end its thread may still be inside a detach that waits on a
+  // program thread (CuptiAttachment::finish), and the process ends anyway.
+  CuptiAttachment* attachment_ = nullptr;
+  std::string attachment_end_;  // said in KERNSCOPE_TRACER_INFO when a detach was under way at the end
   std::int64_t clock_offset_ns_ = 0;  // cuptiGetTimestamp - CLOCK_REALTIME, at start
   std::string cupti_version_ = "unknown";
   std::atomic<int> decoding_{0};      // buffers the collector has taken and not yet given back
@@ -248,7 +256,7 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* 
   if (!buffer) return;
   {
     std::lock_guard lock(t.queue_mutex_);
-    t.completed_.emplace_back(buffer, valid);
+    (t.finalizing_ && valid > 0 ? t.held_after_finalize_ : t.completed_).emplace_back(buffer, valid);
   }
   t.queue_cv_.notify_one();
 }
@@ -342,7 +350,8 @@ std::string Tracer::recorded_kinds() const {
 }
 
 std::int64_t Tracer::now_ns() {
-  if (attachment_) return realtime_ns() + clock_offset_ns_;
+  // Decided before any of the tracer's threads starts (attachment_ is set later in init).
+  if (detach_choice_.detach) return realtime_ns() + clock_offset_ns_;
   uint64_t now = 0;
   cuptiGetTimestamp(&now);
   return static_cast<std::int64_t>(now);
@@ -366,6 +375,13 @@ std::string Tracer::attach_cupti() {
   size_t zeroed_size = sizeof zeroed;
   cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, &zeroed_size, &zeroed);
   {
+    // Records cuptiFinalize handed back belong to the last window: decoded now, in its epoch.
+    std::lock_guard lock(queue_mutex_);
+    completed_.insert(completed_.end(), held_after_finalize_.begin(), held_after_finalize_.end());
+    held_after_finalize_.clear();
+  }
+  wait_until_decoded();
+  {
     // Buffers the last cuptiFinalize kept (neither free, queued nor being decoded) never come back.
     std::lock_guard lock(queue_mutex_);
     const std::size_t out = pool_->size() - pool_->free_count() - completed_.size() - static_cast<std::size_t>(decoding_.load());
@@ -383,16 +399,20 @@ std::string Tracer::attach_cupti() {
 // Records flushed and decoded first (a CUPTI call on the collector after the finalize would attach
 // CUPTI again), then cuptiFinalize on the next program thread that leaves a CUDA call, or here when
 // the program makes none within 200 ms (it is idle: nothing races the finalize).
-std::string Tracer::detach_cupti() {
-  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+void Tracer::wait_until_decoded() {
   queue_cv_.notify_all();
-  for (int i = 0; i < 2000; ++i) {
+  for (int i = 0; i < 2000; ++i) {  // at most 2 s: the collector decodes a full pool in well under that
     {
       std::lock_guard lock(queue_mutex_);
-      if (completed_.empty() && decoding_ == 0) break;
+      if (completed_.empty() && decoding_ == 0) return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
+}
+
+std::string Tracer::detach_cupti() {
+  cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  wait_until_decoded();
   CUpti_SubscriberHandle subscriber = nullptr;
   const CUptiResult sub = cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
   {
@@ -727,7 +747,7 @@ void Tracer::start_live() {
 
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
-  if (t->attachment_ && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
+  if (t->detach_choice_.detach && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
     // Subscribed only while a detach waits for a program thread to leave a CUDA call.
     if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT) t->finalize_on_api_exit();
     return;
@@ -934,7 +954,7 @@ bool Tracer::init() {
       cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
       return false;
     };
-    attachment_ = std::make_unique<CuptiAttachment>(std::chrono::milliseconds(std::max(2 * config_.flush_ms, 100)), std::move(ops));
+    attachment_ = new CuptiAttachment(std::chrono::milliseconds(std::max(2 * config_.flush_ms, 100)), std::move(ops));
     attachment_->detach_later();
   }
   if (config_.live.live()) start_live();  // before the collector, which reads live_
@@ -955,11 +975,17 @@ void Tracer::finish() {
   // No request is answered once the program ends; an open window closes here.
   if (live_) live_->finish();
   // Detached, CUPTI holds nothing (the detach flushed), and a call would attach it again.
-  const bool attached = attachment_ ? attachment_->finish() : true;
-  if (attached) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  const CuptiAttachment::End end = attachment_ ? attachment_->finish() : CuptiAttachment::End::kAttached;
+  if (end == CuptiAttachment::End::kDetachUnderWay) {
+    attachment_end_ = "a detach was under way at the program's end (its records flushed before it; the trace written without waiting for it)";
+  }
+  if (end == CuptiAttachment::End::kAttached) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
   {
     std::lock_guard lock(queue_mutex_);
+    // The last window's records cuptiFinalize handed back: decoded with the rest (the program ends).
+    completed_.insert(completed_.end(), held_after_finalize_.begin(), held_after_finalize_.end());
+    held_after_finalize_.clear();
     stopping_ = true;
   }
   queue_cv_.notify_all();
@@ -1045,6 +1071,7 @@ void Tracer::finish() {
     // How paused was paused: CUPTI detached between windows, or attached and why.
     if (attachment_) {
       for (auto& row : attachment_->info()) info.push_back(std::move(row));
+      if (!attachment_end_.empty()) info.emplace_back("paused_cupti_end", attachment_end_);
       info.emplace_back("cupti_clock_offset_ns", std::to_string(clock_offset_ns_));
       info.emplace_back("cupti_finalized", std::to_string(finalized_on_api_exit_.load()) + " on a program thread's runtime API exit, " +
                                                std::to_string(finalized_here_.load()) + " on the tracer's thread (no CUDA call within 200 ms)");
