@@ -81,7 +81,8 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& steps, con
 // Several traces, each on its own clock (the ranks of one run, a file each), replayed as one: trace
 // i's times less its offset_ns are on one clock (the ranks' offsets, ranks_skew.hpp), and the
 // collectives of its processes wait for the others' as in one trace (whatif_graph.hpp,
-// link_collectives). One result per trace, in its order and in its own clock.
+// link_collectives). One result per trace, in its order and in its own clock. Of the options only
+// the changes are taken (step indices and edit times belong to one trace); every step is replayed.
 struct WhatIfTrace {
   const TraceContext* context = nullptr;
   const StepAnalysis* steps = nullptr;

@@ -135,6 +135,56 @@ void write_whatif_json(JsonWriter& json, const WhatIfResult& r) {
   json.end_object();
 }
 
+namespace {
+
+// `part`'s rows with a Rank column in front, appended to `into` (which takes part's columns first).
+void append_with_rank(Table& into, const Table& part, std::int64_t rank) {
+  if (into.columns.empty()) {
+    into = part;
+    into.rows.clear();
+    into.columns.insert(into.columns.begin(), Column{"Rank"});
+  }
+  for (auto row : part.rows) {
+    row.insert(row.begin(), Cell{rank});
+    into.rows.push_back(std::move(row));
+  }
+}
+
+}  // namespace
+
+std::vector<Table> whatif_ranks_tables(const std::vector<RankWhatIf>& ranks) {
+  Table groups, steps;
+  for (const RankWhatIf& r : ranks) {
+    append_with_rank(groups, whatif_groups_table(*r.result), r.rank);
+    append_with_rank(steps, whatif_steps_table(*r.steps, *r.result), r.rank);
+  }
+  return {std::move(groups), std::move(steps)};
+}
+
+std::string render_whatif_ranks_text(const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks) {
+  std::string text;
+  for (const auto& n : notes) text += n + "\n";
+  for (const RankWhatIf& r : ranks) text += "\n== rank " + std::to_string(r.rank) + ": " + r.path + " ==\n" + render_whatif_text(*r.result);
+  return text;
+}
+
+void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks) {
+  json.begin_object();
+  json.member("together", together);
+  json.key("notes").begin_array();
+  for (const auto& n : notes) json.value(n);
+  json.end_array();
+  json.key("ranks").begin_array();
+  for (const RankWhatIf& r : ranks) {
+    json.begin_object().member("rank", r.rank).member("path", r.path).member("offset_ns", r.offset_ns);
+    json.key("whatif");
+    write_whatif_json(json, *r.result);
+    json.end_object();
+  }
+  json.end_array();
+  json.end_object();
+}
+
 Table critical_path_table(const WhatIfResult& r) {
   Table t;
   t.report = "critical_path";

@@ -2,7 +2,9 @@
 // first, the JSON objects, and the critical path of one step as a Perfetto trace with flows.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernscope/table.hpp"
 #include "analyses/whatif/whatif.hpp"
@@ -19,6 +21,21 @@ std::string render_whatif_text(const WhatIfResult& result);
 // {"changes": [...], "groups": [{"group", "phase", "steps", "traced_step_ns", "predicted_step_ns", ...}],
 //  "calibration": {...}, "notes": [...]}
 void write_whatif_json(JsonWriter& json, const WhatIfResult& result);
+
+// The ranks of one run replayed (`kernscope whatif RANK0 RANK1 ...`): each rank's result with its trace.
+struct RankWhatIf {
+  std::int64_t rank = 0;  // its rank number, or its place among the traces given where none is known
+  std::string path;
+  double offset_ns = 0;   // its clock less the reference rank's
+  const StepAnalysis* steps = nullptr;
+  const WhatIfResult* result = nullptr;
+};
+// The groups' and the steps' tables, each rank's rows with a Rank column in front.
+std::vector<Table> whatif_ranks_tables(const std::vector<RankWhatIf>& ranks);
+// The notes (whether and how the ranks were replayed together) first, then each rank's text.
+std::string render_whatif_ranks_text(const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks);
+// {"together", "notes": [...], "ranks": [{"rank", "path", "offset_ns", "whatif": {write_whatif_json}}]}
+void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks);
 
 // One row per group and part of the path: Group, Phase, Category, Part, Time on path, Share (%).
 Table critical_path_table(const WhatIfResult& result);

@@ -57,19 +57,6 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   return out;
 }
 
-// Each rank's tables with a Rank column in front.
-void append_with_rank(Table& into, const Table& part, std::int64_t rank) {
-  if (into.columns.empty()) {
-    into = part;
-    into.rows.clear();
-    into.columns.insert(into.columns.begin(), Column{"Rank"});
-  }
-  for (auto row : part.rows) {
-    row.insert(row.begin(), Cell{rank});
-    into.rows.push_back(std::move(row));
-  }
-}
-
 // One trace's analyses, kept while the traces are replayed together.
 struct RankInput {
   const Trace* trace = nullptr;
@@ -123,65 +110,61 @@ Result<AnalysisOutput> run_ranks_together(const std::vector<const Trace*>& trace
     inputs[it->second].rank = set.ranks[r].rank;
     if (r < skew.offsets.size()) inputs[it->second].offset_ns = skew.offsets[r].offset_ns;
   }
-  const bool together = !skew.verdicts_withheld() && std::all_of(placed.begin(), placed.end(), [](bool p) { return p; });
+  // The traces' rank numbers, for the output and to refuse a set where two traces claim one rank.
+  std::map<std::int64_t, std::size_t> claims;
+  for (const RankInput& in : inputs) {
+    if (in.rank >= 0) ++claims[in.rank];
+  }
+  std::string why_apart;
+  for (const auto& d : skew.distrust) why_apart += (why_apart.empty() ? "" : "; ") + d;
+  for (const auto& [rank, count] : claims) {
+    if (count > 1) why_apart += (why_apart.empty() ? "" : "; ") + std::to_string(count) + " traces are rank " + std::to_string(rank);
+  }
+  if (std::any_of(placed.begin(), placed.end(), [](bool p) { return !p; })) {
+    why_apart += std::string(why_apart.empty() ? "" : "; ") + "a trace is not a rank of the set";
+  }
+  bool together = why_apart.empty();
   std::vector<WhatIfResult> results;
-  const WhatIfOptions options;  // the changes are each trace's own (WhatIfTrace::changes)
   if (together) {
     std::vector<WhatIfTrace> replayed;
     for (const RankInput& in : inputs) {
       replayed.push_back(WhatIfTrace{in.context.get(), &in.steps, &in.accounting, static_cast<std::int64_t>(std::llround(in.offset_ns)), in.changes});
     }
-    results = what_if_together(replayed, options);
-    notes.push_back("ranks: " + std::to_string(inputs.size()) + " traces put on one clock by the ranks' offsets (" + skew.matching + ")");
+    results = what_if_together(replayed, WhatIfOptions{});  // the changes are each trace's own
+    // Trusted clocks, but no collective the replay could pair (each trace's own are outside the
+    // steps, or ran a different number of times): each trace was replayed alone after all.
+    together = !results.empty() && results.front().linked_collectives > 0;
+    notes.push_back(together ? "ranks: " + std::to_string(inputs.size()) + " traces put on one clock by the ranks' offsets (" + skew.matching + ")"
+                             : "ranks: each trace replayed apart: no collective of their steps could be paired across them");
   } else {
-    std::string why;
-    for (const auto& d : skew.distrust) why += (why.empty() ? "" : "; ") + d;
-    if (why.empty()) why = "a trace holds no NCCL collective to align its clock by";
-    notes.push_back("ranks: each trace replayed apart, its collectives not waiting for the other ranks': " + why);
+    if (why_apart.empty()) why_apart = "a trace holds no NCCL collective to align its clock by";
+    notes.push_back("ranks: each trace replayed apart, its collectives not waiting for the other ranks': " + why_apart);
     for (const RankInput& in : inputs) {
       WhatIfOptions own;
       own.changes = in.changes;
       results.push_back(what_if(*in.context, in.steps, in.accounting, own));
     }
   }
-  // Ranks in order (their number, else the order given).
+  // Ranks in order (their number, else the order given), each with one label for every output.
   std::vector<std::size_t> order(inputs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return inputs[a].rank < inputs[b].rank; });
-  AnalysisOutput out;
-  Table groups, steps_table;
+  std::vector<RankWhatIf> ranks;
   for (const std::size_t i : order) {
-    const std::int64_t rank = inputs[i].rank >= 0 ? inputs[i].rank : static_cast<std::int64_t>(i);
-    append_with_rank(groups, whatif_groups_table(results[i]), rank);
-    append_with_rank(steps_table, whatif_steps_table(inputs[i].steps, results[i]), rank);
+    ranks.push_back(RankWhatIf{inputs[i].rank >= 0 ? inputs[i].rank : static_cast<std::int64_t>(i), inputs[i].trace->source.path,
+                               inputs[i].offset_ns, &inputs[i].steps, &results[i]});
   }
-  out.tables.push_back(std::move(groups));
-  out.tables.push_back(std::move(steps_table));
+  AnalysisOutput out;
+  out.tables = whatif_ranks_tables(ranks);
   if (output.frames()) return out;
   const Format format = output.table_format();
   std::ostringstream text;
   if (format == Format::kJson) {
     JsonWriter json(0);
-    json.begin_object();
-    json.member("together", together);
-    json.key("notes").begin_array();
-    for (const auto& n : notes) json.value(n);
-    json.end_array();
-    json.key("ranks").begin_array();
-    for (const std::size_t i : order) {
-      json.begin_object().member("rank", inputs[i].rank).member("path", inputs[i].trace->source.path).member("offset_ns", inputs[i].offset_ns);
-      json.key("whatif");
-      write_whatif_json(json, results[i]);
-      json.end_object();
-    }
-    json.end_array();
-    json.end_object();
+    write_whatif_ranks_json(json, together, notes, ranks);
     text << json.finish();
   } else if (format == Format::kTable) {
-    for (const auto& n : notes) text << n << "\n";
-    for (const std::size_t i : order) {
-      text << "\n== rank " << inputs[i].rank << ": " << inputs[i].trace->source.path << " ==\n" << render_whatif_text(results[i]);
-    }
+    text << render_whatif_ranks_text(notes, ranks);
   } else {
     render(text, out.tables[1], RenderOptions{format, output.time_unit});  // CSV/TSV: one row per step
   }

@@ -554,6 +554,7 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
   Graph joined;
   Replay joint_replay;
   bool joint = false;
+  std::int64_t linked = 0;
   std::vector<std::string> joint_notes;
   if (with_collectives >= 2) {
     std::vector<Graph> graphs;
@@ -575,6 +576,7 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
     }
     const whatif::CollectiveLinks links = whatif::link_collectives(joined, first_node, keys);
     joint = links.linked > 0;
+    linked = links.linked;
     if (joint) {
       joint_replay = replay(joined);
       const bool several_traces = inputs.size() > 1;
@@ -603,6 +605,7 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
     read_steps(inputs[part.input], part, r, walker, options, results[part.input]);
   }
   for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (joint) results[i].linked_collectives = linked;
     if (!inputs[i].replayed.empty()) {
       results[i].notes.insert(results[i].notes.end(), joint_notes.begin(), joint_notes.end());
       group_steps(inputs[i], results[i]);
@@ -623,7 +626,11 @@ WhatIfResult what_if(const TraceContext& context, const StepAnalysis& analysis, 
   return std::move(replay_inputs(inputs, options).front());
 }
 
-std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& options) {
+std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& given) {
+  // Step indices, edit times and the kept path's step are one trace's: every step of every trace is
+  // replayed, with the changes alone.
+  WhatIfOptions options;
+  options.changes = given.changes;
   std::vector<Input> inputs;
   for (const WhatIfTrace& t : traces) {
     Input in;

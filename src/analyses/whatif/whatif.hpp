@@ -131,6 +131,8 @@ struct WhatIfResult {
   // Calibrations read from the trace (per leading process), said with the result.
   std::int64_t launch_latency_ns = 0, queue_gap_ns = 0, graph_launch_ns = 0, graph_node_gap_ns = 0;
   std::int64_t operations = 0, host_calls = 0, unexplained_ns = 0;  // what was replayed
+  // Collective calls linked across processes (or traces) replayed as one graph; 0: replayed apart.
+  std::int64_t linked_collectives = 0;
   // The leading process's replayed steps, from the first start to the last completion.
   std::int64_t traced_span_ns = 0, predicted_span_ns = 0;
   std::vector<PathLink> links;
