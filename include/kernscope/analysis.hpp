@@ -40,6 +40,10 @@ struct AnalysisSpec {
   // Reads several traces, and one alone as an analysis of one trace does (whatif: a trace, or the
   // ranks of one run): Python has it as a Trace method as well as a module function.
   bool one_trace_too = false;
+  // Reads each trace itself from its path, one at a time, keeping a digest (ranks: memory follows the
+  // digests, not the traces); callers holding paths pass the paths (run_analysis over path groups)
+  // rather than opened traces. Set by the registry from the analysis's entry.
+  bool reads_paths = false;
   // Options that name a group of traces instead (diff's --a and --b: several runs of one side, so
   // the analysis sees the runs' own noise). Given, they replace the positional traces, one group each.
   std::vector<std::string> trace_group_options = {};

@@ -284,6 +284,18 @@ def _trace_group(item: Any) -> List["_core.Trace"]:
     return group
 
 
+def _multi_result(result: Any, rendered: bool) -> Any:
+    """An analysis over several traces, as returned: its text when a format was asked for, else
+    every table by name (diff: diff_phases, diff_classes, diff_kernels, diff_kernel_tails,
+    diff_nvtx, diff_gates), even when empty."""
+    tables, text, messages, _summary, _exit_code = result
+    for message in messages:
+        _log.info("kernscope: %s", message)
+    if rendered:
+        return text
+    return {t["report"]: (t["columns"] if _pd is None else _pd.DataFrame(t["columns"])) for t in tables}
+
+
 def _multi_analysis_function(spec: Dict[str, Any]):
     """kernscope.NAME(a, b, ...) for an analysis over several traces (diff, compare). Each argument
     is a path, a Trace, or a list of them (several runs of one side: the gate's noise)."""
@@ -295,25 +307,26 @@ def _multi_analysis_function(spec: Dict[str, Any]):
         if len(traces) < spec["min_traces"] or (spec["max_traces"] and len(traces) > spec["max_traces"]):
             raise Error(f"{spec['name']} takes {spec['min_traces']}"
                         f"{'' if spec['max_traces'] == spec['min_traces'] else ' or more'} traces, got {len(traces)}")
+        values = _option_values(spec, options)
+        rendered = format is not None
+        if spec["reads_paths"] and not filter_time and not filter_nvtx and \
+                all(not isinstance(t, (Trace, list, tuple)) for t in traces):
+            # Paths to an analysis that keeps a digest of each trace (ranks): read in C++ one at a
+            # time, each freed once digested, as the CLI reads them, not opened whole here first.
+            result = _core.run_paths(spec["name"], [[str(t)] for t in traces],
+                                     values if rendered else _all_rows(spec, values),
+                                     format if rendered else "frames", time_unit or "")
+            return _multi_result(result, rendered)
         groups = [_trace_group(t) for t in traces]
         labels = []
         for t, group in zip(traces, groups):
             items = list(t) if isinstance(t, (list, tuple)) else [t]
             labels.append(_label_of(items[0]) + (f" ({len(group)} runs)" if len(group) > 1 else ""))
-        values = _option_values(spec, options)
-        rendered = format is not None
         if not rendered:
             values = _all_rows(spec, values)
-        tables, text, messages, _summary, _exit_code = _core.run_groups(
+        return _multi_result(_core.run_groups(
             spec["name"], groups, labels, values, format if rendered else "frames", time_unit or "",
-            filter_time or "", filter_nvtx or "")
-        for message in messages:
-            _log.info("kernscope: %s", message)
-        if rendered:
-            return text
-        # Every table, by name (diff: diff_phases, diff_classes, diff_kernels, diff_kernel_tails,
-        # diff_nvtx, diff_gates), even when empty.
-        return {t["report"]: (t["columns"] if _pd is None else _pd.DataFrame(t["columns"])) for t in tables}
+            filter_time or "", filter_nvtx or ""), rendered)
 
     lines = [spec["summary"], "", "Arguments: the traces (paths, Traces, or lists of them for repeated runs).",
              "Options (keyword arguments):"]

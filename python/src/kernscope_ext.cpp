@@ -249,6 +249,7 @@ nb::list analyses() {
     d["min_traces"] = spec.min_traces;
     d["max_traces"] = spec.max_traces;  // 0: no upper bound; 1: a Trace method
     d["one_trace_too"] = spec.one_trace_too;  // a Trace method too
+    d["reads_paths"] = spec.reads_paths;      // given paths, run_paths (each trace read and freed in C++)
     d["trace_group_options"] = spec.trace_group_options;
     nb::list options;
     for (const auto& o : spec.options) {
@@ -298,6 +299,21 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
 
 // Runs one multi-trace analysis of the registry (diff, compare) on groups of loaded traces:
 // (tables, text, messages, summary_json, exit_code).
+// (tables, text, messages, summary, exit code) of an analysis over several traces.
+nb::tuple analysis_result(Result<AnalysisOutput> result, const std::string& time_unit) {
+  const AnalysisOutput output = unwrap(std::move(result));
+  if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
+  nb::list tables;
+  for (const auto& table : output.tables) {
+    nb::dict d;
+    d["report"] = table.report;
+    d["title"] = table.title;
+    d["columns"] = table_columns(table);
+    tables.append(d);
+  }
+  return nb::make_tuple(tables, output.text, output.messages, output.summary_json, output.exit_code);
+}
+
 nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTrace>>& groups,
                      const std::vector<std::string>& labels, const std::map<std::string, std::vector<std::string>>& options,
                      const std::string& format, const std::string& time_unit, const std::string& filter_time,
@@ -321,17 +337,25 @@ nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTr
     nb::gil_scoped_release release;
     result = run_analysis(trace_groups, request, /*apply_filters=*/true);
   }
-  const AnalysisOutput output = unwrap(std::move(result));
-  if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
-  nb::list tables;
-  for (const auto& table : output.tables) {
-    nb::dict d;
-    d["report"] = table.report;
-    d["title"] = table.title;
-    d["columns"] = table_columns(table);
-    tables.append(d);
+  return analysis_result(std::move(result), time_unit);
+}
+
+// An analysis over paths (AnalysisSpec::reads_paths): the traces are read in C++ as the CLI reads
+// them, each freed once digested, instead of opened whole in Python first.
+nb::tuple run_paths(const std::string& name, const std::vector<std::vector<std::string>>& path_groups,
+                    const std::map<std::string, std::vector<std::string>>& options, const std::string& format,
+                    const std::string& time_unit) {
+  AnalysisRequest request;
+  request.analysis = name;
+  request.options = options;
+  request.format = format;
+  request.time_unit = time_unit;
+  Result<AnalysisOutput> result;
+  {
+    nb::gil_scoped_release release;
+    result = run_analysis(path_groups, request);
   }
-  return nb::make_tuple(tables, output.text, output.messages, output.summary_json, output.exit_code);
+  return analysis_result(std::move(result), time_unit);
 }
 
 void nvtx_push(const std::string& name, const std::optional<std::string>& domain) {
@@ -414,6 +438,8 @@ NB_MODULE(_core, m) {
   m.def("analyses", &analyses);
   m.def("run_groups", &run_groups, nb::arg("name"), nb::arg("groups"), nb::arg("labels"), nb::arg("options"),
         nb::arg("format") = "", nb::arg("time_unit") = "", nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "");
+  m.def("run_paths", &run_paths, nb::arg("name"), nb::arg("path_groups"), nb::arg("options"), nb::arg("format") = "",
+        nb::arg("time_unit") = "");
   m.def("nvtx_push", &nvtx_push, nb::arg("name"), nb::arg("domain") = nb::none());
   m.def("nvtx_pop", &nvtx_pop, nb::arg("domain") = nb::none());
 #ifdef KERNSCOPE_HAVE_NVTX

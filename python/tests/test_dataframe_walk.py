@@ -102,6 +102,26 @@ def test_folders_and_globs_are_read_as_on_the_command_line():
         kernscope.ranks(str(FIXTURES / "ncu"))
 
 
+def test_ranks_over_paths_reads_each_trace_in_cpp(monkeypatch):
+    """kernscope.ranks(paths) reads the traces as the CLI does, one at a time, each freed once
+    digested (AnalysisSpec::reads_paths), never opened whole in Python: the same tables as the
+    traces opened first, with Python's opening made to fail."""
+    folder = FIXTURES / "ranks" / "tp2_decode_h200"
+    files = sorted(str(p) for p in folder.glob("rank*.sqlite.xz"))
+    opened = kernscope.ranks(*[kernscope.open(f) for f in files])
+    text = kernscope.ranks(*files, format="csv", table="stragglers")
+
+    def refuse(path):
+        raise AssertionError(f"opened in Python: {path}")
+
+    monkeypatch.setattr(kernscope._core, "open", refuse)
+    by_paths = kernscope.ranks(*files)
+    assert set(by_paths) == set(opened)
+    for name in opened:
+        pd.testing.assert_frame_equal(by_paths[name], opened[name])
+    assert kernscope.ranks(str(folder), format="csv", table="stragglers") == text
+
+
 def test_type_stubs_name_everything_the_extension_exports():
     """python/kernscope/_core.pyi is kept by hand: every function, class and Trace method the C++
     extension exports is declared there."""

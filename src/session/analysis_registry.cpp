@@ -41,6 +41,7 @@ const AnalysisSpec& spec_of(const AnalysisEntry* entry) {
     std::vector<AnalysisSpec> out;
     for (const auto* e : entries()) {
       AnalysisSpec spec = e->spec;
+      spec.reads_paths = e->run_paths != nullptr;  // said by the entry, not by each spec again
       if (takes_generic_output(spec)) {
         spec.options.push_back({"output", 'o', OptionKind::kText, "",
                                 "write the output to this file instead of standard output ('-': standard output)"});
