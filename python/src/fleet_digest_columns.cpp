@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace nb = nanobind;
 using namespace kernscope;
@@ -45,11 +46,19 @@ nb::dict ranks_table(const FleetDigest& f) {
   return d;
 }
 
-nb::dict collectives_table(const FleetDigest& f) {
-  std::vector<std::pair<std::int64_t, const Collective*>> rows;
-  for (std::size_t p = 0; p < f.ranks.size(); ++p) {
-    for (const auto& c : f.ranks[p].collectives.items) rows.emplace_back(static_cast<std::int64_t>(p), &c);
+// Every part's rows of one kind, flattened, each with the part (rank within its trace) it came from.
+template <typename Parts, typename RowsOf>
+auto rows_with_part(const Parts& parts, RowsOf rows_of) {
+  using Row = std::remove_reference_t<decltype(*std::begin(rows_of(parts[0])))>;
+  std::vector<std::pair<std::int64_t, const Row*>> rows;
+  for (std::size_t p = 0; p < parts.size(); ++p) {
+    for (const auto& row : rows_of(parts[p])) rows.emplace_back(static_cast<std::int64_t>(p), &row);
   }
+  return rows;
+}
+
+nb::dict collectives_table(const FleetDigest& f) {
+  const auto rows = rows_with_part(f.ranks, [](const RankDigest& r) -> const auto& { return r.collectives.items; });
   const std::size_t n = rows.size();
   nb::dict d;
   put<std::int64_t>(d, "part", n, [&](std::size_t i) { return rows[i].first; });
@@ -71,10 +80,7 @@ nb::dict collectives_table(const FleetDigest& f) {
 }
 
 nb::dict steps_table(const FleetDigest& f) {
-  std::vector<std::pair<std::int64_t, const RankStep*>> rows;
-  for (std::size_t p = 0; p < f.ranks.size(); ++p) {
-    for (const auto& s : f.ranks[p].steps.steps) rows.emplace_back(static_cast<std::int64_t>(p), &s);
-  }
+  const auto rows = rows_with_part(f.ranks, [](const RankDigest& r) -> const auto& { return r.steps.steps; });
   const std::size_t n = rows.size();
   nb::dict d;
   put<std::int64_t>(d, "part", n, [&](std::size_t i) { return rows[i].first; });
@@ -101,10 +107,7 @@ nb::dict kernels_table(const FleetDigest& f) {
 }
 
 nb::dict busy_table(const FleetDigest& f) {
-  std::vector<std::pair<std::int64_t, const BusyBin*>> rows;
-  for (std::size_t p = 0; p < f.busy.size(); ++p) {
-    for (const auto& b : f.busy[p]) rows.emplace_back(static_cast<std::int64_t>(p), &b);
-  }
+  const auto rows = rows_with_part(f.busy, [](const auto& bins) -> const auto& { return bins; });
   const std::size_t n = rows.size();
   nb::dict d;
   put<std::int64_t>(d, "part", n, [&](std::size_t i) { return rows[i].first; });
