@@ -128,6 +128,10 @@ void CaptureSchedule::tick(Ns now, std::vector<CaptureSwitch>& out) {
   }
 }
 
+void CaptureSchedule::recording_began(Ns decided, Ns began) {
+  if (recording_ && close_at_ && began > decided) *close_at_ += began - decided;
+}
+
 std::optional<Ns> CaptureSchedule::next_deadline() const {
   if (close_at_ && next_sample_) return std::min(*close_at_, *next_sample_);
   if (close_at_) return close_at_;

@@ -42,6 +42,10 @@ class CaptureSchedule {
   void tick(Ns now, std::vector<CaptureSwitch>& out);
   // The next time tick() has work, if any.
   std::optional<Ns> next_deadline() const;
+  // The last switch on was decided at `decided` and began to record at `began` (a paused tracer
+  // attaches CUPTI first, about 7 ms): a timed window's end moves as much later, so that it records
+  // its whole duration.
+  void recording_began(Ns decided, Ns began);
   std::int64_t steps_seen() const { return steps_ended_; }
   int windows_opened() const { return windows_; }
 

@@ -53,9 +53,11 @@ void LiveCapture::finish() {
 
 // Switches are made at once, on the thread that decided them: a step window's edge is the step's
 // own NVTX callback, so the steps inside are recorded whole.
-void LiveCapture::apply(const std::vector<CaptureSwitch>& switches) {
+void LiveCapture::apply(const std::vector<CaptureSwitch>& switches, Ns decided) {
   for (const auto& s : switches) {
-    if (s.open != hooks_.recording()) hooks_.record(s.open, s.why);
+    if (s.open == hooks_.recording()) continue;
+    hooks_.record(s.open, s.why);
+    if (s.open && schedule_) schedule_->recording_began(decided, hooks_.now());
   }
 }
 
@@ -68,7 +70,7 @@ void LiveCapture::on_step(bool started) {
     std::vector<CaptureSwitch> switches;
     if (started) schedule_->step_started(t, switches);
     else schedule_->step_ended(t, switches);
-    apply(switches);
+    apply(switches, t);
     return;
   }
   if (started) {
@@ -101,7 +103,7 @@ std::string LiveCapture::request(const ControlRequest& r) {
   }
   std::vector<CaptureSwitch> switches;
   const std::string reply = schedule_->request(r, t, switches);
-  apply(switches);
+  apply(switches, t);
   if (schedule_->recording() && !hooks_.recording()) {
     // The switch was refused (CUPTI could not be attached again, said on the program's stderr):
     // the schedule goes back to paused and the caller is told, not shown a window that records nothing.
@@ -120,7 +122,7 @@ std::int64_t LiveCapture::tick() {
   if (finished_) return -1;
   std::vector<CaptureSwitch> switches;
   schedule_->tick(t, switches);
-  apply(switches);
+  apply(switches, t);
   const auto next = schedule_->next_deadline();
   return next ? std::max<Ns>(*next - t, 0) : -1;
 }

@@ -64,7 +64,8 @@ class LiveCapture {
   const CaptureSettings& settings() const { return config_.live; }
 
  private:
-  void apply(const std::vector<CaptureSwitch>& switches);
+  // Makes the switches decided at `decided`; a window's end moves by the time its start took.
+  void apply(const std::vector<CaptureSwitch>& switches, Ns decided);
   struct PendingTail {
     Ns from = 0, end = 0, due = 0;
     std::string why;

@@ -433,6 +433,42 @@ struct SimulatedProgram {
   }
 };
 
+// A paused tracer with CUPTI detached attaches it before a window records (about 7 ms on an H200):
+// a timed window still records its whole duration, from when recording began (0.293 s of 0.3 s
+// before; mutation: without recording_began the close comes at 300 ms and the window is 293 ms).
+TEST(LiveCapture, ATimedWindowRecordsItsWholeDurationAfterAnAttach) {
+  TracerConfig config;
+  config.live.paused = true;
+  Ns clock = 1'000 * kMs;
+  bool on = false;
+  WindowLog windows{true};
+  LiveCapture::Hooks hooks;
+  hooks.now = [&] { return clock; };
+  hooks.record = [&](bool open, const std::string& why) {
+    if (open) {
+      clock += 7 * kMs;  // the attach, before the first record
+      windows.opened(clock, why);
+    } else {
+      windows.closed(clock, why);
+    }
+    on = open;
+  };
+  hooks.recording = [&] { return on; };
+  LiveCapture live(config, 4242, hooks);
+  EXPECT_EQ(live.request({ControlRequest::Kind::kWindow, 0.3, 0}), "ok pid 4242: recording for 0.3 s (window 1)");
+  clock = 1'300 * kMs;
+  live.tick();
+  EXPECT_TRUE(on);  // 293 ms recorded so far
+  clock = 1'307 * kMs;
+  live.tick();
+  EXPECT_FALSE(on);
+  const auto rows = windows.take_rows();  // the window as written open, then closed
+  ASSERT_FALSE(rows.empty());
+  EXPECT_EQ(rows.back().id, rows.front().id);
+  EXPECT_EQ(rows.back().end - rows.back().start, 300 * kMs);
+  live.finish();
+}
+
 TEST(LiveCapture, EachWindowHoldsExactlyWhatTheProgramLaunchedInsideIt) {
   TempDir dir;
   TracerConfig config;
