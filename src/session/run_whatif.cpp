@@ -117,6 +117,7 @@ Result<AnalysisOutput> run_ranks_together(const std::vector<const Trace*>& trace
   }
   std::string why_apart;
   for (const auto& d : skew.distrust) why_apart += (why_apart.empty() ? "" : "; ") + d;
+  if (skew.verdicts_withheld() && skew.distrust.empty()) why_apart = "the ranks' clocks or their matching are not trusted";
   for (const auto& [rank, count] : claims) {
     if (count > 1) why_apart += (why_apart.empty() ? "" : "; ") + std::to_string(count) + " traces are rank " + std::to_string(rank);
   }
@@ -137,7 +138,6 @@ Result<AnalysisOutput> run_ranks_together(const std::vector<const Trace*>& trace
     notes.push_back(together ? "ranks: " + std::to_string(inputs.size()) + " traces put on one clock by the ranks' offsets (" + skew.matching + ")"
                              : "ranks: each trace replayed apart: no collective of their steps could be paired across them");
   } else {
-    if (why_apart.empty()) why_apart = "a trace holds no NCCL collective to align its clock by";
     notes.push_back("ranks: each trace replayed apart, its collectives not waiting for the other ranks': " + why_apart);
     for (const RankInput& in : inputs) {
       WhatIfOptions own;
