@@ -268,10 +268,9 @@ nb::list analyses() {
   return out;
 }
 
-// Runs one analysis of the registry: (tables, text, messages, summary_json).
-nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
-              const std::string& format, const std::string& time_unit, const std::string& filter_time,
-              const std::string& filter_nvtx) {
+AnalysisRequest request_of(const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
+                           const std::string& format, const std::string& time_unit, const std::string& filter_time,
+                           const std::string& filter_nvtx) {
   AnalysisRequest request;
   request.analysis = name;
   request.options = options;
@@ -279,6 +278,27 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
   request.time_unit = time_unit;
   request.filter_time = filter_time;
   request.filter_nvtx = filter_nvtx;
+  return request;
+}
+
+// An analysis's tables as Python dicts: report, title and columns.
+nb::list tables_of(const AnalysisOutput& output) {
+  nb::list tables;
+  for (const auto& table : output.tables) {
+    nb::dict d;
+    d["report"] = table.report;
+    d["title"] = table.title;
+    d["columns"] = table_columns(table);
+    tables.append(d);
+  }
+  return tables;
+}
+
+// Runs one analysis of the registry: (tables, text, messages, summary_json).
+nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
+              const std::string& format, const std::string& time_unit, const std::string& filter_time,
+              const std::string& filter_nvtx) {
+  const AnalysisRequest request = request_of(name, options, format, time_unit, filter_time, filter_nvtx);
   Result<AnalysisOutput> result;
   {
     nb::gil_scoped_release release;
@@ -286,45 +306,23 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
   }
   const AnalysisOutput output = unwrap(std::move(result));
   if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
-  nb::list tables;
-  for (const auto& table : output.tables) {
-    nb::dict d;
-    d["report"] = table.report;
-    d["title"] = table.title;
-    d["columns"] = table_columns(table);
-    tables.append(d);
-  }
-  return nb::make_tuple(tables, output.text, output.messages, output.summary_json);
+  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json);
 }
 
-// Runs one multi-trace analysis of the registry (diff, compare) on groups of loaded traces:
-// (tables, text, messages, summary_json, exit_code).
 // (tables, text, messages, summary, exit code) of an analysis over several traces.
 nb::tuple analysis_result(Result<AnalysisOutput> result, const std::string& time_unit) {
   const AnalysisOutput output = unwrap(std::move(result));
   if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
-  nb::list tables;
-  for (const auto& table : output.tables) {
-    nb::dict d;
-    d["report"] = table.report;
-    d["title"] = table.title;
-    d["columns"] = table_columns(table);
-    tables.append(d);
-  }
-  return nb::make_tuple(tables, output.text, output.messages, output.summary_json, output.exit_code);
+  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json, output.exit_code);
 }
 
+// Runs one multi-trace analysis of the registry (diff, compare) on groups of loaded traces:
+// (tables, text, messages, summary_json, exit_code).
 nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTrace>>& groups,
                      const std::vector<std::string>& labels, const std::map<std::string, std::vector<std::string>>& options,
                      const std::string& format, const std::string& time_unit, const std::string& filter_time,
                      const std::string& filter_nvtx) {
-  AnalysisRequest request;
-  request.analysis = name;
-  request.options = options;
-  request.format = format;
-  request.time_unit = time_unit;
-  request.filter_time = filter_time;
-  request.filter_nvtx = filter_nvtx;
+  const AnalysisRequest request = request_of(name, options, format, time_unit, filter_time, filter_nvtx);
   std::vector<TraceGroup> trace_groups;
   for (std::size_t i = 0; i < groups.size(); ++i) {
     TraceGroup g;
@@ -345,11 +343,7 @@ nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTr
 nb::tuple run_paths(const std::string& name, const std::vector<std::vector<std::string>>& path_groups,
                     const std::map<std::string, std::vector<std::string>>& options, const std::string& format,
                     const std::string& time_unit) {
-  AnalysisRequest request;
-  request.analysis = name;
-  request.options = options;
-  request.format = format;
-  request.time_unit = time_unit;
+  const AnalysisRequest request = request_of(name, options, format, time_unit, "", "");
   Result<AnalysisOutput> result;
   {
     nb::gil_scoped_release release;
