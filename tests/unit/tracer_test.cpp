@@ -417,12 +417,18 @@ int fake_util(void*, NvmlApi::Utilization* u) { u->gpu = 87; u->memory = 30; ret
 int fake_reasons(void*, unsigned long long* r) { *r = 4; return 0; }
 int fake_fail_init() { return 1; }
 
-TEST(TracerNvml, SamplesEveryDeviceWithTheTraceClock) {
+// NVML with two devices and nothing else to ask: what both sampler tests start from.
+NvmlApi two_devices() {
   NvmlApi api;
   api.init = fake_ok;
   api.shutdown = fake_ok;
   api.device_count = fake_count;
   api.device_handle = fake_handle;
+  return api;
+}
+
+TEST(TracerNvml, SamplesEveryDeviceWithTheTraceClock) {
+  NvmlApi api = two_devices();
   api.device_uuid = fake_uuid;
   api.clock_info = fake_clock;
   api.power_usage = fake_power;
@@ -464,11 +470,7 @@ int fake_counted_power(void*, unsigned* v) {
 // call NVML between them (issue 30: paused should cost nothing). Breaks if the thread ignores
 // set_active (samples while paused) or never wakes on it (no samples in the window).
 TEST(TracerNvml, SamplesOnlyWhileActive) {
-  NvmlApi api;
-  api.init = fake_ok;
-  api.shutdown = fake_ok;
-  api.device_count = fake_count;
-  api.device_handle = fake_handle;
+  NvmlApi api = two_devices();
   api.power_usage = fake_counted_power;
   g_fake_power_calls = 0;
   NvmlSampler sampler(api, [] { return std::int64_t{0}; }, 1, false);

@@ -128,6 +128,7 @@ class Tracer {
   // Waits (at most 2 s) until the collector has decoded every buffer handed back so far.
   void wait_until_decoded();
   void finalize_on_api_exit();
+  void finalize_with(CUpti_SubscriberHandle subscriber);
   // The records' clock: CUPTI's, or CLOCK_REALTIME plus the offset measured at start where CUPTI is
   // detached while paused (a CUPTI call would attach it again).
   std::int64_t now_ns();
@@ -431,13 +432,8 @@ std::string Tracer::detach_cupti() {
     finalize_cv_.wait_for(lock, std::chrono::milliseconds(200), [this] { return finalized_.has_value(); });
   }
   if (finalize_pending_.exchange(false) || sub != CUPTI_SUCCESS || finalize_on_thread_) {
-    if (subscriber) cuptiUnsubscribe(subscriber);
     ++finalized_here_;
-    finalizing_ = true;
-    const CUptiResult r = cuptiFinalize();
-    finalizing_ = false;
-    std::lock_guard lock(finalize_mutex_);
-    finalized_ = r;
+    finalize_with(subscriber);
   }
   // A program thread that took the finalize may still be inside it.
   std::unique_lock lock(finalize_mutex_);
@@ -458,8 +454,14 @@ void Tracer::finalize_on_api_exit() {
     std::lock_guard lock(finalize_mutex_);
     subscriber = subscriber_;
   }
-  if (subscriber) cuptiUnsubscribe(subscriber);
   ++finalized_on_api_exit_;
+  finalize_with(subscriber);
+}
+
+// The detach itself, on whichever thread took it: `subscriber` (the detach's own) unsubscribed, then
+// cuptiFinalize, its result handed to detach_cupti's wait.
+void Tracer::finalize_with(CUpti_SubscriberHandle subscriber) {
+  if (subscriber) cuptiUnsubscribe(subscriber);
   finalizing_ = true;
   const CUptiResult r = cuptiFinalize();
   finalizing_ = false;
