@@ -557,8 +557,8 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
   std::int64_t linked = 0;
   std::vector<std::string> joint_notes;
   if (with_collectives >= 2) {
-    std::vector<Graph> graphs;
-    for (const Part& part : parts) graphs.push_back(part.graph);
+    std::vector<const Graph*> graphs;
+    for (const Part& part : parts) graphs.push_back(&part.graph);
     std::vector<std::int32_t> first_node;
     joined = whatif::join_graphs(graphs, first_node);
     // A collective's kernels are matched by name: one key per name across the traces' string tables.

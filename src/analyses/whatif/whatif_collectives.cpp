@@ -18,17 +18,14 @@ void shift(Term& t, std::int32_t offset) {
 
 }  // namespace
 
-Graph join_graphs(const std::vector<Graph>& graphs, std::vector<std::int32_t>& first_node) {
+Graph join_graphs(const std::vector<const Graph*>& graphs, std::vector<std::int32_t>& first_node) {
   Graph joined;
   first_node.clear();
-  for (const Graph& g : graphs) {
+  for (const Graph* part : graphs) {
+    const Graph& g = *part;
     const auto offset = static_cast<std::int32_t>(joined.nodes.size());
     const auto wait_offset = static_cast<std::uint32_t>(joined.waits.size());
     first_node.push_back(offset);
-    if (joined.step_start_mark.empty()) {
-      joined.step_start_mark.assign(g.step_start_mark.size(), kNoNode);
-      joined.step_end_mark.assign(g.step_end_mark.size(), kNoNode);
-    }
     for (Node n : g.nodes) {
       for (Term* t : {&n.host_order, &n.launch, &n.stream, &n.cross, &n.extra}) shift(*t, offset);
       n.waits_begin += wait_offset;
@@ -38,11 +35,6 @@ Graph join_graphs(const std::vector<Graph>& graphs, std::vector<std::int32_t>& f
     for (Term t : g.waits) {
       shift(t, offset);
       joined.waits.push_back(t);
-    }
-    // A step belongs to one process: its marks are in that process's graph only.
-    for (std::size_t s = 0; s < g.step_start_mark.size() && s < joined.step_start_mark.size(); ++s) {
-      if (g.step_start_mark[s] != kNoNode) joined.step_start_mark[s] = g.step_start_mark[s] + offset;
-      if (g.step_end_mark[s] != kNoNode) joined.step_end_mark[s] = g.step_end_mark[s] + offset;
     }
     joined.window_start = first_node.size() == 1 ? g.window_start : std::min(joined.window_start, g.window_start);
     joined.window_end = first_node.size() == 1 ? g.window_end : std::max(joined.window_end, g.window_end);

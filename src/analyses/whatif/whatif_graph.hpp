@@ -82,9 +82,11 @@ void apply_change(const TraceContext& context, const StepAnalysis& steps, const 
 // Applies an analysis's edits (whatif.hpp, WhatIfEdit); notes the edits it found no call for.
 void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& graph);
 
-// The graphs of several processes of one trace (one clock) as one graph, in order; first_node gets
-// each graph's first node in the joined one. The step marks and the wait terms follow their nodes.
-Graph join_graphs(const std::vector<Graph>& graphs, std::vector<std::int32_t>& first_node);
+// The graphs of several processes (of one trace, or moved onto one clock) as one graph, in order;
+// first_node gets each graph's first node in the joined one. The wait terms follow their nodes; the
+// step marks are not joined (each trace numbers its own steps): they are read in each process's own
+// graph, offset by its first node.
+Graph join_graphs(const std::vector<const Graph*>& graphs, std::vector<std::int32_t>& first_node);
 
 // What link_collectives did: collectives linked across processes, and those it left alone.
 struct CollectiveLinks {
