@@ -4,6 +4,8 @@
 //   launch_cost graph N REPS      N/32 replays of a CUDA graph of 32 empty kernels
 //   launch_cost eager-ab N REPS   as eager (graph-ab as graph), each repetition run twice: once
 //   launch_cost graph-ab N REPS   untraced, once between cudaProfilerStart and cudaProfilerStop
+//   launch_cost nvtx N REPS       N nvtxRangePushA/nvtxRangePop pairs after CUDA started (a tracer
+//                                 routes NVTX to its handlers then, and they stay while it is paused)
 //   launch_cost attach-ab N REPS  eager, each repetition run twice under bench/gpu/cupti_floor.cpp
 //                                 injected with CUPTI_FLOOR_AB=1: once with CUPTI detached, once
 //                                 attached in the floor's paused state (the order alternating)
@@ -19,6 +21,7 @@
 // process, alternating, so the machine's drift between processes cancels out.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <nvtx3/nvToolsExt.h>
 #include <dlfcn.h>
 #include <linux/perf_event.h>
 #include <sys/syscall.h>
@@ -139,9 +142,28 @@ static void print(const char* label, const std::vector<Figures>& f) {
 
 int main(int argc, char** argv) {
   const std::string mode = argc == 4 ? argv[1] : "";
-  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab") {
-    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab N REPS\n");
+  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab" && mode != "nvtx") {
+    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab|nvtx N REPS\n");
     return 2;
+  }
+  if (mode == "nvtx") {
+    check(cudaFree(nullptr), "CUDA start");  // a tracer's init (which points NVTX at its handlers) runs here
+    const long n = std::atol(argv[2]);
+    std::vector<double> wall, thread;
+    for (int r = 0; r <= std::atoi(argv[3]); ++r) {
+      const double th0 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+      const auto t0 = std::chrono::steady_clock::now();
+      for (long i = 0; i < n; ++i) {
+        nvtxRangePushA("decode_step");
+        nvtxRangePop();
+      }
+      const auto t1 = std::chrono::steady_clock::now();
+      if (r == 0) continue;  // warm-up
+      wall.push_back(std::chrono::duration<double, std::nano>(t1 - t0).count() / n);
+      thread.push_back((cpu_ns(CLOCK_THREAD_CPUTIME_ID) - th0) / n);
+    }
+    std::printf("nvtx ns_per_pair=%.2f thread_cpu_ns=%.2f\n", median(wall), median(thread));
+    return 0;
   }
   const bool ab = mode.ends_with("-ab");
   int (*attach)(int) = nullptr;  // the CUPTI floor's switch (attach-ab)

@@ -1,4 +1,5 @@
 #include "tracer/cupti_attachment.hpp"
+#include "base/thread_name.hpp"
 
 #include <time.h>
 
@@ -20,7 +21,10 @@ std::int64_t realtime_ns() {
 }
 
 CuptiAttachment::CuptiAttachment(std::chrono::milliseconds grace, Ops ops) : grace_(grace), ops_(std::move(ops)) {
-  worker_ = std::thread([this] { run(); });
+  worker_ = std::thread([this] {
+    name_this_thread("ks-attach");
+    run();
+  });
 }
 
 CuptiAttachment::~CuptiAttachment() {

@@ -1,4 +1,5 @@
 #include "tracer/live_capture.hpp"
+#include "base/thread_name.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -25,6 +26,7 @@ LiveCapture::~LiveCapture() {
 void LiveCapture::run_timer() {
   if (!schedule_ || timer_.joinable()) return;
   timer_ = std::thread([this] {
+    name_this_thread("ks-schedule");
     while (!finished_) {
       const std::int64_t wait_ns = tick();
       // At most 50 ms: finish() is noticed soon; a deadline is met to within that.

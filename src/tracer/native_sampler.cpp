@@ -1,4 +1,5 @@
 #include "tracer/native_sampler.hpp"
+#include "base/thread_name.hpp"
 
 #include <dirent.h>
 #include <execinfo.h>
@@ -184,6 +185,7 @@ bool NativeSampler::start() {
 }
 
 void* NativeSampler::thread_main(void* self) {
+  name_this_thread("ks-stacks");
   static_cast<NativeSampler*>(self)->run();
   return nullptr;
 }

@@ -1,4 +1,5 @@
 #include "tracer/nvml_sampler.hpp"
+#include "base/thread_name.hpp"
 
 #include <dlfcn.h>
 
@@ -63,6 +64,7 @@ bool NvmlSampler::start() {
   }
   if (interval_ms_ > 0) {
     thread_ = std::thread([this] {
+      name_this_thread("ks-nvml");
       std::unique_lock lock(mutex_);
       while (!stopping_) {
         if (!active_) {

@@ -1,4 +1,5 @@
 #include "tracer/termination_flush.hpp"
+#include "base/thread_name.hpp"
 
 #include <semaphore.h>
 #include <signal.h>
@@ -67,6 +68,7 @@ void restore_defaults_in_child() {
 }
 
 void wait_and_finish() {
+  name_this_thread("ks-exit-flush");
   while (sem_wait(&g_request) != 0 && errno == EINTR) {
   }
   g_finish();

@@ -81,9 +81,25 @@ with torch.inference_mode():
         t, c = generation("measure", r * GEN, GEN)
         times += t
         cpu += c
+
+
+def threads_cpu_ms():
+    """CPU time of this process's threads so far, summed by thread name (kernscope's are "ks-...")."""
+    tick, out = os.sysconf("SC_CLK_TCK"), {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            comm = open(f"/proc/self/task/{tid}/comm").read().strip()
+            fields = open(f"/proc/self/task/{tid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # the thread ended meanwhile
+        out[comm] = out.get(comm, 0.0) + (int(fields[11]) + int(fields[12])) * 1e3 / tick  # utime, stime
+    return {k: round(v, 1) for k, v in sorted(out.items())}
+
+
 res = {"tpot_ms": sum(times) / len(times), "median_step_ms": statistics.median(times),
        "cpu_ms_per_step": cpu * 1e3 / len(times), "steps": len(times),
-       "import_s": round(T1 - T0, 2), "init_s": round(T2 - T1, 2), "warmup_s": round(T3 - T2, 2), "step_ms": [round(t, 4) for t in times]}
+       "import_s": round(T1 - T0, 2), "init_s": round(T2 - T1, 2), "warmup_s": round(T3 - T2, 2), "step_ms": [round(t, 4) for t in times],
+       "threads_cpu_ms": threads_cpu_ms(), "wall_s": round(time.time() - T0, 2)}
 if os.environ.get("RESULT"):
     with open(os.environ["RESULT"], "w") as f:
         json.dump(res, f)

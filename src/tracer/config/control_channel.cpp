@@ -1,4 +1,5 @@
 #include "tracer/config/control_channel.hpp"
+#include "base/thread_name.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -192,7 +193,10 @@ ControlServer::ControlServer(std::string path, int fd, const int wake[2], Handle
     : path_(std::move(path)), fd_(fd), handler_(std::move(handler)), tick_(std::move(tick)) {
   wake_[0] = wake[0];
   wake_[1] = wake[1];
-  thread_ = std::thread([this] { serve(); });
+  thread_ = std::thread([this] {
+    name_this_thread("ks-control");
+    serve();
+  });
 }
 
 ControlServer::~ControlServer() { stop(); }
