@@ -20,6 +20,9 @@ struct CachedBuffer {
 };
 thread_local CachedBuffer t_cached;
 
+// The correlation id of the runtime call this thread is inside (0: none).
+thread_local std::uint32_t t_runtime_call = 0;
+
 }  // namespace
 
 ApiCallRecorder::ApiCallRecorder(std::size_t max_records)
@@ -36,6 +39,8 @@ std::uint64_t ApiCallRecorder::entered(std::int64_t now) {
   return kEntered | (static_cast<std::uint64_t>(now) & ~kEntered);
 }
 
+void ApiCallRecorder::runtime_call_entered(std::uint32_t correlation) { t_runtime_call = correlation; }
+
 ApiCallRecorder::ThreadBuffer& ApiCallRecorder::this_threads_buffer() {
   if (t_cached.recorder == id_) return *static_cast<ThreadBuffer*>(t_cached.buffer);
   std::lock_guard lock(buffers_mutex_);
@@ -46,6 +51,10 @@ ApiCallRecorder::ThreadBuffer& ApiCallRecorder::this_threads_buffer() {
 
 void ApiCallRecorder::exited(bool driver, std::uint32_t cbid, std::uint32_t correlation, std::uint64_t slot,
                              std::int64_t now, std::uint32_t pid, std::uint32_t tid, std::uint32_t return_value) {
+  if (correlation != 0 && correlation == t_runtime_call) {
+    if (driver) return;  // made by the runtime call it is inside (cuLaunchKernel inside cudaLaunchKernel)
+    t_runtime_call = 0;  // the runtime call itself leaves
+  }
   if (!(slot & kEntered) || !is_open()) return;
   const auto start = static_cast<std::int64_t>(slot & ~kEntered);
   // An entry before this window (the slot kept from then, or never filled) has no place in it.

@@ -38,6 +38,9 @@ class ApiCallRecorder {
   // At a call's entry: the value its exit needs back, kept in CUPTI's per-call slot
   // (CUpti_CallbackData::correlationData).
   static std::uint64_t entered(std::int64_t now);
+  // At a runtime call's entry (before entered): the driver calls the runtime makes inside it come
+  // with its correlation id, and CUPTI's records leave them out; so does exited().
+  static void runtime_call_entered(std::uint32_t correlation);
   // At the call's exit, with the slot its entry filled (or whatever the slot held when the entry
   // came before the window: such calls are not recorded).
   void exited(bool driver, std::uint32_t cbid, std::uint32_t correlation, std::uint64_t slot, std::int64_t now,

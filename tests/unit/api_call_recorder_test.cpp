@@ -61,6 +61,25 @@ TEST(ApiCallRecorder, CallsTheWindowCutOrThatCameBeforeItAreNotRecorded) {
   EXPECT_EQ(records[0].correlationId, 6u);
 }
 
+TEST(ApiCallRecorder, DriverCallsMadeInsideARuntimeCallAreLeftOutAsCuptisRecordsLeaveThemOut) {
+  ApiCallRecorder recorder(100);
+  recorder.open(0);
+  // cudaLaunchKernel (correlation 5) and the cuLaunchKernel it makes, which comes with its id.
+  ApiCallRecorder::runtime_call_entered(5);
+  const std::uint64_t runtime_slot = ApiCallRecorder::entered(10);
+  call(recorder, true, 307, 5, 12, 18);
+  recorder.exited(false, 211, 5, runtime_slot, 20, 42, 7, 0);
+  // A driver call of the program's own (Triton's cuLaunchKernel), after the runtime call left.
+  call(recorder, true, 307, 6, 30, 40);
+  std::vector<CUpti_ActivityAPI> records;
+  recorder.take(records);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].kind, CUPTI_ACTIVITY_KIND_RUNTIME);
+  EXPECT_EQ(records[0].correlationId, 5u);
+  EXPECT_EQ(records[1].kind, CUPTI_ACTIVITY_KIND_DRIVER);
+  EXPECT_EQ(records[1].correlationId, 6u);
+}
+
 TEST(ApiCallRecorder, RecordsOfEveryThreadAreTaken) {
   ApiCallRecorder recorder(1000);
   recorder.open(0);

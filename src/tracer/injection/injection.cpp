@@ -594,6 +594,7 @@ void Tracer::record_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
   cuptiGetTimestamp(&now);  // the clock of CUPTI's records (CUPTI is attached inside a window)
   if (!info->correlationData) return;
   if (info->callbackSite == CUPTI_API_ENTER) {
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) ApiCallRecorder::runtime_call_entered(info->correlationId);
     *info->correlationData = ApiCallRecorder::entered(static_cast<std::int64_t>(now));
     return;
   }
