@@ -239,6 +239,10 @@ class Tracer {
   // Detached windows' default API records, from callbacks (null: CUPTI's own records, by kind or call).
   std::unique_ptr<ApiCallRecorder> api_recorder_;
   std::vector<CUpti_ActivityAPI> api_taken_;  // the collector's scratch
+  // Callbacks for whole domains, the default calls picked out in record_api_call (KERNSCOPE_DETACH_API
+  // =callback-call: call by call, which on an H200 gave no callbacks at all in some windows).
+  bool api_callback_domains_ = true;
+  std::vector<bool> is_default_cbid_[2];
   std::atomic<int> api_decoding_{0};          // the collector is decoding the recorder's records
   std::uint32_t pid_ = 0;
   std::atomic<bool> finalizing_{false};
@@ -576,6 +580,13 @@ void Tracer::switch_api_callbacks(bool on) {
   for (bool driver : {false, true}) {
     if (!config_.records_kind(driver ? "driver" : "runtime")) continue;
     const CUpti_CallbackDomain domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
+    if (api_callback_domains_) {
+      // Off when the window closes: a detach switches the runtime domain on again for its finalize.
+      if (const CUptiResult r = cuptiEnableDomain(on ? 1 : 0, subscriber, domain); r != CUPTI_SUCCESS) {
+        say(std::string("cannot switch API callbacks: ") + cupti_error(r));
+      }
+      continue;
+    }
     for (CUpti_CallbackId cbid : default_cbids_[driver]) {
       const CUptiResult r = cuptiEnableCallback(on ? 1 : 0, subscriber, domain, cbid);
       if (r != CUPTI_SUCCESS) {
@@ -589,12 +600,16 @@ void Tracer::switch_api_callbacks(bool on) {
 
 // On a program thread, inside one of its default CUDA calls, while a window records.
 void Tracer::record_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
+  if (info->callbackSite == CUPTI_API_ENTER && domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+    ApiCallRecorder::runtime_call_entered(info->correlationId);  // every runtime call: its driver calls are its own
+  }
+  const auto& defaults = is_default_cbid_[domain == CUPTI_CB_DOMAIN_DRIVER_API];
+  if (api_callback_domains_ && (cbid >= defaults.size() || !defaults[cbid])) return;  // not recorded by default
+  if (!info->correlationData) return;
   ScopedCost timed(&cost_, CostSite::kApiCallback);
   uint64_t now = 0;
   cuptiGetTimestamp(&now);  // the clock of CUPTI's records (CUPTI is attached inside a window)
-  if (!info->correlationData) return;
   if (info->callbackSite == CUPTI_API_ENTER) {
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) ApiCallRecorder::runtime_call_entered(info->correlationId);
     *info->correlationData = ApiCallRecorder::entered(static_cast<std::int64_t>(now));
     return;
   }
@@ -622,7 +637,10 @@ void Tracer::find_default_api() {
     for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-      if (default_api(name)) default_cbids_[driver].push_back(cbid);
+      if (!default_api(name)) continue;
+      default_cbids_[driver].push_back(cbid);
+      is_default_cbid_[driver].resize(size, false);
+      is_default_cbid_[driver][cbid] = true;
     }
   }
 }
@@ -954,6 +972,7 @@ bool Tracer::init() {
     const char* api = std::getenv("KERNSCOPE_DETACH_API");
     const std::string api_way = api ? api : "callback";
     if (api_way == "kind") config_.api_all = true;
+    api_callback_domains_ = api_way != "callback-call";
     if (!config_.api_all && api_way != "call") {
       // Bounded as CUPTI's records are: what the buffer pool would hold of them.
       api_recorder_ = std::make_unique<ApiCallRecorder>(config_.buffers * config_.buffer_bytes / sizeof(CUpti_ActivityAPI));
