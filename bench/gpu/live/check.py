@@ -126,7 +126,9 @@ def check_detached(trace, expected, kernscope):
     names = [n for (n,) in db.execute("select distinct s.value from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id = r.nameId")]
     defaults = ("cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister",
                 "cudaHostUnregister", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",
-                "cudaEventRecord", "cudaEventQuery", "cudaStreamQuery", "cudaProfilerStart", "cudaProfilerStop")
+                "cudaEventRecord", "cudaEventQuery", "cudaStreamQuery", "cudaProfilerStart", "cudaProfilerStop", "cuLaunch",
+                "cuGraphLaunch", "cuMemcpy", "cuMemset", "cuMemAlloc", "cuMemFree", "cuMemHostAlloc", "cuCtxSynchronize",
+                "cuStreamSynchronize", "cuEventSynchronize", "cuStreamWaitEvent", "cuEventRecord", "cuProfilerStart", "cuProfilerStop")
     others = sorted(n for n in names if not n.startswith(defaults))
     if str(info.get("api_records", "")).startswith("default"):
         say(not others, f"API records of the default calls only ({info.get('api_records')}): {sorted(names)}")

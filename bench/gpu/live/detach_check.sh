@@ -3,11 +3,10 @@
 # on the GPU machine; G names the folder with bin/kernscope, bin/libkernscope_tracer.so and lib/
 # (default .gpu, as tracer_env.sh). Each check prints PASS/FAIL lines; phases:
 #   detached  record --paused (no --step-range: detached), 6 start/stop windows and a timed one opened
-#             by the program itself (live_windows detached): kernels, API records (from callbacks:
-#             the default calls only), NVTX ranges and devices inside each window, window and kernel
-#             times in one clock; then API calls by kind (KERNSCOPE_DETACH_API=kind), cuptiFinalize
-#             on the tracer's thread, CUPTI's per-call records (=call, the quirk; CALL_CHECK=0 skips
-#             it) and KERNSCOPE_PAUSED_DETACH=0 (attached between windows)
+#             by the program itself (live_windows detached): kernels, API records, NVTX ranges and
+#             devices inside each window, window and kernel times in one clock; then cuptiFinalize on
+#             the tracer's thread, CUPTI's per-call records (KERNSCOPE_DETACH_API=call, the quirk;
+#             CALL_CHECK=0 skips it) and KERNSCOPE_PAUSED_DETACH=0 (attached between windows)
 #   others    the existing live checks under the new tracer: windows (--step-range: attached), procs
 #             and cut (detached), and --every 0.5 --for 0.2 (detached, timed windows)
 #   launch    bench/gpu/launch_cost.cu eager: the launching thread's CPU time and instructions per
@@ -31,10 +30,6 @@ for phase in $PHASES; do
       KERNSCOPE_DEBUG_DETACH=1 $T $KS record --paused --session d -o $OUT/detached.sqlite -- $OUT/live_windows detached 6 > $OUT/detached.json 2> $OUT/detached.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached.err | head -20
       $C detached $OUT/detached.sqlite $OUT/detached.json $KS
-      echo "== detached, API calls recorded by kind (KERNSCOPE_DETACH_API=kind)"
-      KERNSCOPE_DETACH_API=kind $T $KS record --paused --session dk -o $OUT/detached_kind.sqlite -- $OUT/live_windows detached 6 > $OUT/detached_kind.json 2> $OUT/detached_kind.err
-      echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached_kind.err | head -20
-      $C detached $OUT/detached_kind.sqlite $OUT/detached_kind.json $KS
       echo "== detached, cuptiFinalize on the tracer's thread (KERNSCOPE_DETACH_FINALIZE=thread)"
       KERNSCOPE_DETACH_FINALIZE=thread $T $KS record --paused --session dt -o $OUT/detached_thread.sqlite -- $OUT/live_windows detached 6 > $OUT/detached_thread.json 2> $OUT/detached_thread.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/detached_thread.err | head -20

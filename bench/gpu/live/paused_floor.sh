@@ -33,7 +33,7 @@ for phase in $PHASES; do
              for c in $([ $((i % 2)) = 1 ] && echo "none paused" || echo "paused none"); do
                if [ $c = none ]; then REPS=4 RESULT=$O/llama-$i-$c.json $PIN python3 $R/bench/gpu/live/llama_cost.py 2>/dev/null
                else REPS=4 RESULT=$O/llama-$i-$c.json paused L$i $PIN python3 $R/bench/gpu/live/llama_cost.py; fi
-               python3 -c "import json,sys; d=json.load(open(sys.argv[1])); ks={k:v for k,v in d['threads_cpu_ms'].items() if k.startswith('ks-')}; print(sys.argv[2], sys.argv[3], 'tpot_ms=%.3f cpu_ms_per_step=%.3f wall_s=%s process_cpu_ms=%.0f ks_threads_cpu_ms=%s' % (d['tpot_ms'], d['cpu_ms_per_step'], d['wall_s'], sum(d['threads_cpu_ms'].values()), ks))" $O/llama-$i-$c.json $i $c | tee -a $O/llama.txt
+               python3 -c "import json,sys; d=json.load(open(sys.argv[1])); ks={k:v for k,v in d['threads_cpu_ms'].items() if k.startswith('ks-')}; print('llama', sys.argv[2], sys.argv[3], 'tpot_ms=%.3f cpu_ms_per_step=%.3f wall_s=%s process_cpu_ms=%.0f ks_threads_cpu_ms=%s' % (d['tpot_ms'], d['cpu_ms_per_step'], d['wall_s'], sum(d['threads_cpu_ms'].values()), ks))" $O/llama-$i-$c.json $i $c | tee -a $O/llama.txt
              done
            done ;;
   esac

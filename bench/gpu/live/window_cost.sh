@@ -4,8 +4,10 @@
 # $EVERY --for $FOR`, each measured step inside a window against the paused steps of the same run
 # (cost_llama_figures.py inside; steps at a window's edge apart). From the repository root on the GPU
 # machine (binaries in .gpu/, as tracer_env.sh). Modes, $ROUNDS rounds, the order rotated:
-#   callback  detached between windows, the default calls recorded from CUPTI's callbacks (the default)
-#   kind      detached, the RUNTIME and DRIVER kinds recorded whole (KERNSCOPE_DETACH_API=kind: before)
+#   kind      detached between windows, the RUNTIME and DRIVER kinds recorded whole (what a detached
+#             window records: CUPTI's per-call records give none after a re-attach)
+#   callback  KERNSCOPE_DETACH_API=callback: kept for a tracer that records the default calls from CUPTI's
+#             callbacks (tried on 2026-11-28 and taken out: bench/RESULTS.md)
 #   attached  KERNSCOPE_PAUSED_DETACH=0: CUPTI attached all along, its own records call by call, as
 #             `record`'s defaults (its paused steps carry the attached floor, ~1 %, so its ratio reads low)
 # One JSON per run and the figures in $O (default /tmp/wc), packed into $OUT/window_cost.tgz.
@@ -14,9 +16,9 @@ export KERNSCOPE_RUNTIME_DIR=/tmp/ks-sessions LD_LIBRARY_PATH=$R/.gpu/lib${LD_LI
 KS=$R/.gpu/bin/kernscope; O=${O:-/tmp/wc}; mkdir -p $O
 P="python3 $R/bench/gpu/live/llama_cost.py"; FIG="python3 $R/bench/gpu/live/cost_llama_figures.py"
 PIN=${PIN:-taskset -c 2-9}; ROUNDS=${ROUNDS:-2}; REPS=${REPS:-16}; EVERY=${EVERY:-1}; FOR=${FOR:-0.3}
-MODES=${MODES:-callback kind attached}
+MODES=${MODES:-kind attached}
 trap '[ -n "$OUT" ] && tar czf $OUT/window_cost.tgz --exclude="*.sqlite*" -C $O .' EXIT
-env_of() { case $1 in callback) echo "";; kind) echo "KERNSCOPE_DETACH_API=kind";; attached) echo "KERNSCOPE_PAUSED_DETACH=0";; esac; }
+env_of() { case $1 in callback) echo "KERNSCOPE_DETACH_API=callback";; kind) echo "";; attached) echo "KERNSCOPE_PAUSED_DETACH=0";; esac; }
 for r in $(seq 1 $ROUNDS); do
   modes=($MODES); n=${#modes[@]}; order=""
   for i in $(seq 0 $((n - 1))); do order="$order ${modes[$(((i + r - 1) % n))]}"; done

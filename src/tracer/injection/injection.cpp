@@ -9,7 +9,6 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -32,9 +31,9 @@
 #include <thread>
 #include <vector>
 
+#include "base/thread_name.hpp"
 #include "base/version.hpp"
 #include "tracer/activity_decoder.hpp"
-#include "tracer/api_call_recorder.hpp"
 #include "tracer/buffer_pool.hpp"
 #include "tracer/capture_schedule.hpp"
 #include "tracer/cupti_attachment.hpp"
@@ -48,7 +47,6 @@
 #include "tracer/termination_flush.hpp"
 #include "tracer/trace_db_writer.hpp"
 #include "tracer/config/tracer_config.hpp"
-#include "base/thread_name.hpp"
 
 namespace kernscope::tracer {
 namespace {
@@ -151,10 +149,6 @@ class Tracer {
   std::string recorded_kinds() const;
   void find_default_api();
   void switch_default_api(bool on);
-  // Detached windows: the default calls' records from CUPTI's callbacks (api_call_recorder.hpp).
-  void switch_api_callbacks(bool on);
-  void record_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info);
-  void decode_api_callbacks(RecordBatch& batch);
   void keep_recorded_windows(RecordBatch& batch);
   void collect();
   void range_started();
@@ -236,15 +230,6 @@ class Tracer {
   bool debug_detach_ = false;  // KERNSCOPE_DEBUG_DETACH=1: a line per attach and detach
   std::atomic<bool> devices_seen_{false};  // a DEVICE record was decoded (the collector)
   bool finalize_on_thread_ = false;  // KERNSCOPE_DETACH_FINALIZE=thread: cuptiFinalize on the tracer's thread
-  // Detached windows' default API records, from callbacks (null: CUPTI's own records, by kind or call).
-  std::unique_ptr<ApiCallRecorder> api_recorder_;
-  std::vector<CUpti_ActivityAPI> api_taken_;  // the collector's scratch
-  // Callbacks for whole domains, the default calls picked out in record_api_call (KERNSCOPE_DETACH_API
-  // =callback-call: call by call, which on an H200 gave no callbacks at all in some windows).
-  bool api_callback_domains_ = true;
-  std::vector<bool> is_default_cbid_[2];
-  std::atomic<int> api_decoding_{0};          // the collector is decoding the recorder's records
-  std::uint32_t pid_ = 0;
   std::atomic<bool> finalizing_{false};
 };
 
@@ -280,9 +265,6 @@ void CUPTIAPI Tracer::buffer_completed(CUcontext ctx, uint32_t stream, uint8_t* 
 
 // Decodes every buffer CUPTI has handed back so far.
 void Tracer::decode_queued(RecordBatch& batch) {
-  ++api_decoding_;  // before the take, so that a detach waiting for the records sees them
-  decode_api_callbacks(batch);
-  --api_decoding_;
   while (true) {
     std::pair<uint8_t*, size_t> item{nullptr, 0};
     {
@@ -337,7 +319,7 @@ void Tracer::collect() {
     {
       std::unique_lock lock(queue_mutex_);
       queue_cv_.wait_for(lock, std::chrono::milliseconds(200),
-                         [&] { return !completed_.empty() || stopping_ || (api_recorder_ && !api_recorder_->empty()); });
+                         [&] { return !completed_.empty() || stopping_; });
       if (completed_.empty() && stopping_) break;
     }
     decode_queued(batch);
@@ -424,7 +406,7 @@ void Tracer::wait_until_decoded() {
   for (int i = 0; i < 2000; ++i) {  // at most 2 s: the collector decodes a full pool in well under that
     {
       std::lock_guard lock(queue_mutex_);
-      if (completed_.empty() && decoding_ == 0 && api_decoding_ == 0 && (!api_recorder_ || api_recorder_->empty())) return;
+      if (completed_.empty() && decoding_ == 0) return;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -434,12 +416,7 @@ std::string Tracer::detach_cupti() {
   cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   wait_until_decoded();
   CUpti_SubscriberHandle subscriber = nullptr;
-  {
-    std::lock_guard lock(finalize_mutex_);
-    subscriber = subscriber_;  // the windows' API callbacks' (switch_api_callbacks), if any
-  }
-  const CUptiResult sub =
-      subscriber ? CUPTI_SUCCESS : cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
+  const CUptiResult sub = cuptiSubscribe(&subscriber, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this);
   {
     std::lock_guard lock(finalize_mutex_);
     finalized_.reset();
@@ -526,8 +503,7 @@ void Tracer::switch_recording(bool on, const std::string& why) {
       say(std::string("cannot ") + (on ? "enable" : "disable") + " activity kind " + std::to_string(kind) + ": " + cupti_error(r));
     }
   }
-  if (api_recorder_) switch_api_callbacks(on);
-  else if (!config_.api_all && !records_always_) switch_default_api(on);
+  if (!config_.api_all && !records_always_) switch_default_api(on);
   if (!on) log_window();
   if (sampler_ && !records_always_) sampler_->set_active(on);
   active_ = on;
@@ -559,76 +535,6 @@ void Tracer::switch_default_api(bool on) {
   }
 }
 
-// A detached window's default API calls, recorded from their callbacks: the recorder opens before
-// the first callback is switched on and closes after the last is off, so a call is recorded only
-// whole. The subscriber stays for the detach, which takes cuptiFinalize at a callback of it.
-void Tracer::switch_api_callbacks(bool on) {
-  CUpti_SubscriberHandle subscriber = nullptr;
-  {
-    std::lock_guard lock(finalize_mutex_);
-    if (on && !subscriber_ &&
-        cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&Tracer::on_callback), this) != CUPTI_SUCCESS) {
-      subscriber_ = nullptr;
-    }
-    subscriber = subscriber_;
-  }
-  if (!subscriber) {
-    if (on) say("cannot record API calls in this window (CUPTI has another subscriber)");
-    return;
-  }
-  if (on) api_recorder_->open(now_ns());
-  for (bool driver : {false, true}) {
-    if (!config_.records_kind(driver ? "driver" : "runtime")) continue;
-    const CUpti_CallbackDomain domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
-    if (api_callback_domains_) {
-      // Off when the window closes: a detach switches the runtime domain on again for its finalize.
-      if (const CUptiResult r = cuptiEnableDomain(on ? 1 : 0, subscriber, domain); r != CUPTI_SUCCESS) {
-        say(std::string("cannot switch API callbacks: ") + cupti_error(r));
-      }
-      continue;
-    }
-    for (CUpti_CallbackId cbid : default_cbids_[driver]) {
-      const CUptiResult r = cuptiEnableCallback(on ? 1 : 0, subscriber, domain, cbid);
-      if (r != CUPTI_SUCCESS) {
-        say(std::string("cannot switch API callbacks: ") + cupti_error(r));
-        break;
-      }
-    }
-  }
-  if (!on) api_recorder_->close();
-}
-
-// On a program thread, inside one of its default CUDA calls, while a window records.
-void Tracer::record_api_call(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData* info) {
-  if (info->callbackSite == CUPTI_API_ENTER && domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-    ApiCallRecorder::runtime_call_entered(info->correlationId);  // every runtime call: its driver calls are its own
-  }
-  const auto& defaults = is_default_cbid_[domain == CUPTI_CB_DOMAIN_DRIVER_API];
-  if (api_callback_domains_ && (cbid >= defaults.size() || !defaults[cbid])) return;  // not recorded by default
-  if (!info->correlationData) return;
-  ScopedCost timed(&cost_, CostSite::kApiCallback);
-  uint64_t now = 0;
-  cuptiGetTimestamp(&now);  // the clock of CUPTI's records (CUPTI is attached inside a window)
-  if (info->callbackSite == CUPTI_API_ENTER) {
-    *info->correlationData = ApiCallRecorder::entered(static_cast<std::int64_t>(now));
-    return;
-  }
-  thread_local const auto tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
-  // cudaError_t and CUresult are both 32-bit enums.
-  const std::uint32_t returned = info->functionReturnValue ? *static_cast<const std::uint32_t*>(info->functionReturnValue) : 0;
-  api_recorder_->exited(domain == CUPTI_CB_DOMAIN_DRIVER_API, cbid, info->correlationId, *info->correlationData,
-                        static_cast<std::int64_t>(now), pid_, tid, returned);
-}
-
-// The callbacks' records, decoded as CUPTI's are (the same correlation epoch: taken before an
-// attach moves it, see wait_until_decoded).
-void Tracer::decode_api_callbacks(RecordBatch& batch) {
-  if (!api_recorder_) return;
-  api_taken_.clear();
-  api_recorder_->take(api_taken_);
-  for (auto& record : api_taken_) decoder_->decode(reinterpret_cast<CUpti_Activity*>(&record), batch);
-}
-
 void Tracer::find_default_api() {
   for (bool driver : {false, true}) {
     const CUpti_CallbackDomain domain = driver ? CUPTI_CB_DOMAIN_DRIVER_API : CUPTI_CB_DOMAIN_RUNTIME_API;
@@ -637,10 +543,7 @@ void Tracer::find_default_api() {
     for (CUpti_CallbackId cbid = 1; cbid < size; ++cbid) {
       const char* name = nullptr;
       if (cuptiGetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name) continue;
-      if (!default_api(name)) continue;
-      default_cbids_[driver].push_back(cbid);
-      is_default_cbid_[driver].resize(size, false);
-      is_default_cbid_[driver][cbid] = true;
+      if (default_api(name)) default_cbids_[driver].push_back(cbid);
     }
   }
 }
@@ -848,11 +751,8 @@ void Tracer::start_live() {
 void CUPTIAPI Tracer::on_callback(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   auto* t = static_cast<Tracer*>(self);
   if (t->detach_choice_.detach && (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API)) {
-    // Subscribed for a window's default calls (their records) and while a detach waits for a
-    // program thread to leave a CUDA call.
-    const auto* info = static_cast<const CUpti_CallbackData*>(data);
-    if (t->api_recorder_ && t->api_recorder_->is_open()) t->record_api_call(domain, cbid, info);
-    if (info->callbackSite == CUPTI_API_EXIT) t->finalize_on_api_exit();
+    // Subscribed only while a detach waits for a program thread to leave a CUDA call.
+    if (static_cast<const CUpti_CallbackData*>(data)->callbackSite == CUPTI_API_EXIT) t->finalize_on_api_exit();
     return;
   }
   ScopedCost timed(&t->cost_, domain == CUPTI_CB_DOMAIN_NVTX ? CostSite::kNvtxCallback : CostSite::kApiCallback);
@@ -903,7 +803,6 @@ bool Tracer::init() {
     return false;
   }
   config_ = *config;
-  pid_ = static_cast<std::uint32_t>(getpid());
   char host[256] = {0};
   gethostname(host, sizeof host - 1);
   path_ = expand_output_path(
@@ -963,20 +862,12 @@ bool Tracer::init() {
     debug_detach_ = std::getenv("KERNSCOPE_DEBUG_DETACH") != nullptr;
     const char* where = std::getenv("KERNSCOPE_DETACH_FINALIZE");
     finalize_on_thread_ = where && std::string(where) == "thread";
-    // Found on an H200 (CUPTI 13.0): calls switched on one by one for activity records after CUPTI
-    // was attached again give no records (the quirk noted at switch_default_api); callbacks switched
-    // on one by one do arrive, so windows record the default calls from their callbacks
-    // (api_call_recorder.hpp). KERNSCOPE_DETACH_API=kind records the RUNTIME and DRIVER kinds whole
-    // instead (every call, at a higher cost per call), =call CUPTI's records call by call (to check
-    // the quirk again).
+    // Found on an H200 (CUPTI 13.0): calls switched on one by one after CUPTI was attached again
+    // give no records (the quirk noted at switch_default_api), so windows record the RUNTIME and
+    // DRIVER kinds whole: every call inside a window, each window's calls costing more than one by
+    // one. KERNSCOPE_DETACH_API=call keeps the per-call switching (to check the quirk again).
     const char* api = std::getenv("KERNSCOPE_DETACH_API");
-    const std::string api_way = api ? api : "callback";
-    if (api_way == "kind") config_.api_all = true;
-    api_callback_domains_ = api_way != "callback-call";
-    if (!config_.api_all && api_way != "call") {
-      // Bounded as CUPTI's records are: what the buffer pool would hold of them.
-      api_recorder_ = std::make_unique<ApiCallRecorder>(config_.buffers * config_.buffer_bytes / sizeof(CUpti_ActivityAPI));
-    }
+    if (!config_.api_all && !(api && std::string(api) == "call")) config_.api_all = true;
   }
   {
     uint64_t now = 0;
@@ -989,7 +880,7 @@ bool Tracer::init() {
   records_always_ = config_.capture == TracerConfig::Capture::kAll && config_.delay_s <= 0 && config_.duration_s <= 0 &&
                     (!config_.live.live() || config_.live.tail());
   windows_ = WindowLog(!records_always_);
-  if (!config_.api_all && !api_recorder_) {
+  if (!config_.api_all) {
     switch_default_api(true);
     if (!records_always_) switch_default_api(false);  // each recording switches them on again
   }
@@ -1109,7 +1000,6 @@ void Tracer::finish() {
   // Tail capture: a slow step's window not yet written is written now, with what has arrived.
   if (live_ && live_->holds_records()) write_tail_window(true);
   RecordBatch rest;
-  decode_api_callbacks(rest);  // calls of a window the program's end closed, made after the collector's last take
   {
     std::lock_guard lock(window_mutex_);
     rest.windows = windows_.take_rows();
@@ -1161,10 +1051,10 @@ void Tracer::finish() {
   std::ifstream("/proc/self/comm") >> process;
   std::vector<std::pair<std::string, std::string>> info = {
       {"tracer", kVersionLine},
-      {"dropped_records", std::to_string(dropped_.load() + (api_recorder_ ? api_recorder_->dropped() : 0))},
+      {"dropped_records", std::to_string(dropped_.load())},
       {"unmapped_records", std::to_string(unknown_)},
       {"buffers_exhausted", std::to_string(pool_->exhausted())},
-      {"api_records", config_.api_all ? "all" : api_recorder_ ? "default (from CUPTI callbacks: detached between windows)" : "default"},
+      {"api_records", config_.api_all ? "all" : "default"},
       {"cuda_graph_trace", config_.graph_nodes ? "node" : "graph"},
       {"capture_range", config_.capture == TracerConfig::Capture::kProfilerApi ? "cudaProfilerApi"
                         : config_.capture == TracerConfig::Capture::kNvtx     ? "nvtx:" + config_.nvtx_range
