@@ -4,7 +4,7 @@
 // opens. Only where nothing between windows needs CUPTI's callbacks: windows opened by `kernscope
 // capture` or by time (--every/--for). Steps (--step-range, --every-steps, tail capture) and capture
 // ranges are watched through CUPTI callbacks, and whole-graph records cannot be enabled once graphs
-// exist, so those keep CUPTI attached, as does KERNSCOPE_PAUSED_DETACH=0.
+// exist, so those keep CUPTI attached, as does `record --between-windows attached` (KERNSCOPE_PAUSED_DETACH=0).
 //
 // CuptiAttachment orders the switches without CUPTI: the tracer gives it CUPTI's attach, detach and
 // record switches, the GPU-free tests fake them (tests/unit/cupti_attachment_test.cpp). A window's

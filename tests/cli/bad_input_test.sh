@@ -118,6 +118,14 @@ expect_fail capture_stale "pid 12345 is gone" -- capture start old
 expect_fail record_live_every "--for must be shorter than --every" -- record --every 1 --for 2 -- true
 expect_fail record_live_when_alone "belong to live capture" -- record --when 2x -- true
 expect_fail record_live_nsys "needs --backend kernscope" -- record --paused --backend nsys -- true
+expect_fail record_between_windows_alone "belong to live capture" -- record --between-windows attached -- true
+expect_fail record_between_windows_value "--between-windows: sometimes not in" -- record --paused --between-windows sometimes -- true
+# What --between-windows hands the tracer (its parser is unit-tested): the program sees it.
+for way in detached:1 attached:0; do
+  KERNSCOPE_RUNTIME_DIR="$T/sessions" timeout 60 "$K" record --paused --between-windows "${way%%:*}" -- sh -c 'echo "child sees $KERNSCOPE_PAUSED_DETACH"' >"$T/out" 2>"$T/err"
+  if grep -qx "child sees ${way##*:}" "$T/out"; then echo "ok   record_between_windows_${way%%:*}: KERNSCOPE_PAUSED_DETACH=${way##*:}"
+  else echo "FAIL record_between_windows_${way%%:*}: the program saw '$(cat "$T/out")', want KERNSCOPE_PAUSED_DETACH=${way##*:}"; failures=$((failures + 1)); fi
+done
 expect_fail record_session_dotdot "--session: session name '..'" -- record --paused --session .. -- true
 : >"$T/sessions/old/777.sock"  # another launch's socket (capture_stale removed the first)
 expect_fail record_session_in_use "session old is in use" -- record --paused --session old -- true

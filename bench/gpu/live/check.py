@@ -92,7 +92,7 @@ def check_cut(trace, kernscope):
 
 def check_detached(trace, expected, kernscope):
     """live_windows detached: start/stop windows and a timed one, CUPTI detached between them (or
-    attached with KERNSCOPE_PAUSED_DETACH=0: the same must hold)."""
+    attached with --between-windows attached: the same must hold)."""
     exp = json.load(open(expected))
     db = sqlite3.connect(trace)
     wins = windows_of(db)

@@ -6,7 +6,7 @@
 #             by the program itself (live_windows detached): kernels, API records, NVTX ranges and
 #             devices inside each window, window and kernel times in one clock; then cuptiFinalize on
 #             the tracer's thread, CUPTI's per-call records (KERNSCOPE_DETACH_API=call, the quirk;
-#             CALL_CHECK=0 skips it) and KERNSCOPE_PAUSED_DETACH=0 (attached between windows)
+#             CALL_CHECK=0 skips it) and --between-windows attached
 #   others    the existing live checks under the new tracer: windows (--step-range: attached), procs
 #             and cut (detached), and --every 0.5 --for 0.2 (detached, timed windows)
 #   launch    bench/gpu/launch_cost.cu eager: the launching thread's CPU time and instructions per
@@ -38,8 +38,8 @@ for phase in $PHASES; do
       KERNSCOPE_DETACH_API=call $T $KS record --paused --session dc -o $OUT/detached_call.sqlite -- $OUT/live_windows detached 3 > $OUT/detached_call.json 2> $OUT/detached_call.err
       [ "${CALL_CHECK:-1}" = 1 ] && grep -v "^ok\|^kernscope: record:" $OUT/detached_call.err | head -20 &&
       $C detached $OUT/detached_call.sqlite $OUT/detached_call.json $KS
-      echo "== attached (KERNSCOPE_PAUSED_DETACH=0)"
-      KERNSCOPE_PAUSED_DETACH=0 $T $KS record --paused --session a -o $OUT/attached.sqlite -- $OUT/live_windows detached 6 > $OUT/attached.json 2> $OUT/attached.err
+      echo "== attached (--between-windows attached)"
+      $T $KS record --paused --between-windows attached --session a -o $OUT/attached.sqlite -- $OUT/live_windows detached 6 > $OUT/attached.json 2> $OUT/attached.err
       echo "exit $?"; grep -v "^ok\|^kernscope: record:" $OUT/attached.err | head -20
       $C detached $OUT/attached.sqlite $OUT/attached.json $KS ;;
     others)
@@ -78,11 +78,11 @@ EOF
         echo "== launch round $r $(date -u +%T)"
         echo -n "none     "; $PIN $OUT/launch_cost eager 50000 15
         echo -n "detached "; $T $KS record --paused --session l$r -o $OUT/l.sqlite -- $PIN $OUT/launch_cost eager 50000 15 2>/dev/null
-        echo -n "attached "; KERNSCOPE_PAUSED_DETACH=0 $T $KS record --paused --session m$r -o $OUT/l.sqlite -- $PIN $OUT/launch_cost eager 50000 15 2>/dev/null
+        echo -n "attached "; $T $KS record --paused --between-windows attached --session m$r -o $OUT/l.sqlite -- $PIN $OUT/launch_cost eager 50000 15 2>/dev/null
       done ;;
     llama)
       none=""; detached="$KS record --paused --session q -o $OUT/q.sqlite --"
-      attached="env KERNSCOPE_PAUSED_DETACH=0 $KS record --paused --session q -o $OUT/q.sqlite --"
+      attached="$KS record --paused --between-windows attached --session q -o $OUT/q.sqlite --"
       for r in $(seq 1 $LLAMA_ROUNDS); do
         order="none detached attached"
         [ $((r % 3)) = 2 ] && order="detached attached none"
