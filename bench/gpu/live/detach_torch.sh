@@ -79,9 +79,11 @@ for phase in $PHASES; do
       done ;;
     llama)
       echo "== llama (detached)"
-      NVTX=1 PAIRS=25 STEPS=12 timeout 300 $KS record --paused --session dl -o $OUT/dllama.sqlite -- python3 $R/bench/gpu/llama_ab.py > $OUT/dllama.out 2> $OUT/dllama.err &
+      NVTX=1 PAIRS=60 STEPS=12 timeout 300 $KS record --paused --session dl -o $OUT/dllama.sqlite -- python3 $R/bench/gpu/llama_ab.py > $OUT/dllama.out 2> $OUT/dllama.err &
       pid=$!
-      sleep 25
+      # Windows once the program's tracer listens (the model's load took over 25 s on some runs), then a few steps.
+      for t in $(seq 1 120); do $KS capture status dl >/dev/null 2>&1 && break; sleep 1; done
+      sleep 12
       for i in 1 2 3; do $KS capture window dl --duration 1s || echo "capture exit $?"; sleep 2; done
       wait $pid; echo "record exit $?"; grep -E "TPOT" $OUT/dllama.out | head -2; grep -v "^$" $OUT/dllama.err | tail -4
       check $OUT/dllama.sqlite llama 3
