@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 __global__ void empty_kernel(int* sink) {
@@ -145,6 +146,14 @@ int main(int argc, char** argv) {
   if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab" && mode != "nvtx") {
     std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab|nvtx N REPS\n");
     return 2;
+  }
+  // SETTLE_S: seconds to wait once CUDA started, before anything is measured: a paused kernscope detaches
+  // CUPTI only a grace (and its first device records) after start, so a measurement of the detached
+  // state must come after that (paused_floor.sh).
+  const double settle_s = std::getenv("SETTLE_S") ? std::atof(std::getenv("SETTLE_S")) : 0.0;
+  if (settle_s > 0) {
+    check(cudaFree(nullptr), "CUDA start");
+    std::this_thread::sleep_for(std::chrono::duration<double>(settle_s));
   }
   if (mode == "nvtx") {
     check(cudaFree(nullptr), "CUDA start");  // a tracer's init (which points NVTX at its handlers) runs here

@@ -120,12 +120,22 @@ expect_fail record_live_when_alone "belong to live capture" -- record --when 2x 
 expect_fail record_live_nsys "needs --backend kernscope" -- record --paused --backend nsys -- true
 expect_fail record_between_windows_alone "belong to live capture" -- record --between-windows attached -- true
 expect_fail record_between_windows_value "--between-windows: sometimes not in" -- record --paused --between-windows sometimes -- true
-# What --between-windows hands the tracer (its parser is unit-tested): the program sees it.
-for way in detached:1 attached:0; do
-  KERNSCOPE_RUNTIME_DIR="$T/sessions" timeout 60 "$K" record --paused --between-windows "${way%%:*}" -- sh -c 'echo "child sees $KERNSCOPE_PAUSED_DETACH"' >"$T/out" 2>"$T/err"
-  if grep -qx "child sees ${way##*:}" "$T/out"; then echo "ok   record_between_windows_${way%%:*}: KERNSCOPE_PAUSED_DETACH=${way##*:}"
-  else echo "FAIL record_between_windows_${way%%:*}: the program saw '$(cat "$T/out")', want KERNSCOPE_PAUSED_DETACH=${way##*:}"; failures=$((failures + 1)); fi
-done
+expect_fail record_between_windows_detached_alone "belong to live capture" -- record --between-windows detached -- true
+# What --between-windows hands the tracer (its parser is unit-tested): the program sees it; without the option
+# a KERNSCOPE_PAUSED_DETACH of the user's environment holds. Cases: NAME USER_ENV OPTION WANT.
+while read -r name user option want; do
+  user_env=(); [ "$user" != - ] && user_env=(KERNSCOPE_PAUSED_DETACH="$user")
+  opts=(); [ "$option" != - ] && opts=(--between-windows "$option")
+  env "${user_env[@]}" KERNSCOPE_RUNTIME_DIR="$T/sessions" timeout 60 "$K" record --paused "${opts[@]}" -- sh -c 'echo "child sees ${KERNSCOPE_PAUSED_DETACH:-unset}"' >"$T/out" 2>"$T/err"
+  if grep -qx "child sees $want" "$T/out"; then echo "ok   record_between_windows_$name: KERNSCOPE_PAUSED_DETACH=$want"
+  else echo "FAIL record_between_windows_$name: the program saw '$(cat "$T/out")', want $want"; failures=$((failures + 1)); fi
+done <<'CASES'
+detached - detached 1
+attached - attached 0
+default - - unset
+user_env 0 - 0
+option_over_user_env 0 detached 1
+CASES
 expect_fail record_session_dotdot "--session: session name '..'" -- record --paused --session .. -- true
 : >"$T/sessions/old/777.sock"  # another launch's socket (capture_stale removed the first)
 expect_fail record_session_in_use "session old is in use" -- record --paused --session old -- true

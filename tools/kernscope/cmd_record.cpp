@@ -53,7 +53,9 @@ struct RecordOptions {
   std::string sample = "none";
   // Live capture (issue 30).
   bool paused = false;
-  std::string between_windows = "detached";  // live capture: CUPTI between windows (KERNSCOPE_PAUSED_DETACH)
+  // Live capture: CUPTI between windows, "detached" or "attached"; empty when not given, so that a
+  // KERNSCOPE_PAUSED_DETACH of the user's environment still holds.
+  std::string between_windows;
   std::string session;
   double every_s = 0, for_s = 0;
   std::int64_t every_steps = 0, steps = 0, keep_last_steps = 0;
@@ -313,10 +315,16 @@ int run_record(const RecordOptions& o) {
                            {tracer::env::kKeepLastSteps, std::to_string(o.keep_last_steps)},
                            {tracer::env::kWhen, o.when},
                            {tracer::env::kStepRange, o.step_range},
-                           {tracer::env::kTailMb, std::to_string(o.tail_mb)},
-                           {tracer::env::kPausedDetach, o.between_windows == "attached" ? "0" : "1"}});
+                           {tracer::env::kTailMb, std::to_string(o.tail_mb)}});
+    if (!o.between_windows.empty()) env.push_back({tracer::env::kPausedDetach, o.between_windows == "attached" ? "0" : "1"});
+    // Modes that need CUPTI between windows keep it attached whatever was asked (cupti_attachment.hpp).
+    const bool needs_cupti = !o.step_range.empty() || o.every_steps > 0 || o.keep_last_steps > 0 || o.graph_trace == "graph" || o.hw_trace;
+    if (o.between_windows == "detached" && needs_cupti) {
+      std::fprintf(stderr, "kernscope: record: note: CUPTI stays attached between windows: steps are watched, or "
+                           "--cuda-graph-trace graph or --hw-trace is on (the trace's paused_cupti says which)\n");
+    }
   } else if (!o.when.empty() || !o.step_range.empty() || o.for_s > 0 || o.steps > 0 || !o.session.empty() ||
-             o.between_windows != "detached") {
+             !o.between_windows.empty()) {
     std::filesystem::remove(file_list);
     return fail(Error{ErrorCode::kInvalidArgument,
                       "record: --when, --step-range, --for, --steps, --session and --between-windows belong to live capture "
@@ -460,11 +468,12 @@ Command add_record(CLI::App& app) {
                 "--every-steps), --cuda-graph-trace graph or --hw-trace, or --between-windows attached: then it stays "
                 "attached (about 1 % of an eager decode). Detached windows record every API call");
   cmd->add_option("--between-windows", o->between_windows,
-                  "live capture: detached (CUPTI detached between windows: nothing of it runs then, but a window records "
-                  "every CUDA API call, +15..31 % per step inside a window on an eager decode) or attached (CUPTI stays: "
-                  "about +1 % between windows, and a window costs what record's defaults do, +5..10 %)")
-      ->check(CLI::IsMember({"detached", "attached"}))
-      ->capture_default_str();
+                  "live capture: detached (the default: CUPTI detached between windows, no activity or callback of it "
+                  "then, NVTX calls still pass its handlers; but a window records every CUDA API call: on an eager "
+                  "decode a step inside a window +15..31 %, a window's median step +44..46 %) or attached (CUPTI stays: "
+                  "about +1 % between windows, as measured with CUPTI alone; a window costs what record's defaults "
+                  "do, +5..10 % a step)")
+      ->check(CLI::IsMember({"detached", "attached"}));
   cmd->add_option("--session", o->session, "live capture: the session's name for kernscope capture (default: this record's pid)");
   cmd->add_option("--every", o->every_s, "live capture: open a window every this many seconds (with --for)");
   cmd->add_option("--for", o->for_s, "live capture: each sampled window lasts this many seconds");

@@ -122,7 +122,7 @@ def check_detached(trace, expected, kernscope):
     print("info: " + "; ".join(f"{k}={info.get(k)}" for k in ("paused_cupti", "cupti_finalized", "api_records", "cupti_clock_offset_ns", "buffers_free_at_end",
                                                                "buffers_kept_by_cupti", "dropped_records", "cupti_api_version")))
     # The calls recorded: by default only those that launch, copy, allocate or wait (the tracer's
-    # default_api list); recorded whole (RUNTIME kind, or KERNSCOPE_DETACH_API=kind), every call.
+    # default_api list); recorded by kind (a detached window), every call.
     names = [n for (n,) in db.execute("select distinct s.value from CUPTI_ACTIVITY_KIND_RUNTIME r join StringIds s on s.id = r.nameId")]
     defaults = ("cudaLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset", "cudaMalloc", "cudaFree", "cudaHostAlloc", "cudaHostRegister",
                 "cudaHostUnregister", "cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize", "cudaStreamWaitEvent",

@@ -14,8 +14,11 @@ KS=$R/.gpu/bin/kernscope; O=${O:-/tmp/pf}; mkdir -p $O
 PHASES=${PHASES:-launch nvtx llama}; PAIRS=${PAIRS:-20}; NVTX_PAIRS=${NVTX_PAIRS:-8}; LLAMA_PAIRS=${LLAMA_PAIRS:-4}
 CORE=${CORE:-taskset -c 4}; PIN=${PIN:-taskset -c 2-9}
 trap '[ -n "$OUT" ] && tar czf $OUT/paused_floor.tgz -C $O . 2>/dev/null' EXIT
+rm -f $O/*.txt $O/paused.err  # pairs are appended by index: a new run starts clean
+export SETTLE_S=${SETTLE_S:-1.5}  # launch_cost waits this long after CUDA starts: the tracer detaches first
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o $O/launch_cost || exit 1
-paused() { $KS record --paused --session f$1 -o $O/f.sqlite -- "${@:2}" 2>>$O/paused.err; }
+# KERNSCOPE_DEBUG_DETACH: each paused process says in paused.err that it detached before measuring (SETTLE_S).
+paused() { KERNSCOPE_DEBUG_DETACH=1 $KS record --paused --session f$1 -o $O/f.sqlite -- "${@:2}" 2>>$O/paused.err; }
 pair() {  # PHASE I CMD...: none and paused, the order alternating with I
   local first=none second=paused
   [ $(($2 % 2)) = 1 ] && first=paused second=none
