@@ -469,6 +469,40 @@ TEST(LiveCapture, ATimedWindowRecordsItsWholeDurationAfterAnAttach) {
   live.finish();
 }
 
+// The timer sleeps what tick() returns, from when tick() returns: a wait measured from before the
+// window's attach (7 ms here) closed each sampled window that much late (0.208-0.217 s for 0.2 s on an H200).
+TEST(LiveCapture, ASampledWindowClosesOnTimeAfterTheAttachThatOpenedIt) {
+  TracerConfig config;
+  config.live.every_ns = 1000 * kMs;
+  config.live.for_ns = 200 * kMs;
+  Ns clock = 0;
+  bool on = false;
+  WindowLog windows{true};
+  LiveCapture::Hooks hooks;
+  hooks.now = [&] { return clock; };
+  hooks.record = [&](bool open, const std::string& why) {
+    if (open) {
+      clock += 7 * kMs;  // the attach, before the first record
+      windows.opened(clock, why);
+    } else {
+      windows.closed(clock, why);
+    }
+    on = open;
+  };
+  hooks.recording = [&] { return on; };
+  LiveCapture live(config, 4242, hooks);
+  // The timer (LiveCapture::run_timer): tick, sleep what it returned from the moment it returned, again.
+  for (int i = 0; i < 7; ++i) {
+    const Ns wait = live.tick();  // opens or closes a window when one is due, then the wait to the next
+    ASSERT_GE(wait, 0);
+    clock += wait;
+  }
+  const auto rows = windows.take_rows();
+  ASSERT_EQ(rows.size(), 6u);  // each window written open, then closed
+  for (std::size_t i = 1; i < rows.size(); i += 2) EXPECT_EQ(rows[i].end - rows[i].start, 200 * kMs) << "window " << i / 2;
+  live.finish();
+}
+
 TEST(LiveCapture, EachWindowHoldsExactlyWhatTheProgramLaunchedInsideIt) {
   TempDir dir;
   TracerConfig config;
