@@ -3,8 +3,6 @@
 #include <fstream>
 #include <sstream>
 
-#include "analyses/trace_context.hpp"
-#include "analyses/whatif/whatif.hpp"
 #include "render/json_writer.hpp"
 #include "render/whatif_render.hpp"
 #include "session/analysis_entry.hpp"
@@ -23,19 +21,10 @@ Result<OpenOptions> plan(const Options&) {
 }
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  auto changes = whatif_changes_of(o, trace, *rules);
-  if (!changes) return std::unexpected(changes.error());
-  const TraceContext context(trace, *rules);
-  auto steps = analyze_steps(context, step_options_of(o));
-  if (!steps) return std::unexpected(steps.error());
-  const StepAccounting accounting = account_steps(context, *steps);
-  WhatIfOptions options;
-  options.changes = *changes;
   const std::string perfetto = o.text("perfetto");
-  options.keep_links = !perfetto.empty();
-  const WhatIfResult result = what_if(context, *steps, accounting, options);
+  auto replayed = replay_with_changes(trace, o, !perfetto.empty());
+  if (!replayed) return std::unexpected(replayed.error());
+  const WhatIfResult& result = replayed->result;
   AnalysisOutput out;
   if (!perfetto.empty()) {
     std::ofstream file(perfetto, std::ios::binary);

@@ -27,20 +27,12 @@ Result<OpenOptions> plan(const Options&) {
 }
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  auto changes = whatif_changes_of(o, trace, *rules);
-  if (!changes) return std::unexpected(changes.error());
-  const TraceContext context(trace, *rules);
-  auto steps = analyze_steps(context, step_options_of(o));
-  if (!steps) return std::unexpected(steps.error());
-  const StepAccounting accounting = account_steps(context, *steps);
-  WhatIfOptions options;
-  options.changes = *changes;
-  const WhatIfResult result = what_if(context, *steps, accounting, options);
+  auto replayed = replay_with_changes(trace, o, false);
+  if (!replayed) return std::unexpected(replayed.error());
+  const WhatIfResult& result = replayed->result;
   AnalysisOutput out;
   out.tables.push_back(whatif_groups_table(result));
-  out.tables.push_back(whatif_steps_table(*steps, result));
+  out.tables.push_back(whatif_steps_table(replayed->steps, result));
   if (output.frames()) return out;
   const Format format = output.table_format();
   std::ostringstream text;

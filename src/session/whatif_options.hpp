@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "analyses/trace_context.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/whatif/whatif.hpp"
 #include "session/analysis_entry.hpp"
@@ -64,6 +65,29 @@ inline Result<std::vector<WhatIfChange>> whatif_changes_of(const Options& o, con
     changes.push_back(*c);
   }
   return changes;
+}
+
+// One trace's steps, accounted and replayed with the options' --change list: what whatif and
+// critical-path both start from.
+struct ReplayedTrace {
+  StepAnalysis steps;
+  WhatIfResult result;
+};
+
+inline Result<ReplayedTrace> replay_with_changes(const Trace& trace, const Options& o, bool keep_links) {
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  auto changes = whatif_changes_of(o, trace, *rules);
+  if (!changes) return std::unexpected(changes.error());
+  const TraceContext context(trace, *rules);
+  auto steps = analyze_steps(context, step_options_of(o));
+  if (!steps) return std::unexpected(steps.error());
+  const StepAccounting accounting = account_steps(context, *steps);
+  WhatIfOptions options;
+  options.changes = *changes;
+  options.keep_links = keep_links;
+  WhatIfResult result = what_if(context, *steps, accounting, options);
+  return ReplayedTrace{std::move(*steps), std::move(result)};
 }
 
 }  // namespace kernscope::session
