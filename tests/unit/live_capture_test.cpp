@@ -433,36 +433,46 @@ struct SimulatedProgram {
   }
 };
 
+// A paused tracer with CUPTI detached, as LiveCapture sees it: a simulated clock, and an attach of
+// 7 ms (about an H200's) before a window's first record; the window rows the tracer would write.
+struct AttachingTracer {
+  Ns clock = 0;
+  bool on = false;
+  WindowLog windows{true};
+  LiveCapture::Hooks hooks() {
+    LiveCapture::Hooks h;
+    h.now = [this] { return clock; };
+    h.record = [this](bool open, const std::string& why) {
+      if (open) {
+        clock += 7 * kMs;  // the attach, before the first record
+        windows.opened(clock, why);
+      } else {
+        windows.closed(clock, why);
+      }
+      on = open;
+    };
+    h.recording = [this] { return on; };
+    return h;
+  }
+};
+
 // A paused tracer with CUPTI detached attaches it before a window records (about 7 ms on an H200):
 // a timed window still records its whole duration, from when recording began (0.293 s of 0.3 s
 // before; mutation: without recording_began the close comes at 300 ms and the window is 293 ms).
 TEST(LiveCapture, ATimedWindowRecordsItsWholeDurationAfterAnAttach) {
   TracerConfig config;
   config.live.paused = true;
-  Ns clock = 1'000 * kMs;
-  bool on = false;
-  WindowLog windows{true};
-  LiveCapture::Hooks hooks;
-  hooks.now = [&] { return clock; };
-  hooks.record = [&](bool open, const std::string& why) {
-    if (open) {
-      clock += 7 * kMs;  // the attach, before the first record
-      windows.opened(clock, why);
-    } else {
-      windows.closed(clock, why);
-    }
-    on = open;
-  };
-  hooks.recording = [&] { return on; };
-  LiveCapture live(config, 4242, hooks);
+  AttachingTracer tracer;
+  tracer.clock = 1'000 * kMs;
+  LiveCapture live(config, 4242, tracer.hooks());
   EXPECT_EQ(live.request({ControlRequest::Kind::kWindow, 0.3, 0}), "ok pid 4242: recording for 0.3 s (window 1)");
-  clock = 1'300 * kMs;
+  tracer.clock = 1'300 * kMs;
   live.tick();
-  EXPECT_TRUE(on);  // 293 ms recorded so far
-  clock = 1'307 * kMs;
+  EXPECT_TRUE(tracer.on);  // 293 ms recorded so far
+  tracer.clock = 1'307 * kMs;
   live.tick();
-  EXPECT_FALSE(on);
-  const auto rows = windows.take_rows();  // the window as written open, then closed
+  EXPECT_FALSE(tracer.on);
+  const auto rows = tracer.windows.take_rows();  // the window as written open, then closed
   ASSERT_FALSE(rows.empty());
   EXPECT_EQ(rows.back().id, rows.front().id);
   EXPECT_EQ(rows.back().end - rows.back().start, 300 * kMs);
@@ -475,29 +485,15 @@ TEST(LiveCapture, ASampledWindowClosesOnTimeAfterTheAttachThatOpenedIt) {
   TracerConfig config;
   config.live.every_ns = 1000 * kMs;
   config.live.for_ns = 200 * kMs;
-  Ns clock = 0;
-  bool on = false;
-  WindowLog windows{true};
-  LiveCapture::Hooks hooks;
-  hooks.now = [&] { return clock; };
-  hooks.record = [&](bool open, const std::string& why) {
-    if (open) {
-      clock += 7 * kMs;  // the attach, before the first record
-      windows.opened(clock, why);
-    } else {
-      windows.closed(clock, why);
-    }
-    on = open;
-  };
-  hooks.recording = [&] { return on; };
-  LiveCapture live(config, 4242, hooks);
+  AttachingTracer tracer;
+  LiveCapture live(config, 4242, tracer.hooks());
   // The timer (LiveCapture::run_timer): tick, sleep what it returned from the moment it returned, again.
   for (int i = 0; i < 7; ++i) {
     const Ns wait = live.tick();  // opens or closes a window when one is due, then the wait to the next
     ASSERT_GE(wait, 0);
-    clock += wait;
+    tracer.clock += wait;
   }
-  const auto rows = windows.take_rows();
+  const auto rows = tracer.windows.take_rows();
   ASSERT_EQ(rows.size(), 6u);  // each window written open, then closed
   for (std::size_t i = 1; i < rows.size(); i += 2) EXPECT_EQ(rows[i].end - rows[i].start, 200 * kMs) << "window " << i / 2;
   live.finish();
