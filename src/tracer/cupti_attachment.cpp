@@ -5,15 +5,6 @@
 
 namespace kernscope::tracer {
 
-DetachChoice choose_paused_detach(const TracerConfig& c) {
-  if (!c.live.live() || c.live.tail()) return {false, "records all along"};
-  if (!c.step_range.empty()) return {false, "attached: steps are watched through CUPTI's NVTX callbacks (--step-range, --every-steps)"};
-  if (!c.graph_nodes) return {false, "attached: --cuda-graph-trace graph keeps whole-graph records on for the whole run"};
-  if (c.hw_trace) return {false, "attached: --hw-trace is set when the first context is created"};
-  if (!c.paused_detach) return {false, "attached: --between-windows attached (KERNSCOPE_PAUSED_DETACH=0)"};
-  return {true, "detached between windows"};
-}
-
 std::int64_t realtime_ns() {
   timespec ts{};
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -27,13 +27,6 @@
 
 namespace kernscope::tracer {
 
-// Whether a paused tracer detaches CUPTI between windows, and why not when it does not.
-struct DetachChoice {
-  bool detach = false;
-  std::string why;  // "detached between windows" or what keeps CUPTI attached
-};
-DetachChoice choose_paused_detach(const TracerConfig& config);
-
 // CLOCK_REALTIME in nanoseconds: the clock of CUPTI's timestamps on Linux (the Python hook's too),
 // read without CUPTI, which a call while detached would attach again.
 std::int64_t realtime_ns();

@@ -317,12 +317,6 @@ int run_record(const RecordOptions& o) {
                            {tracer::env::kStepRange, o.step_range},
                            {tracer::env::kTailMb, std::to_string(o.tail_mb)}});
     if (!o.between_windows.empty()) env.push_back({tracer::env::kPausedDetach, o.between_windows == "attached" ? "0" : "1"});
-    // Modes that need CUPTI between windows keep it attached whatever was asked (cupti_attachment.hpp).
-    const bool needs_cupti = !o.step_range.empty() || o.every_steps > 0 || o.keep_last_steps > 0 || o.graph_trace == "graph" || o.hw_trace;
-    if (o.between_windows == "detached" && needs_cupti) {
-      std::fprintf(stderr, "kernscope: record: note: CUPTI stays attached between windows: steps are watched, or "
-                           "--cuda-graph-trace graph or --hw-trace is on (the trace's paused_cupti says which)\n");
-    }
   } else if (!o.when.empty() || !o.step_range.empty() || o.for_s > 0 || o.steps > 0 || !o.session.empty() ||
              !o.between_windows.empty()) {
     std::filesystem::remove(file_list);
@@ -343,6 +337,11 @@ int run_record(const RecordOptions& o) {
   if (!config) {
     std::filesystem::remove(file_list);
     return fail(Error{ErrorCode::kInvalidArgument, "record: " + config.error().message});
+  }
+  // Modes that need CUPTI between windows keep it attached whatever was asked: said, with the
+  // tracer's own reason (the trace's paused_cupti says it again).
+  if (const auto choice = tracer::choose_paused_detach(*config); o.between_windows == "detached" && !choice.detach) {
+    std::fprintf(stderr, "kernscope: record: note: --between-windows detached not taken: %s\n", choice.why.c_str());
   }
   const std::string session_folder = tracer::session_dir(session, [](const char* n) { return std::getenv(n); });
   if (live) {

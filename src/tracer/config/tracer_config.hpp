@@ -116,4 +116,13 @@ std::string expand_output_path(const std::string& pattern, std::int64_t pid, con
                                const std::function<const char*(const char*)>& getenv,
                                const std::function<bool(const std::string&)>& exists);
 
+// Whether a paused tracer detaches CUPTI between windows, and why not when it does not
+// (cupti_attachment.hpp has why detaching is worth it). Here, beside the options it reads, so that
+// `record` tells the user the same thing the tracer will do.
+struct DetachChoice {
+  bool detach = false;
+  std::string why;  // "detached between windows" or what keeps CUPTI attached
+};
+DetachChoice choose_paused_detach(const TracerConfig& config);
+
 }  // namespace kernscope::tracer
