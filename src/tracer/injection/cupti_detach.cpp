@@ -46,7 +46,7 @@ std::string Tracer::attach_cupti() {
   decoder_->new_epoch();  // CUPTI numbers correlations from 1 again
   const CUptiResult r = cuptiActivityRegisterCallbacks(&Tracer::buffer_requested, &Tracer::buffer_completed);
   if (r != CUPTI_SUCCESS) return std::string("registering the buffers: ") + cupti_error(r);
-  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // the devices again (the writer keeps each once)
+  enable_device_records();  // the devices again, dumped (the writer keeps each once)
   cuptiActivityFlushPeriod(static_cast<uint32_t>(config_.flush_ms));
   if (debug_detach_) say("attached");
   return {};

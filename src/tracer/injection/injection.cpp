@@ -218,7 +218,7 @@ bool Tracer::init() {
         cupti_error(r) + "; not tracing");
     return false;
   }
-  cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);  // device properties, once per device
+  enable_device_records();  // device properties, once per device (written once each)
   if (config_.hw_trace) {
     // Kernel timestamps from the GPU's hardware event system instead of CUPTI's instrumentation of
     // each launch (Blackwell only; CUPTI refuses elsewhere, and then the usual timestamps are taken).
@@ -322,9 +322,9 @@ bool Tracer::init() {
     ops.detach = [this] { return detach_cupti(); };
     ops.record = [this](bool on, const std::string& why) { switch_recording(on, why); };
     ops.say = [](const std::string& line) { say(line); };
-    // The devices' records come once (at the first context), and not again when CUPTI is attached
-    // anew (seen on an H200: none after 7 re-attaches with the DEVICE kind enabled): the first
-    // detach waits for them, flushing so that they arrive, for at most a minute.
+    // The devices' records come when CUDA starts; a CUPTI attached later gets them only by asking
+    // for a dump (enable_device_records; with the kind merely enabled, none came after 7 re-attaches
+    // on an H200). The first detach waits for them, flushing so that they arrive, for at most a minute.
     const auto ready_from = std::chrono::steady_clock::now();
     ops.ready = [this, ready_from] {
       if (devices_seen_ || std::chrono::steady_clock::now() - ready_from > std::chrono::minutes(1)) return true;

@@ -54,6 +54,9 @@ const char* cupti_error(CUptiResult r);
 // The runtime and driver calls recorded by default: what launches, copies, allocates or waits.
 bool default_api(const char* name);
 std::string cupti_api_version();
+// Switches on the devices' records and has CUPTI hand over those of devices CUDA already knows: a
+// CUPTI attached after CUDA started (a re-attach for a window) otherwise gets none (seen on an H200).
+void enable_device_records();
 // The CPU model and how many CPUs this process may run on: the host the cost estimate names.
 std::string host_cpu();
 // init succeeded in this process (not in a forked child).

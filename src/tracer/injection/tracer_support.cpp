@@ -1,5 +1,5 @@
 // Small helpers of the injected tracer: its messages, CUPTI's error names, the API calls recorded by
-// default, the host it names in the trace.
+// default, the devices' records, the host it names in the trace.
 #include "tracer/injection/tracer.hpp"
 
 namespace kernscope::tracer {
@@ -28,6 +28,12 @@ bool default_api(const char* name) {
   return false;
 }
 
+
+void enable_device_records() {
+  // cuptiActivityEnableAndDump (CUPTI 12.1+) dumps the existing devices' records; where it is refused,
+  // the kind is switched on as before (records of devices started from then on).
+  if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+}
 
 std::string cupti_api_version() {
   uint32_t version = 0;
