@@ -9,6 +9,13 @@
 //   launch_cost attach-ab N REPS  eager, each repetition run twice under bench/gpu/cupti_floor.cpp
 //                                 injected with CUPTI_FLOOR_AB=1: once with CUPTI detached, once
 //                                 attached in the floor's paused state (the order alternating)
+//   launch_cost late N REPS       eager, REPS repetitions with no tracer in the process, then the
+//                                 tracer named in CUDA_INJECTION64_PATH injected by hand (dlopen,
+//                                 InitializeInjection), SETTLE_S seconds for it to settle (a paused
+//                                 kernscope detaches CUPTI), and REPS repetitions more: before and after
+//                                 in one process. CUDA starts with the variable (and NVTX's) unset, so
+//                                 the driver loads nothing; without the variable the same schedule runs
+//                                 with nothing injected (the control for the drift over the process's life)
 //
 // Prints the median over REPS of nanoseconds per kernel (host wall time / kernels), after a warm-up
 // repetition, and beside it what the host spent per kernel: CPU time of the launching thread and of
@@ -32,6 +39,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -141,17 +149,114 @@ static void print(const char* label, const std::vector<Figures>& f) {
               sorted[sorted.size() / 2], sorted.front(), sorted.back(), median(thread), median(process), instr_text);
 }
 
+static std::vector<double> values(const std::vector<Figures>& f, double Figures::* field) {
+  std::vector<double> v;
+  for (const auto& x : f) v.push_back(x.*field);
+  return v;
+}
+
+// How fast this host runs plain CPU work right now: a walk along a random cycle through 1 MiB (L2-resident
+// loads, each depending on the last, and a multiply). The H200 hosts' launch time per kernel moved by up
+// to ±22 % between the first and second half of one process with nothing injected, the launching thread's
+// CPU time with it. Timed beside each launch block in case that was the host's CPU speed: it was not (launch
+// time per probe time spread wider still, bench/RESULTS.md), and the figure is printed to show it.
+class HostSpeedProbe {
+ public:
+  HostSpeedProbe() : next_(1u << 18) {
+    std::vector<std::uint32_t> order(next_.size());
+    for (std::uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::uint64_t x = 88172645463325252ull;  // xorshift: the same cycle in every process
+    for (std::size_t i = order.size() - 1; i > 0; --i) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      std::swap(order[i], order[x % (i + 1)]);
+    }
+    for (std::size_t i = 0; i < order.size(); ++i) next_[order[i]] = order[(i + 1) % order.size()];
+  }
+  // Nanoseconds for `steps` steps of the walk.
+  double run(long steps) {
+    std::uint32_t at = 0;
+    std::uint64_t sum = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (long i = 0; i < steps; ++i) {
+      at = next_[at];
+      sum += at * 2654435761ull;
+    }
+    const auto t1 = std::chrono::steady_clock::now();
+    sink_ = sink_ + sum;
+    return std::chrono::duration<double, std::nano>(t1 - t0).count();
+  }
+
+ private:
+  std::vector<std::uint32_t> next_;
+  volatile std::uint64_t sink_ = 0;  // keeps the walk from being optimized away
+};
+
+// launch_cost late: REPS repetitions, the injection (when a library is named), SETTLE_S, a warm-up and
+// REPS repetitions; then the ratio after/before of the medians: wall, the launching thread's CPU, the
+// host speed probe timed beside each repetition (the order alternating), and wall per probe time.
+static int run_late(const Workload& w, int reps, const std::string& library, double settle_s) {
+  HostSpeedProbe probe;
+  // As many steps as take one launch block's time, so that probe and launches sample the same stretches.
+  const double block_ns = w.run().wall_ns * static_cast<double>(w.kernels());
+  const long steps = std::max(100000L, static_cast<long>(1e6 * block_ns / probe.run(1000000)));
+  std::vector<Figures> before, after;
+  std::vector<double> probe_before, probe_after;
+  const auto measure = [&](std::vector<Figures>& figures, std::vector<double>& probes) {
+    for (int r = 0; r < reps; ++r) {
+      if (r % 2 == 0) probes.push_back(probe.run(steps));
+      figures.push_back(w.run());
+      if (r % 2 == 1) probes.push_back(probe.run(steps));
+    }
+  };
+  measure(before, probe_before);
+  if (!library.empty()) {
+    void* handle = dlopen(library.c_str(), RTLD_NOW | RTLD_GLOBAL);
+    auto initialize = handle ? reinterpret_cast<int (*)()>(dlsym(handle, "InitializeInjection")) : nullptr;
+    if (!initialize) {
+      std::fprintf(stderr, "launch_cost late: cannot inject %s: %s\n", library.c_str(), dlerror());
+      return 1;
+    }
+    initialize();
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(settle_s));
+  // On stderr, where the tracer's KERNSCOPE_DEBUG_DETACH lines go: paused_floor.sh checks the detach came first.
+  std::fprintf(stderr, "launch_cost: the after half starts\n");
+  w.run();  // warm-up, as before the first repetitions
+  measure(after, probe_after);
+  print("late before", before);
+  print("late after", after);
+  const auto per_probe = [](const std::vector<Figures>& f, const std::vector<double>& probes) {
+    std::vector<double> v;
+    for (std::size_t i = 0; i < f.size(); ++i) v.push_back(f[i].wall_ns / probes[i]);
+    return median(v);
+  };
+  const double wall = median(values(after, &Figures::wall_ns)) / median(values(before, &Figures::wall_ns));
+  const double thread = median(values(after, &Figures::thread_cpu_ns)) / median(values(before, &Figures::thread_cpu_ns));
+  std::printf("late %s after/before wall=%.5f thread_cpu=%.5f probe=%.5f per_probe=%.5f\n", library.empty() ? "none" : "injected",
+              wall, thread, median(probe_after) / median(probe_before),
+              per_probe(after, probe_after) / per_probe(before, probe_before));
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc == 4 ? argv[1] : "";
-  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab" && mode != "nvtx") {
-    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab|nvtx N REPS\n");
+  if (mode != "eager" && mode != "graph" && mode != "eager-ab" && mode != "graph-ab" && mode != "attach-ab" && mode != "nvtx" &&
+      mode != "late") {
+    std::fprintf(stderr, "usage: launch_cost eager|graph|eager-ab|graph-ab|attach-ab|nvtx|late N REPS\n");
     return 2;
+  }
+  // late: the driver reads CUDA_INJECTION64_PATH when CUDA starts; unset before that, it loads nothing.
+  std::string late_library;
+  if (mode == "late") {
+    if (const char* lib = std::getenv("CUDA_INJECTION64_PATH")) late_library = lib;
+    unsetenv("CUDA_INJECTION64_PATH");
+    unsetenv("NVTX_INJECTION64_PATH");
   }
   // SETTLE_S: seconds to wait once CUDA started, before anything is measured: a paused kernscope detaches
   // CUPTI only a grace (and its first device records) after start, so a measurement of the detached
   // state must come after that (paused_floor.sh).
   const double settle_s = std::getenv("SETTLE_S") ? std::atof(std::getenv("SETTLE_S")) : 0.0;
-  if (settle_s > 0) {
+  if (settle_s > 0 && mode != "late") {  // late settles after its injection instead
     check(cudaFree(nullptr), "CUDA start");
     std::this_thread::sleep_for(std::chrono::duration<double>(settle_s));
   }
@@ -199,6 +304,7 @@ int main(int argc, char** argv) {
     check(cudaGraphInstantiate(&w.exec, g, 0), "instantiate");
   }
   w.run_ns_per_kernel();  // warm-up
+  if (mode == "late") return run_late(w, reps, late_library, settle_s);
   std::vector<Figures> plain, traced;
   for (int r = 0; r < reps; ++r) {
     if (attach) {
