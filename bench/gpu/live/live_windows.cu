@@ -11,6 +11,9 @@
 //   live_windows detached N       N start/stop windows with 0.4 s of paused steps between (longer than
 //                                 the tracer's detach grace, so CUPTI is detached and attached again for
 //                                 each), then a timed window: record --paused without --step-range
+//   live_windows second-device    device 0 alone until CUPTI was detached (0.5 s of steps), then device
+//                                 1's first context and a start/stop window of 5 steps on it: the trace
+//                                 must hold both devices' rows (2 GPUs needed; exit 2 with fewer)
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 #include <sys/wait.h>
@@ -103,6 +106,24 @@ int main(int argc, char** argv) {
     capture("window --duration 0.3s");
     loop_for(0.6);
     std::printf("{\"window_kernels\": [%s], \"window_steps\": [%s], \"launched\": %ld}\n", kernels.c_str(), steps.c_str(), g_launched);
+  } else if (mode == "second-device") {
+    int devices = 0;
+    cudaGetDeviceCount(&devices);
+    if (devices < 2) {
+      std::fprintf(stderr, "live_windows second-device: needs 2 GPUs, found %d\n", devices);
+      return 2;
+    }
+    loop_for(0.5);  // longer than the tracer's detach grace: CUPTI is detached when device 1 starts
+    cudaSetDevice(1);
+    cudaMalloc(&g_buffer, 32 * sizeof(int));  // device 1's first context
+    cudaMemset(g_buffer, 0, 32 * sizeof(int));
+    cudaDeviceSynchronize();
+    capture("start");
+    const long before = g_launched;
+    for (int i = 0; i < 5; ++i) step(3);
+    const long inside = g_launched - before;
+    capture("stop");
+    std::printf("{\"devices\": %d, \"window_kernels\": [%ld], \"window_device\": 1, \"launched\": %ld}\n", devices, inside, g_launched);
   } else if (mode == "tail") {
     for (int i = 1; i <= 100; ++i) step(4, i == 40 || i == 70 ? 50 : 1);
     std::printf("{\"slow_steps\": [40, 70], \"steps\": 100}\n");
