@@ -30,7 +30,7 @@ bool default_api(const char* name) {
 
 
 void enable_device_records() {
-  // cuptiActivityEnableAndDump (CUPTI 12.1+) dumps the existing devices' records; where it is refused,
+  // cuptiActivityEnableAndDump also hands over the records of devices CUDA already knows; where it is refused,
   // the kind is switched on as before (records of devices started from then on).
   if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS) cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
 }
