@@ -131,28 +131,23 @@ static void print(const char* label, std::vector<double> v) {
   std::printf("%s ns_per_kernel=%.1f min=%.1f max=%.1f\n", label, v[v.size() / 2], v.front(), v.back());
 }
 
-// The wall-time line as before, then the host's figures per kernel (medians over the repetitions).
-static void print(const char* label, const std::vector<Figures>& f) {
-  std::vector<double> wall, thread, process, instructions;
-  for (const auto& x : f) {
-    wall.push_back(x.wall_ns);
-    thread.push_back(x.thread_cpu_ns);
-    process.push_back(x.process_cpu_ns);
-    instructions.push_back(x.instructions);
-  }
-  std::vector<double> sorted = wall;
-  std::sort(sorted.begin(), sorted.end());
-  const double instr = median(instructions);
-  char instr_text[32] = "na";
-  if (instr >= 0) std::snprintf(instr_text, sizeof instr_text, "%.1f", instr);
-  std::printf("%s ns_per_kernel=%.1f min=%.1f max=%.1f thread_cpu_ns=%.1f process_cpu_ns=%.1f instr=%s\n", label,
-              sorted[sorted.size() / 2], sorted.front(), sorted.back(), median(thread), median(process), instr_text);
-}
-
+// One field of each repetition's figures.
 static std::vector<double> values(const std::vector<Figures>& f, double Figures::* field) {
   std::vector<double> v;
   for (const auto& x : f) v.push_back(x.*field);
   return v;
+}
+
+// The wall-time line as before, then the host's figures per kernel (medians over the repetitions).
+static void print(const char* label, const std::vector<Figures>& f) {
+  std::vector<double> sorted = values(f, &Figures::wall_ns);
+  std::sort(sorted.begin(), sorted.end());
+  const double instr = median(values(f, &Figures::instructions));
+  char instr_text[32] = "na";
+  if (instr >= 0) std::snprintf(instr_text, sizeof instr_text, "%.1f", instr);
+  std::printf("%s ns_per_kernel=%.1f min=%.1f max=%.1f thread_cpu_ns=%.1f process_cpu_ns=%.1f instr=%s\n", label,
+              sorted[sorted.size() / 2], sorted.front(), sorted.back(), median(values(f, &Figures::thread_cpu_ns)),
+              median(values(f, &Figures::process_cpu_ns)), instr_text);
 }
 
 // How fast this host runs plain CPU work right now: a walk along a random cycle through 1 MiB (L2-resident

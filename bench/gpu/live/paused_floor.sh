@@ -23,7 +23,7 @@ trap '[ -n "$OUT" ] && tar czf $OUT/paused_floor.tgz -C $O . 2>/dev/null' EXIT
 rm -f $O/*.txt $O/*.err  # pairs are appended by index: a new run starts clean
 export SETTLE_S=${SETTLE_S:-1.5}  # launch_cost waits this long after CUDA starts: the tracer detaches first
 nvcc -std=c++20 -O2 -arch=sm_90 $R/bench/gpu/launch_cost.cu -o $O/launch_cost || exit 1
-# KERNSCOPE_DEBUG_DETACH: each paused process says in paused.err that it detached before measuring (SETTLE_S).
+# KERNSCOPE_DEBUG_DETACH: each paused process says in paused-<session>.err that it detached before measuring (SETTLE_S).
 paused() { KERNSCOPE_DEBUG_DETACH=1 $KS record --paused --session f$1 -o $O/f-$1.sqlite -- "${@:2}" 2>$O/paused-$1.err; }
 pair() {  # PHASE I CMD...: none and paused, the order alternating with I
   local first=none second=paused
@@ -99,15 +99,4 @@ def detached_in_time(f):
 late = [f for f in errs if "the after half starts" in open(f"{o}/{f}").read()]
 bad = [f for f in errs if not detached_in_time(f)]
 print(f"paused processes: {len(errs)} ({len(late)} in-process), not detached (in time): {bad or 'none'}")
-# The device row of a tracer injected once CUDA started (CUPTI dumps the existing devices' records on request).
-import sqlite3
-rows_per_file = {}
-for f in sorted(os.listdir(o)):
-    if f.startswith("f-late") and f.endswith(".sqlite"):
-        try:
-            rows_per_file[f] = sqlite3.connect(f"{o}/{f}").execute("select count(*) from TARGET_INFO_GPU").fetchone()[0]
-        except sqlite3.Error as e:
-            rows_per_file[f] = str(e)
-if rows_per_file:
-    print(f"device rows in the injected-late traces: {sorted(set(map(str, rows_per_file.values())))} over {len(rows_per_file)} files")
 PY
