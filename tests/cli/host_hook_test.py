@@ -7,7 +7,8 @@
     (new strings get new ids, an existing "python" domain is reused), samples' frames innermost first;
   - with %n in the pattern, the file holding this pid is the one appended to;
   - a rate the host cannot sustain is halved, and said;
-  - a trace of another process at the path (-o without %p) is left alone: the host rows go beside it.
+  - a trace of another process at the path (-o without %p) is left alone: the host rows go beside it;
+  - a sampler stalled at the program's exit does not lose the program's unclosed file's write.
 Breaking check (2026-11-23): making the writer start StringIds at 1 fails (a duplicate id).
 Usage: host_hook_test.py HOOK_DIR
 """
@@ -180,7 +181,50 @@ def test_gc_only_process_writes_nothing():
     check(sorted(os.listdir(work)) == ["run.sqlite"], "files written: %s" % os.listdir(work))
 
 
+# A program that leaves its last output file open (json.dump(x, open(p, "w"))) relies on the file
+# being closed, and flushed, when its last reference goes. A sample holds the frames it took: a
+# sampler starved of CPU at the program's exit (here: stalled 4 s while it holds the writing
+# function's frame) must still let go before the interpreter finalizes, or the write is lost (a
+# fresh-clone `make test` under load once read an empty file from host_known_truth's workload).
+# Breaking check (2026-12-06): the old 1 s join in StackSampler.stop leaves the file empty.
+STALLED_PROGRAM = r"""
+import sys, time
+sys.path.insert(0, sys.argv[1])
+import kernscope_host as host
+sampled = host.StackSampler._sample
+def stalled(self, own):
+    frames = sys._current_frames()  # held, as a sample holds them while it walks them
+    if any(f.f_code.co_name == "write" for f in frames.values()):
+        time.sleep(4)  # the GIL is free: the program goes on and exits meanwhile
+    del frames
+    sampled(self, own)
+host.StackSampler._sample = stalled
+host.HostRecording({"KERNSCOPE_SAMPLE": "cpu:500", "KERNSCOPE_OUTPUT": sys.argv[3]}).start()
+def write(path):
+    fp = open(path, "w")  # never closed: closed when its last reference goes
+    fp.write("x" * 5000)
+    end = time.perf_counter() + 0.3
+    while time.perf_counter() < end:  # long enough to be sampled
+        pass
+write(sys.argv[2])
+"""
+
+
+def test_program_output_kept_when_sampler_stalls():
+    import subprocess
+    work = tempfile.mkdtemp(prefix="kernscope-hook-")
+    program = os.path.join(work, "program.py")
+    with open(program, "w") as f:
+        f.write(STALLED_PROGRAM)
+    output = os.path.join(work, "out.txt")
+    subprocess.run([sys.executable, program, sys.argv[1], output, os.path.join(work, "t-%p.sqlite")], check=True,
+                   timeout=120)
+    size = os.path.getsize(output)
+    check(size == 5000, "the program's unclosed output file holds %d of 5000 bytes after exit" % size)
+
+
 test_gc_ranges()
+test_program_output_kept_when_sampler_stalls()
 test_other_process_file_kept()
 test_gc_only_process_writes_nothing()
 test_rate_lowered()

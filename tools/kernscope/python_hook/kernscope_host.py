@@ -90,6 +90,10 @@ def gc_mark_text(generation, collected, uncollectable):
     return "gc gen%d: %d collected, %d uncollectable" % (generation, collected, uncollectable)
 
 
+# How long the program's exit waits for the sampler thread to let go of the frames it holds.
+_STOP_WAIT_S = 60
+
+
 class StackSampler:
     """A daemon thread that takes every other thread's Python stack (sys._current_frames) `hz` times
     a second. Each sample holds the GIL while it walks the frames: when that takes more than
@@ -125,7 +129,16 @@ class StackSampler:
             return
         self._stop.set()
         if self._thread is not threading.current_thread():
-            self._thread.join(timeout=1.0)
+            # Wait for the thread to end, not a second: a sample holds the frames it took, and a
+            # frame that returned meanwhile keeps its locals alive, a file the program left open
+            # (`json.dump(x, open(p, "w"))`) among them. If the interpreter finalized with the
+            # sampler still inside a sample (starved of CPU for over a second on a loaded machine),
+            # that file was never flushed: the program's last write was lost. The sampler only
+            # waits on _stop, so it ends as soon as it runs; the cap is for a thread that cannot.
+            self._thread.join(timeout=_STOP_WAIT_S)
+            if self._thread.is_alive():
+                sys.stderr.write("kernscope host: the sampler did not stop within %d s; files the program left "
+                                 "open may not be flushed\n" % _STOP_WAIT_S)
         self.stopped_ns = time.time_ns()
         self._thread = None
 
