@@ -50,6 +50,10 @@ struct Step {
   // Whose step it is: the host thread of its range (0: a step found in GPU time) and its process
   // (process_key packing; 0: any process, for GPU-time steps of a trace not split by process).
   std::int64_t global_tid = 0, global_pid = 0;
+  // New tokens the step's forward pass processed (prompt tokens of a prefill, one per sequence of a
+  // decode), where the trace shows them (step_phases.hpp: an engine's annotation, the embedding's
+  // recorded input shape); -1: not shown.
+  std::int64_t tokens = -1;
   std::int64_t wall_ns = 0;
   std::int64_t gpu_busy_ns = 0;   // union of GPU operations of the process inside the step window
   std::int64_t gpu_idle_ns = 0;   // wall - busy

@@ -10,14 +10,15 @@ Table steps_table(const StepAnalysis& s) {
   Table t;
   t.report = "steps";
   t.title = "Steps";
-  t.columns = {{"Step"}, {"Phase"}, {"Start", Unit::kTimestamp}, {"Wall", Unit::kDuration}, {"GPU Busy", Unit::kDuration},
+  t.columns = {{"Step"}, {"Phase"}, {"Tokens"}, {"Start", Unit::kTimestamp}, {"Wall", Unit::kDuration}, {"GPU Busy", Unit::kDuration},
                {"GPU Idle", Unit::kDuration}, {"Idle (%)"}, {"Kernels"}, {"Kernel Time", Unit::kDuration}, {"GPU Span", Unit::kDuration},
                {"Launches"}, {"Launch API", Unit::kDuration}, {"Syncs"}, {"Sync", Unit::kDuration}, {"Allocs"},
                {"H2D"}, {"D2H"}, {"GCs"}, {"GC", Unit::kDuration}, {"Name"}, {"Group"}};
   for (std::size_t i = 0; i < s.steps.size(); ++i) {
     const auto& x = s.steps[i];
     const double idle = x.wall_ns ? std::round(1000.0 * static_cast<double>(x.gpu_idle_ns) / static_cast<double>(x.wall_ns)) / 10.0 : 0.0;
-    t.rows.push_back({static_cast<std::int64_t>(i), std::string(phase_name(x.phase)), x.start_ns, x.wall_ns, x.gpu_busy_ns,
+    const Cell tokens = x.tokens >= 0 ? Cell{x.tokens} : Cell{};  // empty where the trace does not show them
+    t.rows.push_back({static_cast<std::int64_t>(i), std::string(phase_name(x.phase)), tokens, x.start_ns, x.wall_ns, x.gpu_busy_ns,
                       x.gpu_idle_ns, idle, x.kernels, x.kernel_ns, x.gpu_span_ns, x.launches, x.launch_api_ns, x.syncs, x.sync_ns,
                       x.allocations, x.h2d_copies, x.d2h_copies, x.gc_count, x.gc_ns, x.name, x.group});
   }

@@ -42,7 +42,7 @@ SetupSplit split_setup(const TraceContext& context, const StepOptions& options) 
   auto found = find_step_windows(context, options);
   if (!found || found->windows.empty()) return s;
   if (found->source != StepSource::kStepRange && found->source != StepSource::kAnnotations &&
-      found->source != StepSource::kKernelPeriod) {
+      found->source != StepSource::kKernelPeriod && found->source != StepSource::kForwardPasses) {
     return s;
   }
   s.found = true;

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "analyses/work/shape_flops.hpp"
+#include "base/text_pattern.hpp"
 
 namespace kernscope::report {
 namespace {
@@ -22,6 +23,7 @@ bool is_sdpa_op(std::string_view name) {
 struct StepShapes {
   std::int64_t min_query = 0, max_query = 0;  // query tokens per sequence of the step's attention ops
   std::int64_t embedding_tokens = 0;          // token ids per sequence of the step's embedding lookups
+  std::int64_t embedding_total = 0;           // token ids of its largest lookup, all sequences ([batch, tokens] or [tokens])
 };
 
 // Per step, the query lengths of its attention operators and the tokens its embedding looked up,
@@ -44,15 +46,18 @@ std::vector<StepShapes> shapes_per_step(const Trace& trace, const std::vector<St
       kit->second = is_sdpa_op(name) ? 1 : name == "aten::embedding" ? 2 : 0;
     }
     if (kit->second == 0) continue;
-    // The last step starting at or before the operator; it must also hold it (and be of its thread).
-    auto it = std::upper_bound(order.begin(), order.end(), o.start_ns[i],
+    // The last step starting before the operator ends; it must also hold that end (and be of its
+    // thread). The end, not the start: a forward-pass step starts at its embedding kernel's launch,
+    // which lies inside the aten::embedding operator that recorded the token ids.
+    const TimeNs at = std::max(o.start_ns[i], o.end_ns[i] - 1);
+    auto it = std::upper_bound(order.begin(), order.end(), at,
                                [&](TimeNs t, std::size_t s) { return t < steps[s].start_ns; });
     if (it == order.begin()) continue;
     std::optional<std::size_t> step;
     for (auto back = it; back != order.begin();) {
       --back;
       const std::size_t s = *back;
-      if (o.start_ns[i] >= steps[s].end_ns) {
+      if (at >= steps[s].end_ns) {
         if (step_tid[s] == 0 || step_tid[s] == o.global_tid[i]) break;  // windows of one thread do not nest
         continue;
       }
@@ -75,6 +80,7 @@ std::vector<StepShapes> shapes_per_step(const Trace& trace, const std::vector<St
     } else if (pit->second->size() >= 2) {
       const auto& ids = (*pit->second)[1].dims;  // aten::embedding(weight, indices, ...)
       if (ids.size() == 2) sh.embedding_tokens = std::max(sh.embedding_tokens, ids[1]);
+      if (ids.size() == 1 || ids.size() == 2) sh.embedding_total = std::max(sh.embedding_total, ids.size() == 1 ? ids[0] : ids[0] * ids[1]);
     }
   }
   return out;
@@ -86,6 +92,23 @@ std::int64_t class_time(const Step& s, std::initializer_list<const char*> classe
     if (auto it = s.class_ns.find(c); it != s.class_ns.end()) t += it->second;
   }
   return t;
+}
+
+// The tokens an engine's step annotation states: vLLM's execute_<tokens>_context_..., else the query
+// tokens of its context and generation requests ("(sq8155sk...)": sq is the query length).
+std::int64_t annotated_tokens(std::string_view name) {
+  static const auto kTotal = TextPattern::literal(R"(execute_(\d+)_context_\d+)");
+  static const auto kQuery = TextPattern::literal(R"(_(?:context|generation)_\d+\(sq(\d+))");
+  if (auto m = kTotal.find(name)) return std::stoll(std::string(m->group(1)));
+  std::int64_t total = -1;
+  std::size_t at = 0;
+  while (at < name.size()) {
+    auto m = kQuery.find(name, at);
+    if (!m) break;
+    total = std::max<std::int64_t>(total, 0) + std::stoll(std::string(m->group(1)));
+    at = m->end(0);
+  }
+  return total;
 }
 
 }  // namespace
@@ -110,6 +133,11 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   std::map<std::int64_t, std::int64_t> query_seen;  // query lengths seen, for the summary
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
+    if (const auto annotated = annotated_tokens(s.name); annotated >= 0) {
+      s.tokens = annotated;
+    } else if (shape[i].embedding_total > 0) {
+      s.tokens = shape[i].embedding_total;
+    }
     if (s.phase != Phase::kUnknown) {
       d.evidence[i] = PhaseEvidence::kAnnotation;
       continue;

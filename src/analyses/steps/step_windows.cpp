@@ -1,5 +1,7 @@
 #include "analyses/steps/step_windows.hpp"
 
+#include "analyses/steps/forward_passes.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -113,16 +115,9 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
   const Trace& trace = context.trace();
   const auto& k = trace.kernels;
   if (k.size() < 16) return std::nullopt;
-  std::unordered_map<std::int64_t, std::size_t> per_process;
-  for (RowIndex i = 0; i < k.size(); ++i) ++per_process[k.global_pid[i]];
-  const std::int64_t pid = std::max_element(per_process.begin(), per_process.end(), [](auto& a, auto& b) {
-                             return a.second < b.second;
-                           })->first;
-  std::vector<RowIndex> order;
-  for (RowIndex i = 0; i < k.size(); ++i) {
-    if (k.global_pid[i] == pid) order.push_back(i);
-  }
-  std::stable_sort(order.begin(), order.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
+  const BusiestProcess busiest = busiest_process_kernels(trace);
+  const std::int64_t pid = busiest.global_pid;
+  const std::vector<RowIndex>& order = busiest.order;
   std::unordered_map<StringId, Occurrences> by_name;
   for (std::size_t p = 0; p < order.size(); ++p) by_name[k.demangled_name[order[p]]].positions.push_back(p);
 
@@ -216,9 +211,9 @@ std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
   out.method = "no step annotations: the period of the work, a step starting at each launch of " + anchor + " (" +
                std::to_string(best->count) + " launches, most " + std::to_string(best->spacing) +
                " kernels apart)";
-  if (per_process.size() > 1) {
+  if (busiest.processes > 1) {
     out.method += "; steps of the busiest process (" + std::to_string(pid_of(pid)) + ", " +
-                  std::to_string(per_process[pid]) + " of " + std::to_string(k.size()) + " kernels)";
+                  std::to_string(order.size()) + " of " + std::to_string(k.size()) + " kernels)";
   }
   if (last_cut) {
     out.method += "; the last step left out: the trace ends before its pass does (" + std::to_string(last_pass) +
@@ -365,6 +360,8 @@ Result<StepWindows> find_step_windows(const TraceContext& context, const StepOpt
   if (options.step_range) {
     return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
   }
+  if (auto passes = forward_passes_from_modules(context, ranges)) return std::move(*passes);
+  if (auto passes = forward_passes_from_markers(context)) return std::move(*passes);
   if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) {
     const auto inside = unit_inside_steps(context, *periodic);
     if (!inside) return std::move(*periodic);

@@ -4,9 +4,12 @@
 //   2. annotations that name a step as a word (decode_step, prefill, ProfilerStep#3, vLLM's
 //      execute_model / execute_N_context_M(..)_generation_K(..), TensorRT-LLM's _forward_step N: ...),
 //      never a name that merely contains such a word (resolveForwardedInputs, pre_forward);
-//   3. without such annotations, the period of the work: a kernel launched once per forward pass
+//   3. without them, forward passes of the model (forward_passes.hpp): the model's outermost module
+//      calls where the profiler recorded Python stacks, else the token embedding and sampling
+//      kernels every pass runs once;
+//   4. else the period of the work: a kernel launched once per forward pass
 //      (the anchor: the kernel whose occurrences are regular and furthest apart) starts each step;
-//   4. stretches of GPU work split at idle gaps far longer than usual.
+//   5. stretches of GPU work split at idle gaps far longer than usual.
 #pragma once
 
 #include <optional>
@@ -35,7 +38,7 @@ struct StepWindow {
   std::int64_t global_pid = 0;
 };
 
-enum class StepSource { kStepRange, kAnnotations, kKernelPeriod, kGpuGaps, kNone };
+enum class StepSource { kStepRange, kAnnotations, kForwardPasses, kKernelPeriod, kGpuGaps, kNone };
 
 struct StepWindows {
   std::vector<StepWindow> windows;

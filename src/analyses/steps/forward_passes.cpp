@@ -1,0 +1,325 @@
+#include "analyses/steps/forward_passes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "analyses/nsys/api_lookup.hpp"
+#include "analyses/tail.hpp"
+#include "analyses/trace_context.hpp"
+
+namespace kernscope::report {
+
+BusiestProcess busiest_process_kernels(const Trace& trace) {
+  const auto& k = trace.kernels;
+  BusiestProcess out;
+  if (k.size() == 0) return out;
+  std::unordered_map<std::int64_t, std::size_t> per_process;
+  for (RowIndex i = 0; i < k.size(); ++i) ++per_process[k.global_pid[i]];
+  const auto busiest = std::max_element(per_process.begin(), per_process.end(), [](auto& a, auto& b) {
+    return a.second < b.second || (a.second == b.second && a.first < b.first);
+  });
+  out.global_pid = busiest->first;
+  out.processes = per_process.size();
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (k.global_pid[i] == out.global_pid) out.order.push_back(i);
+  }
+  std::stable_sort(out.order.begin(), out.order.end(), [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; });
+  return out;
+}
+
+namespace {
+
+struct Start {
+  TimeNs time = 0;
+  std::int64_t global_tid = 0;  // 0: a start in GPU time
+};
+
+// The thread that launched most of the process's kernels, and each kernel's launch (host) time on
+// it (0 where the launch is not traced or came from another thread).
+struct Launches {
+  std::int64_t global_tid = 0;
+  std::size_t on_thread = 0;
+  std::vector<TimeNs> launch_ns;  // by position in the launch order
+};
+
+Launches launching_thread(const TraceContext& context, const BusiestProcess& process) {
+  const Trace& trace = context.trace();
+  const auto& k = trace.kernels;
+  const ApiLookup& lookup = context.api_lookup();
+  std::vector<std::int64_t> tid(process.order.size(), 0);
+  std::vector<TimeNs> at(process.order.size(), 0);
+  std::unordered_map<std::int64_t, std::size_t> per_thread;
+  for (std::size_t p = 0; p < process.order.size(); ++p) {
+    const RowIndex i = process.order[p];
+    if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      tid[p] = trace.api_calls.global_tid[*r];
+      at[p] = trace.api_calls.start_ns[*r];
+      ++per_thread[tid[p]];
+    }
+  }
+  Launches out;
+  out.launch_ns.assign(process.order.size(), 0);
+  if (per_thread.empty()) return out;
+  const auto best = std::max_element(per_thread.begin(), per_thread.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  out.global_tid = best->first;
+  out.on_thread = best->second;
+  for (std::size_t p = 0; p < tid.size(); ++p) {
+    if (tid[p] == out.global_tid) out.launch_ns[p] = at[p];
+  }
+  return out;
+}
+
+// What the host thread (or, for GPU-time steps, the process's GPU) was doing, as sorted intervals:
+// its CUDA API calls, or the process's kernels.
+std::vector<std::pair<TimeNs, TimeNs>> activity(const Trace& trace, std::int64_t global_tid, std::int64_t global_pid) {
+  std::vector<std::pair<TimeNs, TimeNs>> out;
+  if (global_tid != 0) {
+    const auto& a = trace.api_calls;
+    for (RowIndex i = 0; i < a.size(); ++i) {
+      if (a.global_tid[i] == global_tid) out.push_back({a.start_ns[i], a.end_ns[i]});
+    }
+  } else {
+    const auto& k = trace.kernels;
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      if (k.global_pid[i] == global_pid) out.push_back({k.start_ns[i], k.end_ns[i]});
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+struct Gap {
+  TimeNs start = 0, end = 0;
+  std::int64_t length() const { return end - start; }
+};
+
+// The longest stretch inside [lo, hi) with no activity.
+Gap longest_gap(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs lo, TimeNs hi) {
+  Gap best;
+  TimeNs reach = lo;
+  auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{lo, std::numeric_limits<TimeNs>::min()});
+  // An interval that began before lo may still run into the window.
+  if (it != busy.begin()) reach = std::max(reach, std::prev(it)->second);
+  for (; it != busy.end() && it->first < hi; ++it) {
+    if (it->first > reach && it->first - reach > best.length()) best = {reach, it->first};
+    reach = std::max(reach, it->second);
+  }
+  if (hi > reach && hi - reach > best.length()) best = {reach, hi};
+  return best;
+}
+
+// Where the request holding a step that starts at `anchor` began: the first activity after the
+// last gap longer than `gap` before it, if that lies within `reach` of the anchor (else the anchor).
+TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs anchor, std::int64_t gap, std::int64_t reach,
+                     TimeNs not_before) {
+  auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{anchor, std::numeric_limits<TimeNs>::min()});
+  TimeNs earliest = anchor;
+  while (it != busy.begin()) {
+    --it;
+    if (it->second < earliest - gap) return earliest;  // the gap before the request
+    earliest = std::min(earliest, it->first);
+    if (earliest < anchor - reach || earliest < not_before) return anchor;
+  }
+  return anchor;
+}
+
+// Steps from their starts: each runs until the next starts, except across a gap between requests.
+StepWindows windows_from_starts(const Trace& trace, const std::vector<Start>& starts, std::int64_t global_pid,
+                                const std::string& name) {
+  StepWindows out;
+  const bool host = starts.front().global_tid != 0;
+  const auto busy = activity(trace, starts.front().global_tid, global_pid);
+  std::vector<std::int64_t> spacing;
+  for (std::size_t j = 1; j < starts.size(); ++j) spacing.push_back(starts[j].time - starts[j - 1].time);
+  std::vector<std::int64_t> sorted = spacing;
+  std::sort(sorted.begin(), sorted.end());
+  const auto median = static_cast<std::int64_t>(percentile_linear(sorted, 50));
+  // The last step ends where its activity ends, within two median steps of its start.
+  TimeNs last_end = starts.back().time;
+  for (auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{starts.back().time, 0});
+       it != busy.end() && it->first <= starts.back().time + 2 * median; ++it) {
+    last_end = std::max(last_end, std::min(it->second, starts.back().time + 2 * median));
+  }
+  std::vector<TimeNs> begin(starts.size()), end(starts.size());
+  std::vector<Gap> gaps(starts.size());
+  std::vector<std::int64_t> gap_lengths;
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    begin[j] = starts[j].time;
+    end[j] = j + 1 < starts.size() ? starts[j + 1].time : last_end;
+    gaps[j] = longest_gap(busy, begin[j], end[j]);
+    gap_lengths.push_back(gaps[j].length());
+  }
+  std::sort(gap_lengths.begin(), gap_lengths.end());
+  // A gap between requests: far longer than the longest quiet stretch inside a usual step.
+  const std::int64_t threshold = std::max<std::int64_t>(1'000'000, 4 * static_cast<std::int64_t>(percentile_linear(gap_lengths, 50)));
+  std::size_t cut = 0;
+  std::int64_t cut_ns = 0;
+  std::vector<bool> first_of_request(starts.size(), false);
+  first_of_request[0] = true;
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    if (gaps[j].length() <= threshold) continue;
+    ++cut;
+    cut_ns += gaps[j].length();
+    end[j] = gaps[j].start;
+    if (j + 1 < starts.size()) first_of_request[j + 1] = true;
+  }
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    if (!first_of_request[j]) continue;
+    begin[j] = request_start(busy, starts[j].time, threshold, median, j > 0 ? end[j - 1] : 0);
+  }
+  for (std::size_t j = 0; j < starts.size(); ++j) {
+    out.windows.push_back({name, begin[j], std::max(begin[j], end[j]), starts[j].global_tid, Phase::kUnknown, process_key(global_pid)});
+  }
+  if (cut > 0) {
+    out.method = fmt::format("; {} gap(s) between requests (no {} for over {:.3f} ms, {:.3f} ms in all) lie between steps", cut,
+                             host ? "CUDA call on the thread" : "GPU work", static_cast<double>(threshold) / 1e6,
+                             static_cast<double>(cut_ns) / 1e6);
+  }
+  return out;
+}
+
+std::string shortened(std::string_view name) {
+  std::string s(name);
+  if (s.size() > 60) s = s.substr(0, 59) + "\xE2\x80\xA6";
+  return s;
+}
+
+}  // namespace
+
+std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges) {
+  const Trace& trace = context.trace();
+  const BusiestProcess process = busiest_process_kernels(trace);
+  if (process.order.size() < 16) return std::nullopt;
+  const Launches launches = launching_thread(context, process);
+  if (launches.global_tid == 0) return std::nullopt;
+  constexpr std::string_view kModule = "nn.Module: ";
+  std::vector<const IndexedRange*> modules;
+  for (const auto& r : ranges) {
+    if (r.global_tid != launches.global_tid || trace.nvtx.domain_id[r.row] != kKinetoPythonDomain) continue;
+    const std::string_view text = std::string_view(r.name).substr(r.name.find(':') + 1);
+    if (text.starts_with(kModule)) modules.push_back(&r);
+  }
+  if (modules.size() < 2) return std::nullopt;
+  // The outermost module calls: sorted by start (longer first), a call inside the previous
+  // outermost one is a submodule's.
+  std::sort(modules.begin(), modules.end(), [](const IndexedRange* a, const IndexedRange* b) {
+    return a->start_ns != b->start_ns ? a->start_ns < b->start_ns : a->end_ns > b->end_ns;
+  });
+  std::vector<const IndexedRange*> outermost;
+  TimeNs reach = std::numeric_limits<TimeNs>::min();
+  for (const auto* m : modules) {
+    if (m->start_ns < reach) continue;
+    outermost.push_back(m);
+    reach = m->end_ns;
+  }
+  // The model: the outermost module whose calls launch the most kernels.
+  std::vector<TimeNs> launch_times;
+  for (TimeNs t : launches.launch_ns) {
+    if (t != 0) launch_times.push_back(t);
+  }
+  std::sort(launch_times.begin(), launch_times.end());
+  std::unordered_map<std::string, std::size_t> inside;
+  for (const auto* m : outermost) {
+    inside[m->name] += static_cast<std::size_t>(std::lower_bound(launch_times.begin(), launch_times.end(), m->end_ns) -
+                                                std::lower_bound(launch_times.begin(), launch_times.end(), m->start_ns));
+  }
+  const auto model = std::max_element(inside.begin(), inside.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  std::vector<Start> starts;
+  for (const auto* m : outermost) {
+    if (m->name == model->first) starts.push_back({m->start_ns, m->global_tid});
+  }
+  // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
+  if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
+  StepWindows out = windows_from_starts(trace, starts, process.global_pid, "forward");
+  const std::string text = model->first.substr(model->first.find(':') + 1);
+  out.method = fmt::format("no step annotations: forward passes, each a call of the model's outermost module ('{}', {} calls "
+                           "launching {} of the thread's {} kernels){}",
+                           text, starts.size(), model->second, launch_times.size(), out.method);
+  out.source = StepSource::kForwardPasses;
+  return out;
+}
+
+std::optional<StepWindows> forward_passes_from_markers(const TraceContext& context) {
+  const Trace& trace = context.trace();
+  const auto& k = trace.kernels;
+  const BusiestProcess process = busiest_process_kernels(trace);
+  if (process.order.size() < 16) return std::nullopt;
+  // Launch positions of every embedding kernel, and of each sampling kernel name.
+  std::vector<std::size_t> embedding;
+  std::unordered_map<StringId, std::vector<std::size_t>> sampling;
+  for (std::size_t p = 0; p < process.order.size(); ++p) {
+    const StringId name = k.demangled_name[process.order[p]];
+    const auto& op_class = context.kernel_class(name).op_class;
+    if (op_class == "embedding") embedding.push_back(p);
+    if (op_class == "sampling") sampling[name].push_back(p);
+  }
+  if (embedding.size() < 3) return std::nullopt;
+  // The first embedding lookup at or after position p (embedding.size(): none).
+  const auto embedding_from = [&](std::size_t p) {
+    return static_cast<std::size_t>(std::lower_bound(embedding.begin(), embedding.end(), p) - embedding.begin());
+  };
+  struct Passes {
+    StringId sampling = kNoString;
+    std::vector<std::size_t> starts;  // launch positions: each pass's first embedding lookup
+  };
+  std::optional<Passes> best;
+  for (const auto& [name, s] : sampling) {
+    if (s.size() < 3 || (best && s.size() >= best->starts.size() + 1)) continue;
+    // One sampling per pass, the same number of kernels apart in most passes (within 10 %: an
+    // eager MoE's expert loop launches a few more or fewer kernels as routing changes).
+    std::vector<std::size_t> spacing;
+    for (std::size_t j = 1; j < s.size(); ++j) spacing.push_back(s[j] - s[j - 1]);
+    std::vector<std::size_t> sorted = spacing;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t median = sorted[sorted.size() / 2];
+    const auto regular = std::count_if(spacing.begin(), spacing.end(), [&](std::size_t d) { return 10 * d >= 9 * median && 10 * d <= 11 * median; });
+    if (median < 2 || 2 * static_cast<std::size_t>(regular) < spacing.size()) continue;
+    // Each pass after the first starts at the first embedding lookup after the previous pass's
+    // sampling, and holds its own sampling after it.
+    Passes passes{name, {}};
+    std::size_t widest = 0;  // kernels from a pass's start to its sampling, at most
+    bool whole = true;
+    for (std::size_t j = 1; j < s.size() && whole; ++j) {
+      const std::size_t e = embedding_from(s[j - 1] + 1);
+      whole = e < embedding.size() && embedding[e] < s[j];
+      if (whole) {
+        passes.starts.push_back(embedding[e]);
+        widest = std::max(widest, s[j] - embedding[e]);
+      }
+    }
+    if (!whole) continue;
+    // The first pass: its first embedding lookup within twice the widest pass before its sampling
+    // (none there: the trace began inside it, and it is left out).
+    const std::size_t lookback = s[0] > 2 * widest ? s[0] - 2 * widest : 0;
+    if (const std::size_t e = embedding_from(lookback); e < embedding.size() && embedding[e] < s[0]) {
+      passes.starts.insert(passes.starts.begin(), embedding[e]);
+    }
+    if (passes.starts.size() < 3) continue;
+    if (!best || passes.starts.size() < best->starts.size()) best = std::move(passes);
+  }
+  if (!best) return std::nullopt;
+  const Launches launches = launching_thread(context, process);
+  std::vector<Start> starts;
+  const bool host = launches.global_tid != 0 &&
+                    std::all_of(best->starts.begin(), best->starts.end(), [&](std::size_t p) { return launches.launch_ns[p] != 0; });
+  std::unordered_map<StringId, std::size_t> start_names;
+  for (std::size_t p : best->starts) {
+    starts.push_back(host ? Start{launches.launch_ns[p], launches.global_tid} : Start{k.start_ns[process.order[p]], 0});
+    ++start_names[k.demangled_name[process.order[p]]];
+  }
+  const StringId start_name = std::max_element(start_names.begin(), start_names.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
+  StepWindows out = windows_from_starts(trace, starts, process.global_pid, "forward");
+  out.method = fmt::format("no step annotations: forward passes, each from the token embedding lookup ({}{}) through the token "
+                           "sampling {} ({} passes; one sampling per pass, the embedding lookup first){}",
+                           shortened(trace.strings.get(start_name)), start_names.size() > 1 ? " and others" : "",
+                           shortened(trace.strings.get(best->sampling)), best->starts.size(), out.method);
+  if (process.processes > 1) {
+    out.method += fmt::format("; the busiest process ({}, {} of {} kernels)", pid_of(process.global_pid), process.order.size(), k.size());
+  }
+  out.source = StepSource::kForwardPasses;
+  return out;
+}
+
+}  // namespace kernscope::report
