@@ -94,7 +94,7 @@ import json, sys
 d = json.load(sys.stdin)
 assert d['schema'] == 'kernscope.report/1' and d['steps']['decode_wall']['count'] == 64 and d['next_actions']
 "
-"$K" steps --format csv "$LLAMA/trace.sqlite.xz" | head -1 | grep -q "^Step,Phase,Start (ns),Wall (ns)"
+"$K" steps --format csv "$LLAMA/trace.sqlite.xz" | head -1 | grep -q "^Step,Phase,Tokens,Start (ns),Wall (ns)"
 expect_refused "unknown step range" steps --step-range nosuch "$LLAMA/trace.sqlite.xz"
 echo "report/steps checks passed"
 # record: the child's exit status comes back; Python children get the os._exit hook, which must

@@ -3,7 +3,8 @@
 // issue: nvFuser's resolveForwardedInputs, FSDP's pre_forward/post_forward, flash-attn's forward
 // call). Without annotations: our Llama fixtures' NVTX ranges are the truth (e.g. 2 prefill and 128
 // decode steps as its workload issued them; nvtx_pushpop_sum gold counts them), and the same
-// trace read without its NVTX rows must give the same steps from the period of its kernels.
+// trace read without its NVTX rows must give the same steps as forward passes (an embedding lookup
+// through an argmax each).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -79,7 +80,7 @@ std::vector<std::int64_t> kernels_per_step(const StepAnalysis& s, Phase phase) {
 // and the Python-sampled one (1 + 64), counted with sqlite3 over NVTX_EVENTS.
 class NvtxRemoved : public ::testing::TestWithParam<std::tuple<const char*, std::size_t, std::size_t>> {};
 
-TEST_P(NvtxRemoved, TheKernelPeriodGivesTheAnnotatedSteps) {
+TEST_P(NvtxRemoved, TheForwardPassesGiveTheAnnotatedSteps) {
   const auto [fixture, prefills, decodes] = GetParam();
   const std::string path = (testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string();
   auto annotated_trace = open_trace(path);
@@ -91,20 +92,26 @@ TEST_P(NvtxRemoved, TheKernelPeriodGivesTheAnnotatedSteps) {
   ASSERT_EQ(bare_trace->nvtx.size(), 0u);
   const auto annotated = analyze_steps(*annotated_trace, OpRuleSet::builtin(), {}).value();
   const auto bare = analyze_steps(*bare_trace, OpRuleSet::builtin(), {}).value();
-  EXPECT_NE(bare.method.find("period"), std::string::npos) << bare.method;
+  // The workload's forward passes (one embedding lookup and one argmax each) are its steps.
+  EXPECT_NE(bare.method.find("forward passes"), std::string::npos) << bare.method;
   for (Phase phase : {Phase::kPrefill, Phase::kDecode}) {
     auto want = kernels_per_step(annotated, phase);
     auto got = kernels_per_step(bare, phase);
     ASSERT_EQ(got.size(), want.size()) << phase_name(phase);
     ASSERT_EQ(want.size(), phase == Phase::kPrefill ? prefills : decodes);
-    // A period step starts at the anchor's launch, which need not be the pass's first: the few
-    // kernels a pass launches before its anchor count in the step before it. Counts per step are
-    // then the same, but for the very last step, which has no next step to give it its own.
+    // A pass starts at its embedding lookup; the workload's range may open a little before or after
+    // it, so a request's first pass (its set-up joins it) may differ by a few kernels, and the very
+    // last step, which has no next step to end it, may lose its last few. The rest are exact.
     ASSERT_FALSE(want.empty());
     const std::size_t last = want.size() - 1;
-    for (std::size_t i = 0; i < last; ++i) EXPECT_EQ(got[i], want[i]) << phase_name(phase) << " step " << i;
-    EXPECT_LE(want[last] - got[last], 16) << phase_name(phase);
-    EXPECT_GE(want[last] - got[last], 0) << phase_name(phase);
+    for (std::size_t i = 0; i < last; ++i) {
+      if (phase == Phase::kPrefill) {
+        EXPECT_LE(std::abs(got[i] - want[i]), 4) << phase_name(phase) << " step " << i;
+      } else {
+        EXPECT_EQ(got[i], want[i]) << phase_name(phase) << " step " << i;
+      }
+    }
+    EXPECT_LE(std::abs(want[last] - got[last]), 16) << phase_name(phase);
   }
   EXPECT_EQ(bare.workload.kind, WorkloadKind::kLlmInference);
 }

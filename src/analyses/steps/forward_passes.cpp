@@ -34,6 +34,10 @@ namespace {
 struct Start {
   TimeNs time = 0;
   std::int64_t global_tid = 0;  // 0: a start in GPU time
+  // Where the pass's own work is over on the same clock (its sampling kernel's launch or end, its
+  // module call's end): a gap between requests can only come after it. A quiet stretch inside a
+  // pass (a first call's lazy set-up, Python work before the sampling) is the pass's own time.
+  TimeNs done = 0;
 };
 
 // The thread that launched most of the process's kernels, and each kernel's launch (host) time on
@@ -122,7 +126,7 @@ TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs 
     earliest = std::min(earliest, it->first);
     if (earliest < anchor - reach || earliest < not_before) return anchor;
   }
-  return anchor;
+  return earliest;  // nothing before it in the trace: the request began with the trace's first activity
 }
 
 // Steps from their starts: each runs until the next starts, except across a gap between requests.
@@ -148,7 +152,7 @@ StepWindows windows_from_starts(const Trace& trace, const std::vector<Start>& st
   for (std::size_t j = 0; j < starts.size(); ++j) {
     begin[j] = starts[j].time;
     end[j] = j + 1 < starts.size() ? starts[j + 1].time : last_end;
-    gaps[j] = longest_gap(busy, begin[j], end[j]);
+    gaps[j] = longest_gap(busy, std::clamp(starts[j].done, begin[j], end[j]), end[j]);
     gap_lengths.push_back(gaps[j].length());
   }
   std::sort(gap_lengths.begin(), gap_lengths.end());
@@ -228,7 +232,7 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   const auto model = std::max_element(inside.begin(), inside.end(), [](auto& a, auto& b) { return a.second < b.second; });
   std::vector<Start> starts;
   for (const auto* m : outermost) {
-    if (m->name == model->first) starts.push_back({m->start_ns, m->global_tid});
+    if (m->name == model->first) starts.push_back({m->start_ns, m->global_tid, m->end_ns});
   }
   // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
   if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
@@ -263,6 +267,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
   struct Passes {
     StringId sampling = kNoString;
     std::vector<std::size_t> starts;  // launch positions: each pass's first embedding lookup
+    std::vector<std::size_t> ends;    // and its sampling
   };
   std::optional<Passes> best;
   for (const auto& [name, s] : sampling) {
@@ -278,7 +283,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     if (median < 2 || 2 * static_cast<std::size_t>(regular) < spacing.size()) continue;
     // Each pass after the first starts at the first embedding lookup after the previous pass's
     // sampling, and holds its own sampling after it.
-    Passes passes{name, {}};
+    Passes passes{name, {}, {}};
     std::size_t widest = 0;  // kernels from a pass's start to its sampling, at most
     bool whole = true;
     for (std::size_t j = 1; j < s.size() && whole; ++j) {
@@ -286,6 +291,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
       whole = e < embedding.size() && embedding[e] < s[j];
       if (whole) {
         passes.starts.push_back(embedding[e]);
+        passes.ends.push_back(s[j]);
         widest = std::max(widest, s[j] - embedding[e]);
       }
     }
@@ -295,6 +301,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     const std::size_t lookback = s[0] > 2 * widest ? s[0] - 2 * widest : 0;
     if (const std::size_t e = embedding_from(lookback); e < embedding.size() && embedding[e] < s[0]) {
       passes.starts.insert(passes.starts.begin(), embedding[e]);
+      passes.ends.insert(passes.ends.begin(), s[0]);
     }
     if (passes.starts.size() < 3) continue;
     if (!best || passes.starts.size() < best->starts.size()) best = std::move(passes);
@@ -302,11 +309,14 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
   if (!best) return std::nullopt;
   const Launches launches = launching_thread(context, process);
   std::vector<Start> starts;
-  const bool host = launches.global_tid != 0 &&
-                    std::all_of(best->starts.begin(), best->starts.end(), [&](std::size_t p) { return launches.launch_ns[p] != 0; });
+  const auto launched = [&](std::size_t p) { return launches.launch_ns[p] != 0; };
+  const bool host = launches.global_tid != 0 && std::all_of(best->starts.begin(), best->starts.end(), launched) &&
+                    std::all_of(best->ends.begin(), best->ends.end(), launched);
   std::unordered_map<StringId, std::size_t> start_names;
-  for (std::size_t p : best->starts) {
-    starts.push_back(host ? Start{launches.launch_ns[p], launches.global_tid} : Start{k.start_ns[process.order[p]], 0});
+  for (std::size_t j = 0; j < best->starts.size(); ++j) {
+    const std::size_t p = best->starts[j], q = best->ends[j];
+    starts.push_back(host ? Start{launches.launch_ns[p], launches.global_tid, launches.launch_ns[q]}
+                          : Start{k.start_ns[process.order[p]], 0, k.end_ns[process.order[q]]});
     ++start_names[k.demangled_name[process.order[p]]];
   }
   const StringId start_name = std::max_element(start_names.begin(), start_names.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
