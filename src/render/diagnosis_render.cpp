@@ -209,6 +209,12 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.member("tpot_from", d.steps.tpot_from);
   json.key("ttft");
   distribution(json, d.steps.ttft);
+  // The values behind tpot and ttft, in step order (a request's TTFT each, to set beside a client's).
+  for (const auto& [key, samples] : {std::pair{"tpot_samples_ns", &d.steps.tpot_samples}, {"ttft_samples_ns", &d.steps.ttft_samples}}) {
+    json.key(key).begin_array();
+    for (const auto v : *samples) json.value(v);
+    json.end_array();
+  }
   json.key("groups").begin_array();
   for (const auto& g : d.steps.groups) {
     json.begin_object().member("name", g.name).member("phase", phase_name(g.phase));

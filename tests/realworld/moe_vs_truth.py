@@ -156,6 +156,16 @@ else:
               f"{median(even) / median(skewed):.3f}): error {ratio_error * 100:+.1f} %")
 traces.append(eager_trace)
 
+# Hugging Face generate() of a Mixtral-config model (tests/fixtures/hf_generate: the program's config
+# says 4 local experts, top-2, in each of its 2 layers), traced by kernscope record, nsys and
+# torch.profiler: MoE is found in each (its dense Llama siblings are among the others below).
+for p in sorted(glob.glob(os.path.join(FIX, "hf_generate", "moe_*.xz"))):
+    truth = json.load(open(p.split(".")[0] + ".truth.json"))
+    check(truth["config"]["model_type"] == "mixtral", f"{os.path.basename(p)}: the truth is a Mixtral config")
+    got, err = moe(p)
+    check(got is not None and got["present"], f"hf_generate/{os.path.basename(p)}: MoE found ({got and got['evidence']}{err and ' ' + err})")
+    traces.append(p)
+
 # No MoE anywhere else: every fixture trace and the shared traces without MoE.
 others = [p for p in glob.glob(os.path.join(FIX, "**", "*"), recursive=True)
           if p.endswith((".sqlite.xz", ".json.xz", ".sqlite", ".json.gz", ".pt.trace.json")) and os.path.basename(p) not in map(os.path.basename, traces)

@@ -173,15 +173,111 @@ StepWindows windows_from_starts(const Trace& trace, const std::vector<Start>& st
     if (!first_of_request[j]) continue;
     begin[j] = request_start(busy, starts[j].time, threshold, median, j > 0 ? end[j - 1] : 0);
   }
+  std::int32_t request = -1;
   for (std::size_t j = 0; j < starts.size(); ++j) {
-    out.windows.push_back({name, begin[j], std::max(begin[j], end[j]), starts[j].global_tid, Phase::kUnknown, process_key(global_pid)});
+    request += first_of_request[j] ? 1 : 0;
+    out.windows.push_back({name, begin[j], std::max(begin[j], end[j]), starts[j].global_tid, Phase::kUnknown, process_key(global_pid), request});
   }
+  out.request_gap_ns = threshold;
   if (cut > 0) {
     out.method = fmt::format("; {} gap(s) between requests (no {} for over {:.3f} ms, {:.3f} ms in all) lie between steps", cut,
                              host ? "CUDA call on the thread" : "GPU work", static_cast<double>(threshold) / 1e6,
                              static_cast<double>(cut_ns) / 1e6);
   }
   return out;
+}
+
+// Where the profiler recorded Python calls: a request starts where the innermost Python call
+// holding all its passes starts (generate(), an engine's step function), when that call began after
+// the previous request's last step: its set-up before its first CUDA call is the request's time,
+// which the user's TTFT counts. Returns how many requests were moved.
+// Which passes share a request, from the Python calls: two consecutive passes are of one request
+// when the innermost call holding both (a decoding loop: generate()'s _sample) holds no other pair's
+// innermost call inside it; a pair held only by an outer call that also holds such loops (the
+// program's main loop around generate()) straddles two requests. Gaps cannot tell a pause inside a
+// request (a cold first call's) from one between requests; the calls can. Returns false when the
+// calls hold the passes in no such way (then the gaps decide).
+bool requests_from_calls(const std::vector<const IndexedRange*>& calls, const std::vector<TimeNs>& anchors,
+                         std::vector<StepWindow>& windows) {
+  if (anchors.size() != windows.size() || anchors.size() < 2) return false;
+  // One sweep over the calls (properly nested on one thread) keeps the chain of calls open at each
+  // pass's start; the innermost call holding passes j and j + 1 is the deepest of j's chain that
+  // is still open at j + 1's start.
+  std::vector<const IndexedRange*> common(anchors.size() - 1, nullptr);  // per pair (j, j + 1)
+  std::vector<const IndexedRange*> open;
+  auto next_call = calls.begin();
+  for (std::size_t j = 0; j + 1 < anchors.size(); ++j) {
+    for (; next_call != calls.end() && (*next_call)->start_ns <= anchors[j]; ++next_call) {
+      while (!open.empty() && open.back()->end_ns < (*next_call)->start_ns) open.pop_back();
+      open.push_back(*next_call);
+    }
+    while (!open.empty() && open.back()->end_ns < anchors[j]) open.pop_back();
+    for (auto it = open.rbegin(); it != open.rend(); ++it) {
+      if ((*it)->end_ns >= anchors[j] && (*it)->end_ns >= anchors[j + 1]) {
+        common[j] = *it;
+        break;
+      }
+    }
+    if (!common[j]) return false;
+  }
+  // A pair straddles two requests when another pair's innermost call lies inside its own.
+  std::vector<const IndexedRange*> distinct = common;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::unordered_map<const IndexedRange*, bool> outer;
+  for (const auto* c : distinct) {
+    outer[c] = std::any_of(distinct.begin(), distinct.end(), [&](const IndexedRange* d) {
+      return d != c && d->start_ns >= c->start_ns && d->end_ns <= c->end_ns;
+    });
+  }
+  std::vector<bool> straddles(common.size(), false);
+  for (std::size_t p = 0; p < common.size(); ++p) straddles[p] = outer[common[p]];
+  std::int32_t request = 0;
+  windows[0].request = 0;
+  for (std::size_t j = 1; j < windows.size(); ++j) {
+    request += straddles[j - 1] ? 1 : 0;
+    windows[j].request = request;
+  }
+  return true;
+}
+
+std::size_t start_requests_at_callers(const Trace& trace, const std::vector<IndexedRange>& ranges, std::int64_t thread,
+                                      std::int64_t request_gap, const std::vector<TimeNs>& anchors, std::vector<StepWindow>& windows) {
+  std::vector<const IndexedRange*> calls;
+  for (const auto& r : ranges) {
+    if (r.global_tid != thread || trace.nvtx.domain_id[r.row] != kKinetoPythonDomain) continue;
+    if (std::string_view(r.name).substr(r.name.find(':') + 1).starts_with("nn.Module: ")) continue;
+    calls.push_back(&r);
+  }
+  std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
+  requests_from_calls(calls, anchors, windows);
+  const auto cuda = activity(trace, thread, 0);
+  std::size_t moved = 0;
+  for (std::size_t first = 0; first < windows.size();) {
+    std::size_t last = first;
+    while (last + 1 < windows.size() && windows[last + 1].request == windows[first].request) ++last;
+    const TimeNs previous_end = first > 0 ? windows[first - 1].end : std::numeric_limits<TimeNs>::min();
+    // The holder must also hold the request's set-up: its CUDA calls before its first pass (generate()
+    // launches a few before its first forward), back to the last gap between requests. Else the
+    // model's own call wrappers, or the decoding loop inside generate(), would pass for the request.
+    const TimeNs setup = request_start(cuda, windows[first].start, request_gap, std::numeric_limits<std::int64_t>::max() / 2,
+                                       first > 0 ? previous_end : std::numeric_limits<TimeNs>::min() / 2);
+    const TimeNs next_request = last + 1 < windows.size() ? windows[last + 1].start : std::numeric_limits<TimeNs>::max();
+    const IndexedRange* holder = nullptr;
+    const auto lo = std::lower_bound(calls.begin(), calls.end(), previous_end, [](auto* r, TimeNs t) { return r->start_ns < t; });
+    for (auto it = lo; it != calls.end() && (*it)->start_ns <= setup; ++it) {
+      const IndexedRange* r = *it;
+      if (r->end_ns < windows[last].start) continue;  // does not hold every pass of the request
+      if (r->end_ns > next_request) continue;         // holds the next request's too (the program's main loop)
+      if (!holder || r->start_ns > holder->start_ns) holder = r;  // the innermost: the latest start
+    }
+    if (holder && holder->start_ns < windows[first].start) {
+      windows[first].start = holder->start_ns;
+      ++moved;
+    }
+    first = last + 1;
+  }
+  return moved;
 }
 
 std::string shortened(std::string_view name) {
@@ -237,10 +333,16 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
   if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
   StepWindows out = windows_from_starts(trace, starts, process.global_pid, "forward");
+  std::vector<TimeNs> anchors;
+  for (const auto& st : starts) anchors.push_back(st.time);
+  const std::size_t from_callers = start_requests_at_callers(trace, ranges, launches.global_tid, out.request_gap_ns, anchors, out.windows);
   const std::string text = model->first.substr(model->first.find(':') + 1);
   out.method = fmt::format("no step annotations: forward passes, each a call of the model's outermost module ('{}', {} calls "
                            "launching {} of the thread's {} kernels){}",
                            text, starts.size(), model->second, launch_times.size(), out.method);
+  if (from_callers > 0) {
+    out.method += fmt::format("; {} request(s) start where the Python call holding all their passes starts (e.g. generate())", from_callers);
+  }
   out.source = StepSource::kForwardPasses;
   return out;
 }
@@ -281,6 +383,10 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     const std::size_t median = sorted[sorted.size() / 2];
     const auto regular = std::count_if(spacing.begin(), spacing.end(), [&](std::size_t d) { return 10 * d >= 9 * median && 10 * d <= 11 * median; });
     if (median < 2 || 2 * static_cast<std::size_t>(regular) < spacing.size()) continue;
+    // And spread over the whole run, not bunched: a kernel of some passes only (a router's top-k
+    // that only prefills launch, twice a pass) is regular inside its bunches, but its mean spacing
+    // is many times its median; the token sampler's mean spacing stays near a pass.
+    if (2 * (s.back() - s.front()) > 3 * median * (s.size() - 1)) continue;
     // Each pass after the first starts at the first embedding lookup after the previous pass's
     // sampling, and holds its own sampling after it.
     Passes passes{name, {}, {}};

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "analyses/work/shape_flops.hpp"
@@ -111,6 +112,39 @@ std::int64_t annotated_tokens(std::string_view name) {
   return total;
 }
 
+// Rule 4 of the header: per step, the phase its request's structure gives, or nullopt.
+std::vector<std::optional<Phase>> phases_by_request(const std::vector<Step>& steps, const std::vector<StepPhaseFacts>& facts) {
+  std::vector<std::optional<Phase>> out(steps.size());
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (facts[i].request >= 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+  std::vector<bool> first(steps.size(), false);
+  std::vector<StringId> later;  // names the later passes launch
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const std::size_t i = order[j];
+    first[i] = j == 0 || facts[order[j - 1]].request != facts[i].request;
+    if (!first[i]) later.insert(later.end(), facts[i].kernel_names.begin(), facts[i].kernel_names.end());
+  }
+  std::sort(later.begin(), later.end());
+  later.erase(std::unique(later.begin(), later.end()), later.end());
+  if (later.empty()) return out;
+  bool any_prefill = false;
+  for (std::size_t i : order) {
+    if (!first[i]) continue;
+    const auto& names = facts[i].kernel_names;
+    const bool own = std::any_of(names.begin(), names.end(), [&](StringId n) { return !std::binary_search(later.begin(), later.end(), n); });
+    out[i] = own ? Phase::kPrefill : Phase::kDecode;
+    any_prefill |= own;
+  }
+  if (!any_prefill) return std::vector<std::optional<Phase>>(steps.size());
+  for (std::size_t i : order) {
+    if (!first[i]) out[i] = Phase::kDecode;
+  }
+  return out;
+}
+
 }  // namespace
 
 const char* phase_evidence_name(PhaseEvidence evidence) {
@@ -118,6 +152,7 @@ const char* phase_evidence_name(PhaseEvidence evidence) {
     case PhaseEvidence::kAnnotation: return "annotation";
     case PhaseEvidence::kShapes: return "shapes";
     case PhaseEvidence::kAttentionKind: return "attention kernels";
+    case PhaseEvidence::kRequestStructure: return "request structure (a request's first forward pass)";
     case PhaseEvidence::kKernelMix: return "kernel mix";
     case PhaseEvidence::kNone: break;
   }
@@ -130,6 +165,7 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   std::vector<std::int64_t> step_tid(steps.size(), 0);
   for (std::size_t i = 0; i < steps.size(); ++i) step_tid[i] = facts[i].global_tid;
   const auto shape = shapes_per_step(trace, steps, step_tid);
+  const auto by_request = phases_by_request(steps, facts);
   std::map<std::int64_t, std::int64_t> query_seen;  // query lengths seen, for the summary
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
@@ -158,6 +194,11 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
       d.evidence[i] = PhaseEvidence::kAttentionKind;
       continue;
     }
+    if (const auto phase = by_request[i]) {
+      s.phase = *phase;
+      d.evidence[i] = PhaseEvidence::kRequestStructure;
+      continue;
+    }
     const std::int64_t gemm = class_time(s, {"gemm", "quantized_gemm", "moe_gemm"});
     const std::int64_t gemv = class_time(s, {"gemv"});
     if (gemm + gemv > 0) {
@@ -167,7 +208,7 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   }
   // In words: how many steps of each phase, and which evidence decided how many.
   std::array<std::int64_t, 4> per_phase{};
-  std::array<std::int64_t, 5> per_evidence{};
+  std::array<std::int64_t, 6> per_evidence{};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     ++per_phase[static_cast<std::size_t>(steps[i].phase)];
     ++per_evidence[static_cast<std::size_t>(d.evidence[i])];

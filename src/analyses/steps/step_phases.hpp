@@ -7,7 +7,13 @@
 //      sequence is a prefill, one is a decode;
 //   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
 //      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
-//   4. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
+//   4. where steps are forward passes split into requests by gaps (forward_passes.hpp): a request's
+//      first pass is its prefill when it launches kernels no later pass of any request launches
+//      (a prefill's attention and GEMM tiles for many tokens, its mask set-up), and the later
+//      passes are decodes (a Hugging Face generate() call is one request: one prefill, then a
+//      decode per token). A first pass with nothing of its own is a decode like the others (a
+//      pause inside a request, e.g. a cold first call's, can look like a gap between requests);
+//   5. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
 // Not the launch size of attention kernels (grid): the CLI's load plans for steps and report leave
 // kernels' grid columns unread, and a decision must not depend on which columns were loaded.
 #pragma once
@@ -22,13 +28,15 @@
 
 namespace kernscope::report {
 
-enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kKernelMix, kNone };
+enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kRequestStructure, kKernelMix, kNone };
 
-// Words for a table cell: "annotation", "shapes", "attention kernels", "kernel mix", "none".
+// Words for a table cell: "annotation", "shapes", "attention kernels", "request structure", "kernel mix", "none".
 const char* phase_evidence_name(PhaseEvidence evidence);
 
 struct StepPhaseFacts {
   std::int64_t global_tid = 0;  // the step window's thread (0: a window in GPU time)
+  std::int32_t request = -1;    // the request of a forward pass (StepWindow::request), -1: none
+  std::vector<StringId> kernel_names;  // a forward pass's kernel names, sorted, once each
 };
 
 struct PhaseDecisions {

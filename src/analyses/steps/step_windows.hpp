@@ -36,6 +36,9 @@ struct StepWindow {
   // The process whose work the window holds (process_key packing); 0: the thread's process, or
   // any process for a window in GPU time only.
   std::int64_t global_pid = 0;
+  // For forward passes (forward_passes.hpp): the request the pass belongs to, counting the runs of
+  // passes separated by gaps between requests from 0; -1 for steps found otherwise.
+  std::int32_t request = -1;
 };
 
 enum class StepSource { kStepRange, kAnnotations, kForwardPasses, kKernelPeriod, kGpuGaps, kNone };
@@ -47,6 +50,8 @@ struct StepWindows {
   // Where steps left out at the front began (their anchor kernel's GPU start; 0: none left out):
   // their work is a partial step's, not setup before the first step (setup_split.hpp).
   TimeNs partial_gpu_start = 0;
+  // Forward passes: the quiet time on the launching thread that separates requests (0: none used).
+  std::int64_t request_gap_ns = 0;
 };
 
 // The step name an annotation's text stands for and the phase it states, or nullopt when the

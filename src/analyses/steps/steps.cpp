@@ -338,7 +338,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   ClassTimes class_times(windows.size(), context);
   // What the phase decision reads besides the steps' class times (step_phases.hpp).
   std::vector<report::StepPhaseFacts> phase_facts(windows.size());
-  for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w].global_tid = windows[w].global_tid;
+  for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w] = {windows[w].global_tid, windows[w].request};
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
   const report::ApiLookup& lookup = context.api_lookup();
   // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
@@ -633,6 +633,19 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   const bool llm = result.workload.kind == WorkloadKind::kLlmInference;
   // Phases the names did not give, from the most direct evidence the step holds (step_phases.hpp).
   if (llm) {
+    // Forward passes of requests compare their kernel names (rule 4 of step_phases.hpp).
+    if (std::any_of(phase_facts.begin(), phase_facts.end(), [](auto& f) { return f.request >= 0; })) {
+      for (RowIndex i = 0; i < k.size(); ++i) {
+        const auto w = result.kernel_step[i];
+        if (w >= 0 && phase_facts[static_cast<std::size_t>(w)].request >= 0) {
+          phase_facts[static_cast<std::size_t>(w)].kernel_names.push_back(k.demangled_name[i]);
+        }
+      }
+      for (auto& f : phase_facts) {
+        std::sort(f.kernel_names.begin(), f.kernel_names.end());
+        f.kernel_names.erase(std::unique(f.kernel_names.begin(), f.kernel_names.end()), f.kernel_names.end());
+      }
+    }
     const auto decided = report::decide_step_phases(trace, steps, phase_facts);
     if (!decided.summary.empty()) result.method += "; " + decided.summary;
   } else {
