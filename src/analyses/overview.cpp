@@ -147,12 +147,16 @@ TraceOverview describe(const Trace& trace) {
   const auto& graph_nodes = trace.kernels.graph_node_id;  // empty when opened without details
   for (RowIndex i = 0; i < graph_nodes.size(); ++i) o.graph_node_kernels += graph_nodes[i] != 0;
   o.graph_launches = report::count_api_calls(trace, ApiRole::kGraphLaunch);  // backtraced calls once
+  if (o.graph_launches > 0 && o.graph_node_kernels == 0) {
+    // Kineto and roctracer keep no node ids, but each replayed kernel carries its launch's id.
+    o.graph_replay_kernels = report::count_graph_replay_kernels(trace, report::ApiLookup(trace.api_calls)).by_launch_id;
+  }
   if (trace.graph_execs.size() > 0) {
     o.missing.push_back(std::to_string(trace.graph_execs.size()) +
                         " CUDA graph executions were traced as whole graphs: their GPU time counts as busy, but the "
                         "kernels inside them are not in kernel summaries (record with --cuda-graph-trace node to "
                         "itemize them)");
-  } else if (o.graph_launches > 0 && o.graph_node_kernels == 0 && graph_nodes.size() > 0) {
+  } else if (o.graph_launches > 0 && o.graph_node_kernels == 0 && o.graph_replay_kernels == 0 && graph_nodes.size() > 0) {
     o.missing.push_back(std::to_string(o.graph_launches) +
                         " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
                         "whole graphs, so the kernels inside them are hidden (capture with "

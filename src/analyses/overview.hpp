@@ -43,6 +43,9 @@ struct TraceOverview {
   std::vector<Thread> active_threads;
   std::vector<TopLevelRange> top_level_ranges;
   std::int64_t graph_node_kernels = 0;
+  // Kernels carrying a graph launch's correlation id (Kineto, roctracer: no node ids), counted only
+  // where no kernel has a node id: a graph's replays seen, not hidden.
+  std::int64_t graph_replay_kernels = 0;
   std::int64_t graph_launches = 0;
   std::vector<std::string> missing;  // plain sentences
   // Traces of kernscope's tracer: what tracing cost the program (src/analyses/steps/tracer_cost.hpp),

@@ -43,7 +43,10 @@ std::string render_overview_text(const TraceOverview& o, bool all) {
   }
   put("Events:\n");
   for (const auto& c : o.counts) put(fmt::format("  {:<11} {}\n", c.kind, c.present ? fmt::format("{}", c.count) : "absent"));
-  if (o.graph_launches || o.graph_node_kernels) {
+  if (o.graph_replay_kernels > 0) {
+    put(fmt::format("  graph launches {}, kernels of their replays {} (by the launch's correlation id; no node ids)\n",
+                    o.graph_launches, o.graph_replay_kernels));
+  } else if (o.graph_launches || o.graph_node_kernels) {
     put(fmt::format("  graph launches {}, kernels from graph nodes {}\n", o.graph_launches, o.graph_node_kernels));
   }
   // Processes and threads with GPU or CUDA activity; the idle rest only with --all.
@@ -124,6 +127,7 @@ std::string render_overview_json(const TraceOverview& o) {
   }
   json.end_object();
   json.member("graph_launches", o.graph_launches).member("graph_node_kernels", o.graph_node_kernels);
+  json.member("graph_replay_kernels", o.graph_replay_kernels);
   json.key("processes").begin_array();
   for (const auto& p : o.processes) json.begin_object().member("pid", p.pid).member("name", p.name).end_object();
   json.end_array();

@@ -150,3 +150,49 @@ TEST(ForwardPasses, TheModelsOutermostModuleCallsAreThePasses) {
 
 }  // namespace
 }  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+// Steps that hold a sliver of the run's GPU work (a helper's decode_step annotation around one tiny
+// kernel while the real work runs between them) describe nothing of its latency: TPOT is withheld
+// and said; steps holding the work keep theirs. By construction: 1 us inside vs 1 ms between.
+StepAnalysis annotated_loop(bool work_inside) {
+  SyntheticTrace t;
+  TimeNs now = 1'000'000;
+  std::uint32_t correlation = 1;
+  for (int step = 0; step < 6; ++step) {
+    const TimeNs begin = now;
+    t.api("cudaLaunchKernel", now, now + 5'000, correlation);
+    t.kernel(kGemm, now + 10'000, now + 11'000, correlation++);
+    now += 20'000;
+    if (work_inside) {
+      t.api("cudaLaunchKernel", now, now + 5'000, correlation);
+      t.kernel(kGemm, now + 10'000, now + 1'010'000, correlation++);
+      now += 1'020'000;
+    }
+    t.nvtx(59, "decode_step", begin, now);
+    if (!work_inside) {
+      t.api("cudaLaunchKernel", now, now + 5'000, correlation);
+      t.kernel(kGemm, now + 10'000, now + 1'010'000, correlation++);
+      now += 1'020'000;
+    }
+  }
+  return steps_of(t.trace);
+}
+
+TEST(StepCoverage, StepsHoldingASliverOfTheWorkGiveNoTpot) {
+  const auto thin = annotated_loop(false);
+  ASSERT_EQ(thin.steps.size(), 6u);
+  EXPECT_EQ(thin.tpot.count, 0) << thin.method;
+  EXPECT_NE(thin.method.find("the steps hold 0.1 %"), std::string::npos) << thin.method;
+  bool said = false;
+  for (const auto& n : thin.notes) said |= n.find("TPOT and TTFT withheld") != std::string::npos;
+  EXPECT_TRUE(said);
+  const auto whole = annotated_loop(true);
+  EXPECT_EQ(whole.tpot.count, 6) << whole.method;
+  EXPECT_NE(whole.method.find("the steps hold 100.0 %"), std::string::npos) << whole.method;
+}
+
+}  // namespace
+}  // namespace kernscope

@@ -179,20 +179,8 @@ std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalys
                      "re-trace with --cuda-graph-trace=node to see the kernels inside the graphs");
     f.rows.columns = {{"Graph Launches"}, {"Kernels From Graph Nodes"}};
     const std::int64_t launches = report::count_api_calls(trace, ApiRole::kGraphLaunch, &context);  // backtraced calls once
-    // A kernel of a graph shows as one where the trace itemized the graph: a node id (nsys, CUPTI),
-    // or the correlation id of the graph launch that ran it (Kineto and roctracer keep no node ids;
-    // on AMD, the kernels of a hipGraphLaunch carry its correlation id).
-    std::int64_t node_kernels = 0;
-    const auto& k = trace.kernels;
-    for (auto id : k.graph_node_id) node_kernels += id != 0;
-    if (launches > 0 && node_kernels == 0) {  // the correlation pass only where node ids say nothing
-      const report::ApiLookup& lookup = context.api_lookup();
-      ApiRoleCache roles(trace.strings);
-      for (RowIndex i = 0; i < k.size(); ++i) {
-        const auto call = lookup.find(k.global_pid[i], k.correlation_id[i]);
-        node_kernels += call && has_any(roles(trace.api_calls.name[*call]), ApiRole::kGraphLaunch);
-      }
-    }
+    // A kernel of a graph shows as one where the trace itemized the graph (count_graph_replay_kernels).
+    const std::int64_t node_kernels = launches > 0 ? report::count_graph_replay_kernels(trace, context.api_lookup()).total() : 0;
     if (launches > 0 && node_kernels == 0 && !trace.kernels.graph_node_id.empty()) {
       f.count = launches;
       f.severity = "warning";

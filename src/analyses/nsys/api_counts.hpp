@@ -32,4 +32,25 @@ inline std::int64_t count_api_calls(const Trace& trace, ApiRole role, const Trac
   return calls;
 }
 
+// Kernels that ran inside graph replays, seen by the launch that ran them: a graph node id (nsys
+// and CUPTI itemize graphs node by node), else the correlation id of a graph launch (Kineto and
+// roctracer keep no node ids: the kernels of a cudaGraphLaunch / hipGraphLaunch carry its id).
+struct GraphReplayKernels {
+  std::int64_t by_node_id = 0, by_launch_id = 0;
+  std::int64_t total() const { return by_node_id + by_launch_id; }
+};
+inline GraphReplayKernels count_graph_replay_kernels(const Trace& trace, const ApiLookup& lookup) {
+  GraphReplayKernels out;
+  const auto& k = trace.kernels;
+  ApiRoleCache roles(trace.strings);
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (!k.graph_node_id.empty() && k.graph_node_id[i] != 0) {
+      ++out.by_node_id;
+    } else if (const auto call = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+      out.by_launch_id += has_any(roles(trace.api_calls.name[*call]), ApiRole::kGraphLaunch);
+    }
+  }
+  return out;
+}
+
 }  // namespace kernscope::report

@@ -119,28 +119,36 @@ std::vector<std::optional<Phase>> phases_by_request(const std::vector<Step>& ste
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (facts[i].request >= 0) order.push_back(i);
   }
+  if (order.size() < 4) return out;
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+  // A rare kernel: launched by at most a quarter of the passes (a prefill's own tiles; decodes
+  // repeat one set of kernels).
+  std::unordered_map<StringId, std::size_t> passes_launching;
+  for (std::size_t i : order) {
+    for (StringId n : facts[i].kernel_names) ++passes_launching[n];
+  }
+  const auto rare = [&](StringId n) { return 4 * passes_launching[n] <= order.size(); };
+  // A request's first pass with rare kernels is its prefill; their names are the prefill's.
   std::vector<bool> first(steps.size(), false);
-  std::vector<StringId> later;  // names the later passes launch
+  std::vector<StringId> prefill_names;
   for (std::size_t j = 0; j < order.size(); ++j) {
     const std::size_t i = order[j];
     first[i] = j == 0 || facts[order[j - 1]].request != facts[i].request;
-    if (!first[i]) later.insert(later.end(), facts[i].kernel_names.begin(), facts[i].kernel_names.end());
-  }
-  std::sort(later.begin(), later.end());
-  later.erase(std::unique(later.begin(), later.end()), later.end());
-  if (later.empty()) return out;
-  bool any_prefill = false;
-  for (std::size_t i : order) {
     if (!first[i]) continue;
-    const auto& names = facts[i].kernel_names;
-    const bool own = std::any_of(names.begin(), names.end(), [&](StringId n) { return !std::binary_search(later.begin(), later.end(), n); });
-    out[i] = own ? Phase::kPrefill : Phase::kDecode;
-    any_prefill |= own;
+    for (StringId n : facts[i].kernel_names) {
+      if (rare(n)) prefill_names.push_back(n);
+    }
   }
-  if (!any_prefill) return std::vector<std::optional<Phase>>(steps.size());
+  if (prefill_names.empty()) return out;
+  std::sort(prefill_names.begin(), prefill_names.end());
+  // Any pass launching a prefill's own kernels is a prefill (a second prompt inside one request, as
+  // a warm-up then measured run without a gap between them); the rest are decodes.
   for (std::size_t i : order) {
-    if (!first[i]) out[i] = Phase::kDecode;
+    const auto& names = facts[i].kernel_names;
+    const bool prefill = std::any_of(names.begin(), names.end(), [&](StringId n) {
+      return std::binary_search(prefill_names.begin(), prefill_names.end(), n);
+    });
+    out[i] = prefill ? Phase::kPrefill : Phase::kDecode;
   }
   return out;
 }

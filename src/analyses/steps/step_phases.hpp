@@ -7,12 +7,13 @@
 //      sequence is a prefill, one is a decode;
 //   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
 //      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
-//   4. where steps are forward passes split into requests by gaps (forward_passes.hpp): a request's
-//      first pass is its prefill when it launches kernels no later pass of any request launches
-//      (a prefill's attention and GEMM tiles for many tokens, its mask set-up), and the later
-//      passes are decodes (a Hugging Face generate() call is one request: one prefill, then a
-//      decode per token). A first pass with nothing of its own is a decode like the others (a
-//      pause inside a request, e.g. a cold first call's, can look like a gap between requests);
+//   4. where steps are forward passes split into requests (forward_passes.hpp): a request's first
+//      pass is its prefill when it launches rare kernels (launched by at most a quarter of the
+//      passes: a prefill's attention and GEMM tiles for many tokens, its mask set-up), and any pass
+//      launching those is a prefill too (a second prompt with no gap before it); the rest are
+//      decodes, which repeat one set of kernels (a Hugging Face generate() call is one request: a
+//      prefill, then a decode per token). A first pass with nothing rare is a decode (a pause inside
+//      a request, e.g. a cold first call's, can look like a gap between requests);
 //   5. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
 // Not the launch size of attention kernels (grid): the CLI's load plans for steps and report leave
 // kernels' grid columns unread, and a decision must not depend on which columns were loaded.

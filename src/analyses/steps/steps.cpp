@@ -1,6 +1,8 @@
 // Steps and phases. A kernel belongs to the step whose range encloses its launching API call on
 // the same thread; GPU busy time is the union of the process's GPU operations clipped to the step
 // window (work launched earlier but still running counts as busy: the GPU is not idle).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <array>
@@ -8,6 +10,7 @@
 #include <cctype>
 #include <cmath>
 #include <map>
+#include <set>
 #include <numeric>
 #include <span>
 #include <unordered_map>
@@ -293,6 +296,44 @@ Distribution distribution(std::vector<std::int64_t> values) {
   d.mean = sum / static_cast<double>(values.size());
   return d;
 }
+
+// How much of the GPU's kernel time between the first step's start and the last step's end the
+// steps hold (kernels attributed to no step: work between steps, or of threads the steps do not
+// cover). Said with the method; TPOT and TTFT are withheld from steps holding under half of it:
+// they would describe a sliver of the run (a warm-up range, a helper's annotation) as its latency.
+namespace {
+void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
+  if (result.steps.empty()) return;
+  const auto& k = trace.kernels;
+  TimeNs first = std::numeric_limits<TimeNs>::max(), last = std::numeric_limits<TimeNs>::min();
+  std::set<std::int64_t> processes;  // the steps' processes (process_key); 0: any
+  for (const auto& s : result.steps) {
+    first = std::min(first, s.start_ns);
+    last = std::max({last, s.end_ns, s.gpu_end_ns});
+    processes.insert(s.global_pid);
+  }
+  std::int64_t inside = 0, all = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (k.start_ns[i] < first || k.start_ns[i] >= last) continue;
+    if (!processes.contains(0) && !processes.contains(process_key(k.global_pid[i]))) continue;  // another process's work
+    const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
+    all += ns;
+    if (result.kernel_step[i] >= 0) inside += ns;
+  }
+  if (all == 0) return;
+  const double share = static_cast<double>(inside) / static_cast<double>(all);
+  result.method += fmt::format("; the steps hold {:.1f} % of their processes' kernel time between the first's start and the last's end",
+                               100.0 * share);
+  if (share >= 0.5 || (result.tpot.count == 0 && result.ttft.count == 0)) return;
+  result.tpot = {};
+  result.ttft = {};
+  result.tpot_samples.clear();
+  result.ttft_samples.clear();
+  result.notes.push_back(fmt::format("TPOT and TTFT withheld: the steps hold only {:.1f} % of the kernel time in their span, "
+                                     "so their latency would not be the run's",
+                                     100.0 * share));
+}
+}  // namespace
 
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
   const TraceContext context(trace, rules);
@@ -707,6 +748,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   }
 
   read_tpot(trace, result);
+  withhold_latency_of_thin_steps(trace, result);
   if (!llm) {
     result.notes.push_back("workload: " + std::string(workload_name(result.workload.kind)) +
                            " (not LLM inference), so steps have no prefill/decode phase, TTFT or TPOT");
