@@ -29,3 +29,16 @@ const TraceContext::Classes& TraceContext::classes() const {
 }
 
 }  // namespace kernscope
+
+namespace kernscope {
+
+const Result<report::StepWindows>& TraceContext::step_windows(const StepOptions& options) const {
+  std::lock_guard lock(windows_mutex_);
+  for (const auto& [key, found] : windows_) {
+    if (key == options.step_range) return *found;
+  }
+  windows_.emplace_back(options.step_range, std::make_unique<Result<report::StepWindows>>(report::find_step_windows_uncached(*this, options)));
+  return *windows_.back().second;
+}
+
+}  // namespace kernscope

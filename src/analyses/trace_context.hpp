@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "analyses/steps/host_profile.hpp"
 #include "kernscope/op_classes.hpp"
 #include "analyses/steps/step_accounting.hpp"
+#include "analyses/steps/step_windows.hpp"
 #include "kernscope/steps.hpp"
 #include "analyses/tail.hpp"
 #include "kernscope/trace.hpp"
@@ -53,6 +55,10 @@ class TraceContext {
   // The distinct classes of the trace's kernel names, in order of first appearance.
   const std::vector<std::string>& class_names() const { return classes().class_names; }
 
+  // Where the steps are (step_windows.hpp), found once per step options: `steps`, the set-up split
+  // and the host profile of one report ask for the same windows.
+  const Result<report::StepWindows>& step_windows(const StepOptions& options) const;
+
  private:
   struct Classes {
     std::vector<std::uint32_t> slot_class;  // by StringId, the last slot for kNoString
@@ -67,6 +73,8 @@ class TraceContext {
   mutable std::once_flag lookup_once_, classes_once_;
   mutable std::unique_ptr<report::ApiLookup> lookup_;
   mutable Classes classes_;
+  mutable std::mutex windows_mutex_;
+  mutable std::vector<std::pair<std::optional<std::string>, std::unique_ptr<Result<report::StepWindows>>>> windows_;
 };
 
 // The analyses that share the context (the overloads taking a trace build a private one).

@@ -288,18 +288,20 @@ std::string shortened(std::string_view name) {
 
 }  // namespace
 
-std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges) {
+std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges,
+                                                       const BusiestProcess& process) {
   const Trace& trace = context.trace();
-  const BusiestProcess process = busiest_process_kernels(trace);
-  if (process.order.size() < 16) return std::nullopt;
+  constexpr std::string_view kModule = "nn.Module: ";
+  const auto is_module = [&](const IndexedRange& r) {
+    return trace.nvtx.domain_id[r.row] == kKinetoPythonDomain && std::string_view(r.name).substr(r.name.find(':') + 1).starts_with(kModule);
+  };
+  // Most traces have no module calls (no profiler stacks): they pay one pass over the ranges.
+  if (std::none_of(ranges.begin(), ranges.end(), is_module) || process.order.size() < 16) return std::nullopt;
   const Launches launches = launching_thread(context, process);
   if (launches.global_tid == 0) return std::nullopt;
-  constexpr std::string_view kModule = "nn.Module: ";
   std::vector<const IndexedRange*> modules;
   for (const auto& r : ranges) {
-    if (r.global_tid != launches.global_tid || trace.nvtx.domain_id[r.row] != kKinetoPythonDomain) continue;
-    const std::string_view text = std::string_view(r.name).substr(r.name.find(':') + 1);
-    if (text.starts_with(kModule)) modules.push_back(&r);
+    if (r.global_tid == launches.global_tid && is_module(r)) modules.push_back(&r);
   }
   if (modules.size() < 2) return std::nullopt;
   // The outermost module calls: sorted by start (longer first), a call inside the previous
@@ -347,19 +349,24 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   return out;
 }
 
-std::optional<StepWindows> forward_passes_from_markers(const TraceContext& context) {
+std::optional<StepWindows> forward_passes_from_markers(const TraceContext& context, const BusiestProcess& process) {
   const Trace& trace = context.trace();
   const auto& k = trace.kernels;
-  const BusiestProcess process = busiest_process_kernels(trace);
   if (process.order.size() < 16) return std::nullopt;
   // Launch positions of every embedding kernel, and of each sampling kernel name.
   std::vector<std::size_t> embedding;
   std::unordered_map<StringId, std::vector<std::size_t>> sampling;
+  const auto& classes = context.class_names();
+  const auto id_of = [&](std::string_view c) {
+    return static_cast<std::uint32_t>(std::find(classes.begin(), classes.end(), c) - classes.begin());
+  };
+  const std::uint32_t embedding_class = id_of("embedding"), sampling_class = id_of("sampling");
+  if (embedding_class == classes.size() || sampling_class == classes.size()) return std::nullopt;
   for (std::size_t p = 0; p < process.order.size(); ++p) {
     const StringId name = k.demangled_name[process.order[p]];
-    const auto& op_class = context.kernel_class(name).op_class;
-    if (op_class == "embedding") embedding.push_back(p);
-    if (op_class == "sampling") sampling[name].push_back(p);
+    const std::uint32_t c = context.kernel_class_id(name);
+    if (c == embedding_class) embedding.push_back(p);
+    if (c == sampling_class) sampling[name].push_back(p);
   }
   if (embedding.size() < 3) return std::nullopt;
   // The first embedding lookup at or after position p (embedding.size(): none).

@@ -36,7 +36,9 @@ struct BusiestProcess {
 };
 BusiestProcess busiest_process_kernels(const Trace& trace);
 
-std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges);
-std::optional<StepWindows> forward_passes_from_markers(const TraceContext& context);
+// `process`: busiest_process_kernels(trace), found once for these and the kernel period.
+std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges,
+                                                       const BusiestProcess& process);
+std::optional<StepWindows> forward_passes_from_markers(const TraceContext& context, const BusiestProcess& process);
 
 }  // namespace kernscope::report

@@ -111,11 +111,10 @@ std::optional<StepWindows> from_annotations(const Trace& trace, const std::vecto
 // the name whose occurrences come at the most regular spacing (the same number of kernels apart
 // for at least half of them), the widest such spacing; of names equally spaced, the one that comes
 // first in the sequence (the start of the pass).
-std::optional<StepWindows> from_kernel_period(const TraceContext& context) {
+std::optional<StepWindows> from_kernel_period(const TraceContext& context, const BusiestProcess& busiest) {
   const Trace& trace = context.trace();
   const auto& k = trace.kernels;
   if (k.size() < 16) return std::nullopt;
-  const BusiestProcess busiest = busiest_process_kernels(trace);
   const std::int64_t pid = busiest.global_pid;
   const std::vector<RowIndex>& order = busiest.order;
   std::unordered_map<StringId, Occurrences> by_name;
@@ -351,6 +350,10 @@ Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& opt
 }
 
 Result<StepWindows> find_step_windows(const TraceContext& context, const StepOptions& options) {
+  return context.step_windows(options);
+}
+
+Result<StepWindows> find_step_windows_uncached(const TraceContext& context, const StepOptions& options) {
   const Trace& trace = context.trace();
   const auto ranges = index_ranges(trace);
   if (options.step_range && ranges.empty()) {
@@ -360,9 +363,10 @@ Result<StepWindows> find_step_windows(const TraceContext& context, const StepOpt
   if (options.step_range) {
     return make_error(ErrorCode::kNotFound, "NVTX range '" + *options.step_range + "' not found in " + trace.source.path);
   }
-  if (auto passes = forward_passes_from_modules(context, ranges)) return std::move(*passes);
-  if (auto passes = forward_passes_from_markers(context)) return std::move(*passes);
-  if (auto periodic = from_kernel_period(context); periodic && periodic->windows.size() >= 3) {
+  const BusiestProcess busiest = busiest_process_kernels(trace);
+  if (auto passes = forward_passes_from_modules(context, ranges, busiest)) return std::move(*passes);
+  if (auto passes = forward_passes_from_markers(context, busiest)) return std::move(*passes);
+  if (auto periodic = from_kernel_period(context, busiest); periodic && periodic->windows.size() >= 3) {
     const auto inside = unit_inside_steps(context, *periodic);
     if (!inside) return std::move(*periodic);
     // Ranges holding the units are the steps only where there are about as many as the steps' own

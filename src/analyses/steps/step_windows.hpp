@@ -65,7 +65,9 @@ struct StepAnnotation {
 std::optional<StepAnnotation> step_annotation(std::string_view text);
 
 Result<StepWindows> find_step_windows(const Trace& trace, const StepOptions& options);
-// The same, with the run's shared lookups (trace_context.hpp).
+// The same, with the run's shared lookups (trace_context.hpp), found once per context and options.
 Result<StepWindows> find_step_windows(const TraceContext& context, const StepOptions& options);
+// Finds them anew (what the context's cache calls).
+Result<StepWindows> find_step_windows_uncached(const TraceContext& context, const StepOptions& options);
 
 }  // namespace kernscope::report
