@@ -196,3 +196,45 @@ TEST(StepCoverage, StepsHoldingASliverOfTheWorkGiveNoTpot) {
 
 }  // namespace
 }  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+// A transformer whose attention is plain matmul, softmax and matmul kernels (no attention kernel
+// name) is still one where its attention modules are in the profiler's Python stacks; with the
+// module calls renamed, the same kernels read as a small benchmark (by construction).
+StepAnalysis toy_transformer(const std::string& attention_module) {
+  SyntheticTrace t;
+  TimeNs now = 1'000'000;
+  std::uint32_t correlation = 1;
+  const auto launch = [&](const char* name) {
+    t.api("cudaLaunchKernel", now, now + 2'000, correlation);
+    t.kernel(name, now + 5'000, now + 15'000, correlation++);
+    now += 20'000;
+  };
+  for (int pass = 0; pass < 4; ++pass) {
+    launch(kEmbedding);
+    for (int layer = 0; layer < 2; ++layer) {
+      const TimeNs begin = now;
+      launch(kGemm);
+      launch("void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::SoftMaxForwardEpilogue>");
+      launch(kGemm);
+      t.nvtx(59, "nn.Module: " + attention_module + "_" + std::to_string(layer), begin, now, testing::global_tid(1), kKinetoPythonDomain);
+      launch(kGemm);
+    }
+    launch(kArgmax);
+    now += 200'000;
+  }
+  return steps_of(t.trace);
+}
+
+TEST(Workload, ATransformerWithoutNamedAttentionKernelsIsStillOne) {
+  const auto named = toy_transformer("ToySelfAttention");
+  EXPECT_EQ(named.workload.kind, WorkloadKind::kLlmInference);
+  EXPECT_EQ(named.steps.size(), 4u) << named.method;
+  const auto unnamed = toy_transformer("ToyBlock");
+  EXPECT_NE(unnamed.workload.kind, WorkloadKind::kLlmInference);
+}
+
+}  // namespace
+}  // namespace kernscope

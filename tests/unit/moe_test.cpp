@@ -85,5 +85,61 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   EXPECT_NE(plain->evidence.find("do not make MoE layers"), std::string::npos);
 }
 
+// A toy Switch Transformer run eagerly under torch.profiler with stacks: its router and experts are
+// plain GEMMs no kernel name marks, but each layer's SwitchMoE module call holds a SwitchGate call
+// (a GEMM and an argmax) and then four expert GEMMs. By construction: 2 forward passes x 3 layers,
+// so 3 layers of 2 invocations, 24 expert GEMMs and 12 router kernels. A dense model's gate_proj
+// (a Linear inside LlamaMLP) is no MoE.
+testing::SyntheticTrace switch_forwards(const char* block, const char* gate) {
+  testing::SyntheticTrace s;
+  TimeNs now = 1'000'000;
+  std::uint32_t correlation = 1;
+  const auto launch = [&](const char* name) {
+    s.api("cudaLaunchKernel", now, now + 2'000, correlation);
+    s.kernel(name, now + 5'000, now + 15'000, correlation++);
+    now += 20'000;
+  };
+  const auto call = [&](const std::string& module, TimeNs start) {
+    s.nvtx(59, "nn.Module: " + module, start, now, testing::global_tid(1), kKinetoPythonDomain);
+  };
+  const char* gemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64";
+  for (int pass = 0; pass < 2; ++pass) {
+    const TimeNs model = now;
+    for (int layer = 0; layer < 3; ++layer) {
+      const TimeNs moe_start = now;
+      const TimeNs gate_start = now;
+      launch(gemm);
+      launch("void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::ArgMaxOps<float>>>");
+      call(std::string(gate) + "_" + std::to_string(layer), gate_start);
+      for (int e = 0; e < 4; ++e) launch(gemm);
+      call(std::string(block) + "_" + std::to_string(layer), moe_start);
+    }
+    call("SwitchTransformer_0", model);
+    now += 100'000;
+  }
+  return s;
+}
+
+TEST(Moe, LayersFromTheModelsMoeModulesWhenKernelsAreGenericGemms) {
+  const auto s = switch_forwards("SwitchMoE", "SwitchGate");
+  StepAnalysis steps;
+  steps.kernel_step.assign(s.trace.kernels.size(), -1);
+  for (std::size_t i = 0; i < steps.kernel_step.size(); ++i) steps.kernel_step[i] = static_cast<std::int32_t>(i / 18);
+  auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps, moe::eager_experts(s.trace));
+  ASSERT_TRUE(moe.has_value());
+  ASSERT_TRUE(moe->present) << moe->evidence;
+  EXPECT_NE(moe->evidence.find("SwitchGate, SwitchMoE"), std::string::npos) << moe->evidence;
+  ASSERT_EQ(moe->layers.size(), 3u);
+  for (const auto& l : moe->layers) {
+    EXPECT_EQ(l.invocations, 2);
+    EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kExpertGemm)], 2 * 4 * 10'000);
+    EXPECT_EQ(l.ns[static_cast<int>(MoeRole::kRouter)], 2 * 2 * 10'000);
+  }
+  const auto dense = switch_forwards("LlamaMLP", "Linear");
+  auto none = analyze_moe(dense.trace, OpRuleSet::builtin(), steps, moe::eager_experts(dense.trace));
+  ASSERT_TRUE(none.has_value());
+  EXPECT_FALSE(none->present) << none->evidence;
+}
+
 }  // namespace
 }  // namespace kernscope

@@ -1,5 +1,7 @@
 #include "analyses/moe/moe.hpp"
 
+#include "analyses/moe/moe_modules.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <charconv>
@@ -133,6 +135,8 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       for (const RowIndex i : router_kernels[r]) forced[i] = MoeRole::kRouter;
     }
   }
+  // Where kernel names say nothing, the model's own MoE modules may (profiler stacks: moe_modules.hpp).
+  const moe::ModuleRoles modules = moe::module_roles(trace, rules);
   // Each distinct name is classified once.
   std::unordered_map<StringId, std::optional<MoeRole>> role_by_name;
   std::unordered_map<StringId, bool> communication_by_name;
@@ -148,7 +152,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       it = role_by_name.emplace(id, roles.role_of(name)).first;
       communication_by_name[id] = rules.classify(name).first == "communication";
     }
-    role[i] = forced[i] ? forced[i] : it->second;
+    role[i] = forced[i] ? forced[i] : it->second ? it->second : modules.role[i];
     communication[i] = communication_by_name[id];
     const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
     out.kernel_ns += ns;
@@ -161,16 +165,23 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   const auto count = [&](MoeRole r) { return per_role_count[static_cast<std::size_t>(r)]; };
   out.present = count(MoeRole::kExpertGemm) > 0 || count(MoeRole::kRouter) > 0 || !eager.calls.empty();
   if (!out.present) {
-    out.evidence = "no expert GEMM or router kernels by the names in data/moe_roles.tsv";
+    out.evidence = "no expert GEMM or router kernels by the names in data/moe_roles.tsv, nor MoE modules in Python stacks";
     if (count(MoeRole::kDispatchCombine) > 0) {
       out.evidence += "; its " + std::to_string(count(MoeRole::kDispatchCombine)) +
                       " all-to-all/dispatch kernels alone do not make MoE layers";
     }
     return out;
   }
+  std::size_t by_module = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !role_by_name[k.shown_name(i)] && modules.role[i].has_value();
+  std::string module_classes;
+  for (const auto& c : modules.classes) module_classes += (module_classes.empty() ? "" : ", ") + c;
   out.evidence = eager.calls.empty()
                      ? std::to_string(count(MoeRole::kExpertGemm)) + " expert GEMM and " + std::to_string(count(MoeRole::kRouter)) +
-                           " router kernels by name (data/moe_roles.tsv)"
+                           (by_module == 0 ? " router kernels by name (data/moe_roles.tsv)"
+                                           : " router kernels: " + std::to_string(by_module) +
+                                                 " of those and other kernels launched by the model's MoE modules (" + module_classes +
+                                                 ", in the profiler's Python stacks), the rest by name (data/moe_roles.tsv)")
                      : std::to_string(eager.calls.size()) + " per-expert linears of " + std::to_string(eager.experts) +
                            " experts in record_shapes (an eager expert loop: aten::select of expert e's weights, then aten::linear)";
   for (const MoeRole r : kRoleOrder) {

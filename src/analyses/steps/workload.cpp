@@ -5,7 +5,8 @@
 //                kernels: its emit_nvtx ranges still carry backward functions and sequence numbers);
 //   inference  — convolutions (CNNs, the VAE of a diffusion/video model) without backward work, or
 //                operators annotated by emit_nvtx none of which autograd recorded (no_grad);
-//   LLM inference — attention kernels together with what only token generation has: rotary
+//   LLM inference — attention (kernels, else the model's attention modules or PyTorch's attention
+//                operator in the profiler's Python stacks) together with what only token generation has: rotary
 //                embedding, KV-cache writes, token sampling (argmax/top-k/top-p), embedding lookups,
 //                GEMV-shaped decode GEMMs, or step annotations that name prefill/decode;
 //   benchmark  — a handful of distinct kernels and none of the above (kernel and HPC benchmarks);
@@ -84,16 +85,24 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
   // those recorded with gradients on: many such ranges and none with a sequence number is a run
   // under no_grad/inference_mode.
   static const auto kOperatorRange = TextPattern::literal(R"(^[\w.:]+(, seq = \d+)?, op_id = \d+)");
-  std::unordered_map<StringId, std::pair<bool, bool>> text_kind;  // (autograd, operator range)
-  std::int64_t autograd_ranges = 0, operator_ranges = 0;
+  // Attention the model names where no attention kernel does (matmul, softmax and matmul as plain
+  // kernels): its attention modules' calls in the profiler's Python stacks ("nn.Module:
+  // LlamaAttention_0", a MultiheadAttention) or PyTorch's attention operator.
+  static const auto kAttentionCall = TextPattern::literal(R"(^nn\.Module: \w*Attention(_\d+)?$|^aten::scaled_dot_product_attention$)");
+  struct TextKind {
+    bool autograd, operator_range, attention;
+  };
+  std::unordered_map<StringId, TextKind> text_kind;
+  std::int64_t autograd_ranges = 0, operator_ranges = 0, attention_calls = 0;
   for (RowIndex i = 0; i < trace.nvtx.size(); ++i) {
     auto it = text_kind.find(trace.nvtx.text[i]);
     if (it == text_kind.end()) {
       const std::string_view text = trace.strings.get(trace.nvtx.text[i]);
-      it = text_kind.emplace(trace.nvtx.text[i], std::pair{kAutograd.search(text), kOperatorRange.search(text)}).first;
+      it = text_kind.emplace(trace.nvtx.text[i], TextKind{kAutograd.search(text), kOperatorRange.search(text), kAttentionCall.search(text)}).first;
     }
-    autograd_ranges += it->second.first;
-    operator_ranges += it->second.second;
+    autograd_ranges += it->second.autograd;
+    operator_ranges += it->second.operator_range;
+    attention_calls += it->second.attention;
   }
   backward_ns += sum_of(signals.class_ns, {"backward"});
   optimizer_ns += sum_of(signals.class_ns, {"optimizer"});
@@ -128,9 +137,14 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
   if (sampling > 0) llm.push_back("token sampling kernels " + percent(sampling, total));
   if (embedding > 0) llm.push_back("embedding lookups " + percent(embedding, total));
   if (gemv > 0) llm.push_back("GEMV-shaped (decode) kernels " + percent(gemv, total));
-  if ((attention > 0 && !llm.empty()) || signals.annotated_phases) {
+  if (((attention > 0 || attention_calls > 0) && !llm.empty()) || signals.annotated_phases) {
     w.kind = WorkloadKind::kLlmInference;
     if (attention > 0) w.evidence.push_back("attention kernels take " + percent(attention, total) + " of kernel time");
+    if (attention == 0 && attention_calls > 0) {
+      w.evidence.push_back(std::to_string(attention_calls) +
+                           " attention module or operator calls in the profiler's Python stacks (its attention kernels are plain "
+                           "GEMMs and softmax)");
+    }
     for (auto& e : llm) w.evidence.push_back(std::move(e));
     w.evidence.push_back("no backward or optimizer kernels, no convolutions");
     return w;
@@ -144,7 +158,7 @@ Workload recognize_workload(const Trace& trace, const WorkloadSignals& signals) 
                          "(rotary embedding, KV cache, sampling, decode GEMVs)");
     return w;
   }
-  if (distinct <= 32 && attention == 0) {
+  if (distinct <= 32 && attention == 0 && attention_calls == 0) {
     w.kind = WorkloadKind::kBenchmark;
     w.evidence.push_back(std::to_string(distinct) + " distinct kernels, no attention, backward or convolution kernels");
     return w;
