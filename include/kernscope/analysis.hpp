@@ -66,6 +66,7 @@ struct AnalysisRequest {
   std::string format;     // empty: the spec's default; kFramesFormat: tables only
   std::string time_unit;  // empty: ns
   std::string filter_time, filter_nvtx;
+  bool partial = false;  // read traces cut short up to their last whole event (OpenOptions::partial)
 };
 
 struct AnalysisOutput {

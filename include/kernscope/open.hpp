@@ -22,6 +22,10 @@ struct OpenOptions {
   // connection per worker thread, at most one slice per core per table; 0 scans each table whole.
   // 10k measured best on a 16-core H200 host (bench/RESULTS.md).
   std::size_t rows_per_slice = 10'000;
+  // A trace cut short (a profiler killed while writing, a broken copy: its JSON ends inside an event)
+  // is an error unless asked for: then it is read up to its last whole event and `Trace::cut_short`
+  // says so. The ranks of one run read their files this way and name each cut rank.
+  bool partial = false;
 };
 
 // Accepts Nsight Systems SQLite exports (.sqlite, .sqlite.gz), .nsys-rep files (exported with

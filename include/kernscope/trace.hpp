@@ -431,6 +431,8 @@ struct Trace {
 
   // What the source lacks, said plainly (shown by `kernscope info` and beside reports).
   std::vector<std::string> notes;
+  // Set when the file was cut short and read anyway (OpenOptions::partial): what was dropped.
+  std::optional<std::string> cut_short;
 
   // The window [start, end) a time or NVTX filter kept (apply_filter, trace_filter.hpp): work
   // that straddles its edges is only partly in the trace. Unset when unfiltered.

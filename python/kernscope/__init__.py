@@ -40,9 +40,10 @@ def report_names() -> List[str]:
     return list(_core.report_names())
 
 
-def open(path: str) -> "Trace":  # noqa: A001 - the natural name, as in the CLI
-    """Opens a trace: Nsight Systems .sqlite/.nsys-rep, or PyTorch-profiler .json; .sqlite and .json also gzip- or xz-compressed."""
-    return Trace(_core.open(str(path)))
+def open(path: str, partial: bool = False) -> "Trace":  # noqa: A001 - the natural name, as in the CLI
+    """Opens a trace: Nsight Systems .sqlite/.nsys-rep, or PyTorch-profiler .json; .sqlite and .json also gzip- or xz-compressed.
+    A trace cut short (it ends inside an event) raises, unless `partial`: then it is read up to its last whole event."""
+    return Trace(_core.open(str(path), partial))
 
 
 class Trace:

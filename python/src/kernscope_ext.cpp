@@ -415,11 +415,13 @@ NB_MODULE(_core, m) {
       .def("run", &run, nb::arg("name"), nb::arg("options"), nb::arg("format") = "", nb::arg("time_unit") = "",
            nb::arg("filter_time") = "", nb::arg("filter_nvtx") = "");
 
-  m.def("open", [](const std::string& path) {
+  m.def("open", [](const std::string& path, bool partial) {
     Trace trace;
     {
       nb::gil_scoped_release release;  // reading takes a while; other Python threads may run
-      auto result = open_trace(path);
+      OpenOptions options;
+      options.partial = partial;
+      auto result = open_trace(path, options);
       if (!result) {
         nb::gil_scoped_acquire acquire;
         throw KernscopeError(result.error().message);
@@ -427,7 +429,7 @@ NB_MODULE(_core, m) {
       trace = std::move(*result);
     }
     return PyTrace{std::make_shared<const Trace>(std::move(trace))};
-  }, nb::arg("path"));
+  }, nb::arg("path"), nb::arg("partial") = false);
   m.def("report_names", &report_names);
   m.def("analyses", &analyses);
   m.def("run_groups", &run_groups, nb::arg("name"), nb::arg("groups"), nb::arg("labels"), nb::arg("options"),

@@ -262,6 +262,8 @@ Result<std::vector<RankDigest>> read_trace_digests(const std::string& path, cons
   // Kernels in detail: stream ids (the fallback communicator); NVTX and API calls in detail:
   // the rank's steps (ranks_steps.hpp) as `kernscope steps` finds them.
   options.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx) | bit(EventKind::kApiCalls);
+  // A rank's file cut short (a hung or killed job) is read as far as it goes: the set names the cut rank.
+  options.partial = true;
   auto trace = open_trace(path, options);
   if (!trace) return make_error(trace.error().code, trace.error().message);  // it names the file
   auto digests = digest_opened_trace(*trace);

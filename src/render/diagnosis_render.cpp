@@ -75,7 +75,9 @@ std::string moe_summary(const MoeAnalysis& m) {
 
 std::string render_diagnosis_text(const Diagnosis& d) {
   std::ostringstream o;
-  o << "kernscope report: " << d.trace << "\n\n";
+  o << "kernscope report: " << d.trace;
+  if (d.cut_short) o << " -- PARTIAL: " << *d.cut_short;  // said first: every figure below is of a part
+  o << "\n\n";
   o << "What ran\n";
   std::string devices;
   for (const auto& x : d.devices) devices += (devices.empty() ? "" : ", ") + x;
@@ -159,6 +161,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
 std::string render_diagnosis_json(const Diagnosis& d) {
   JsonWriter json;
   json.begin_object().member("schema", "kernscope.report/1").member("trace", d.trace);
+  if (d.cut_short) json.member("partial", *d.cut_short);
   json.key("devices").begin_array();
   for (const auto& device : d.devices) json.value(device);
   json.end_array();

@@ -167,6 +167,7 @@ Result<Trace> open_for_analysis(const std::string& path, const AnalysisRequest& 
   if (!plan) return std::unexpected(plan.error());
   auto spec = *filter_spec(*entry, request);
   if (spec.nvtx) plan->kinds |= bit(EventKind::kNvtx);
+  plan->partial = request.partial;
   auto trace = open_trace(path, *plan);
   if (!trace) return std::unexpected(trace.error());
   if (!spec.empty()) {

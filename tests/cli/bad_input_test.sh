@@ -60,11 +60,23 @@ PY
 expect_fail damaged_xz "corrupted xz data" -- stats "$T/damaged.sqlite.xz"
 printf 'garbage' | xz -c >"$T/garbage.sqlite.xz"
 expect_fail garbage_xz "holds neither an SQLite database nor JSON" -- stats "$T/garbage.sqlite.xz"
-# A JSON trace cut short inside its xz stream is read up to its last complete event, and says so.
+# A JSON trace cut short inside its compressed stream (a broken copy, a killed profiler) is an error
+# for every command that reads one trace; --partial reads it up to its last complete event, and the
+# report says so on its first line.
 cp "$FIX/kineto/triton_example__triton_example.json.xz" "$T/whole.json.xz"
 head -c "$(( $(stat -c %s "$T/whole.json.xz") / 2 ))" "$T/whole.json.xz" >"$T/cut.json.xz"
-if ! "$K" info "$T/cut.json.xz" >"$T/cut.out" 2>&1 || ! grep -q "the file is cut short" "$T/cut.out"; then
-  echo "FAIL kineto_cut_xz: no 'the file is cut short' note:"; cat "$T/cut.out"; failures=$((failures + 1))
+xz -dc "$FIX/kineto/llama_decode_h200_gen16.json.xz" | gzip -1 >"$T/whole.json.gz"
+head -c "$(( $(stat -c %s "$T/whole.json.gz") / 2 ))" "$T/whole.json.gz" >"$T/half.json.gz"
+expect_fail kineto_cut_xz_info "the file is cut short" -- info "$T/cut.json.xz"
+expect_fail kineto_cut_gz_report "the file is cut short" -- report "$T/half.json.gz"
+expect_fail kineto_cut_gz_moe "the file is cut short" -- moe "$T/half.json.gz"
+if ! "$K" info --partial "$T/cut.json.xz" >"$T/cut.out" 2>&1 || ! grep -q "the file is cut short" "$T/cut.out"; then
+  echo "FAIL kineto_cut_xz --partial: no 'the file is cut short' note:"; cat "$T/cut.out"; failures=$((failures + 1))
+fi
+if ! "$K" report --partial "$T/half.json.gz" >"$T/half.out" 2>/dev/null || ! head -1 "$T/half.out" | grep -q "PARTIAL: the file is cut short"; then
+  echo "FAIL kineto_cut_gz report --partial: first line does not say partial:"; head -3 "$T/half.out"; failures=$((failures + 1))
+else
+  echo "ok   kineto_cut_gz report --partial: $(head -1 "$T/half.out" | cut -c1-120)"
 fi
 expect_fail no_cuda "no CUDA data" -- stats "$T/nocuda.sqlite"
 expect_fail unknown_report "unknown report" -- stats -r cuda_gpu_nonsense "$GOOD"

@@ -169,9 +169,11 @@ TEST(KinetoRepair, FixesEachKindOfMistake) {
   EXPECT_EQ(utf8.invalid_utf8, 2);
 }
 
-Result<Trace> read(const std::string& json) {
+Result<Trace> read(const std::string& json, bool partial = false) {
   auto source = kineto::memory_byte_source(json);
-  return kineto::read_kineto(*source, "test.json", {});
+  OpenOptions options;
+  options.partial = partial;
+  return kineto::read_kineto(*source, "test.json", options);
 }
 
 TEST(KinetoReader, MapsEveryEventKindWithExactTimes) {
@@ -357,9 +359,15 @@ TEST(KinetoReader, MangledKernelNamesAreDemangledAsNsysWritesThem) {
 }
 
 TEST(KinetoReader, RepairsAndTruncationAreReported) {
-  auto t = read("{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"say \"hi\"\", \"pid\": 1, "
-                "\"tid\": 1, \"ts\": 1, \"dur\": 1,}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 3");
+  const std::string cut = "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"say \"hi\"\", \"pid\": 1, "
+                          "\"tid\": 1, \"ts\": 1, \"dur\": 1,}, {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 3";
+  // Cut short: an error unless asked to read what is there (a broken copy must not pass for a trace).
+  auto refused = read(cut);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_NE(refused.error().message.find("cut short"), std::string::npos) << refused.error().message;
+  auto t = read(cut, true);
   ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_TRUE(t->cut_short.has_value());
   std::string notes;
   for (const auto& n : t->notes) notes += n + "\n";
   EXPECT_NE(notes.find("cut short"), std::string::npos) << notes;
@@ -378,7 +386,7 @@ TEST(KinetoReader, UnrepairableEventIsAnErrorWithItsOffset) {
   EXPECT_NE(u.error().message.find("traceEvents"), std::string::npos);
 }
 
-Result<Trace> read(const std::string& json);
+Result<Trace> read(const std::string& json, bool partial);
 
 TEST(KinetoReader, RejectsWhatIsNotATrace) {
   for (const char* bad : {"", "   ", "42", "{\"a\" 1}", "{\"traceEvents\": 5}", "{\"a\": 1}}", "{1: 2}",

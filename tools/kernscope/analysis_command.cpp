@@ -24,6 +24,7 @@ struct Parsed {
   std::map<std::string, std::vector<std::string>> values;  // the analysis's own options
   std::map<std::string, bool> flags;
   std::map<std::string, bool> listings;  // --help-reports and the like: print the list, read no trace
+  bool partial = false;
 };
 
 std::string option_names(const OptionSpec& o) {
@@ -46,6 +47,7 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
   request.time_unit = p.time_unit;
   request.filter_time = p.filter_time;
   request.filter_nvtx = p.filter_nvtx;
+  request.partial = p.partial;
   for (const auto& [name, values] : p.values) {
     if (!values.empty()) request.options[name] = values;
   }
@@ -90,6 +92,9 @@ Command add_analysis(CLI::App& app, const AnalysisSpec& spec) {
   auto p = std::make_shared<Parsed>();
   auto* cmd = app.add_subcommand(spec.name, spec.summary);
   cmd->add_flag("-q,--quiet", quiet_flag(), "no progress line on standard error");
+  cmd->add_flag("--partial", p->partial,
+                "read a trace cut short (a profiler killed while writing, a broken copy) up to its last whole event; "
+                "without it, that is an error");
   for (const auto& o : spec.options) {
     std::string help = o.help;
     if (o.kind == OptionKind::kFlag) {

@@ -134,6 +134,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
                            const AnalyzeOptions& analyze_options) {
   Diagnosis d;
   d.trace = trace.source.path;
+  d.cut_short = trace.cut_short;
   for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
   if (!trace.capture_windows.empty()) {
     for (const auto& note : trace.notes) {

@@ -38,6 +38,7 @@ struct SpeedOfLight {
 
 struct Diagnosis {
   std::string trace;
+  std::optional<std::string> cut_short;  // the trace was cut short and read anyway (--partial): what was dropped
   std::vector<std::string> devices;
   std::int64_t kernels = 0, api_calls = 0;
   std::int64_t gpu_kernel_ns = 0;

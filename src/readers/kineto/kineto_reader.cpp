@@ -566,8 +566,15 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
                       : "no mangled kernel names: Kineto wrote them demangled");
   if (!base_ns_) notes.push_back("timestamps are absolute microseconds (no baseTimeNanoseconds: a trace from before 2024)");
   if (split.truncated) {
-    notes.push_back("the file is cut short (the profiled process was killed?): read up to the last complete event; " +
-                    std::to_string(split.truncated_bytes) + " bytes of an incomplete event were dropped");
+    const std::string cut = "the file is cut short (the profiled process was killed?): read up to the last complete event; " +
+                            std::to_string(split.truncated_bytes) + " bytes of an incomplete event were dropped";
+    if (!options_.partial) {
+      return make_error(ErrorCode::kBadInput, "the file is cut short: it ends inside a trace event (" +
+                                                  std::to_string(split.truncated_bytes) +
+                                                  " bytes; a profiler killed while writing, or a broken copy); --partial reads what is there");
+    }
+    notes.push_back(cut);
+    t.cut_short = cut;
   } else if (source.cut_short()) {
     notes.push_back("the compressed stream is cut short after the end of the JSON document");
   }
