@@ -103,6 +103,18 @@ constexpr RoleNames kRoleTable[] = {
     {ApiRole::kMemset, kMemsets},              {ApiRole::kAlloc, kAllocations},         {ApiRole::kFree, kFrees},
 };
 
+}  // namespace
+
+std::vector<std::string_view> api_names_with_role(ApiRole role) {
+  std::vector<std::string_view> out;
+  for (const auto& row : kRoleTable) {
+    if (has_any(row.role, role)) out.insert(out.end(), row.names.begin(), row.names.end());
+  }
+  return out;
+}
+
+namespace {
+
 const std::unordered_map<std::string_view, ApiRole>& role_index() {
   static const auto index = [] {
     std::unordered_map<std::string_view, ApiRole> m;

@@ -49,6 +49,10 @@ std::string_view api_base_name(std::string_view name);
 // cudaLaunchHostFunc is not a launch, cudaThreadExchangeStreamCaptureMode not a sync.
 ApiRole role_of(std::string_view name);
 
+// The whole names (CUDA runtime and driver, HIP) that have `role`, in table order: what a change
+// naming a call (whatif's no-sync=CALL) may name.
+std::vector<std::string_view> api_names_with_role(ApiRole role);
+
 // What a host call does to the host's time: blocking (it returns only when device work is done: a
 // synchronization in any spelling, or a copy without "Async" — cudaMemcpy, cuMemcpyHtoD, hipMemcpy,
 // hipMemcpyWithStream, which the HIP reference documents as synchronous), launch (it enqueues work:

@@ -29,6 +29,7 @@ inline std::vector<OptionSpec> critical_path_option_specs() {
 // class's total is its ideal). Needs a source of the kernels' work (recorded shapes, a model config).
 inline Result<WhatIfChange> roof_change(const Trace& trace, const OpRuleSet& rules, const StepOptions& steps, const std::string& text,
                                         const std::string& op_class) {
+  if (auto known = check_change_class(text, op_class); !known) return std::unexpected(known.error());
   RooflineOptions options;
   options.grouping = RooflineGrouping::kClass;
   options.rules = &rules;

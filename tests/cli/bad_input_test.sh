@@ -78,6 +78,19 @@ if ! "$K" report --partial "$T/half.json.gz" >"$T/half.out" 2>/dev/null || ! hea
 else
   echo "ok   kineto_cut_gz report --partial: $(head -1 "$T/half.out" | cut -c1-120)"
 fi
+# Changes and options that name nothing kernscope knows (issue 47): one line naming the valid ones.
+expect_fail whatif_unknown_class "is not an operation class (one of: gemm" -- whatif --change scale=nosuch:0.5 "$GOOD"
+expect_fail whatif_unknown_roof_class "is not an operation class" -- whatif --change roof=nosuch "$GOOD"
+expect_fail whatif_unknown_sync "is not a synchronization call (one of: cudaDeviceSynchronize" -- whatif --change no-sync=cudaFoo "$GOOD"
+expect_fail account_unknown_option "kernscope account: error: unknown option --by" -- account --by x "$GOOD"
+# kernscope fleet with the package but without its extra (pyarrow hidden): one line, not a worker's traceback.
+VENV_PY="$(dirname "$K")/../../venv/bin/python"
+if [ -x "$VENV_PY" ] && "$VENV_PY" -c "import kernscope.fleet" 2>/dev/null; then
+  mkdir -p "$T/nopyarrow" && echo 'raise ImportError("No module named pyarrow")' >"$T/nopyarrow/pyarrow.py"
+  PYTHONPATH="$T/nopyarrow" KERNSCOPE_PYTHON="$VENV_PY" expect_fail fleet_without_extra 'needs the Python package with its fleet extra' -- fleet "$FIX/ranks/tp2_decode_h200"
+else
+  echo "skip fleet_without_extra: no virtualenv with the package beside $K (make python)"
+fi
 expect_fail no_cuda "no CUDA data" -- stats "$T/nocuda.sqlite"
 expect_fail unknown_report "unknown report" -- stats -r cuda_gpu_nonsense "$GOOD"
 expect_fail bad_report_option "does not take the option" -- stats -r cuda_api_sum:base "$GOOD"
@@ -88,7 +101,7 @@ expect_fail nvtx_not_found "could not be found" -- stats --filter-nvtx nosuchran
 expect_fail nvtx_index_out_of_range "could not be found" -- stats --filter-nvtx measure:prefill/1 "$GOOD"
 expect_fail bad_format "unknown format" -- stats --format xml "$GOOD"
 expect_fail bad_timeunit "invalid time unit" -- stats --timeunit fortnights "$GOOD"
-expect_fail unknown_option "kernscope --help" -- stats --frobnicate "$GOOD"
+expect_fail unknown_option "kernscope stats: error: unknown option --frobnicate (see kernscope stats --help)" -- stats --frobnicate "$GOOD"
 expect_fail no_subcommand "kernscope --help" --
 expect_fail unwritable_output "cannot write" -- stats -r cuda_api_sum -o /nonexistent/dir/out "$GOOD"
 expect_fail info_missing "no such file" -- info /nonexistent.sqlite

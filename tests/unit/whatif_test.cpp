@@ -280,12 +280,33 @@ TEST(WhatIf, RanksInFilesOfTheirOwnReplayTogetherOnceTheirClocksAreAligned) {
             misaligned[0].notes.end());
 }
 
+// scale=attention_decode takes the attention kernels `ops` names so: those whose name says decode,
+// and generic attention kernels (flash_fwd_kernel) in decode steps. One decode step [0, 120k): the
+// launch [0, 10k) of a generic attention kernel [15k, 415k); 0.5: it takes 200k, [15k, 215k).
+// attention_prefill leaves it (a decode step's).
+TEST(WhatIf, ScaleOfAPhaseClassTakesGenericAttentionInStepsOfThatPhase) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 120 * k);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.kernel("void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 64, 64, 4>>", 15 * k, 415 * k, 1);
+  EXPECT_EQ(predicted(replay(s, {})), 415 * k);
+  EXPECT_EQ(predicted(replay(s, {"scale=attention_decode:0.5"})), 215 * k);
+  EXPECT_EQ(predicted(replay(s, {"scale=attention_prefill:0.5"})), 415 * k);
+}
+
 TEST(WhatIf, ChangesAreParsedOrRefusedWithTheReason) {
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().factor, 0.25);
   EXPECT_EQ(parse_whatif_change("scale=gemm:0.25").value().op_class, "gemm");
   EXPECT_EQ(parse_whatif_change("no-sync=cudaStreamSynchronize_v3020").value().call, "cudaStreamSynchronize");
   EXPECT_EQ(parse_whatif_change("host=0").value().factor, 0.0);
-  for (const char* bad : {"graph", "scale=gemm", "scale=gemm:x", "scale=gemm:-1", "host=", "host=nan", "overlap-copies=1", ""}) {
+  // One vocabulary with `ops`: its memcpy (copy, the replay's earlier spelling, still taken) and
+  // its phase-resolved attention classes; an unknown class or call is refused, naming the valid ones.
+  EXPECT_EQ(parse_whatif_change("scale=copy:0.5").value().op_class, "memcpy");
+  EXPECT_EQ(parse_whatif_change("scale=attention_decode:0.5").value().op_class, "attention_decode");
+  EXPECT_NE(parse_whatif_change("scale=nosuch:0.5").error().message.find("one of: gemm, gemv"), std::string::npos);
+  EXPECT_NE(parse_whatif_change("no-sync=cudaFoo").error().message.find("cudaStreamSynchronize"), std::string::npos);
+  for (const char* bad : {"graph", "scale=gemm", "scale=gemm:x", "scale=gemm:-1", "host=", "host=nan", "overlap-copies=1", "",
+                          "scale=nosuch:0.5", "scale=gemms:0.5", "no-sync=cudaFoo", "no-sync=cudaMemcpyAsync"}) {
     const auto c = parse_whatif_change(bad);
     ASSERT_FALSE(c.has_value()) << bad;
     EXPECT_NE(c.error().message.find("--change"), std::string::npos) << c.error().message;

@@ -22,6 +22,9 @@ constexpr const char* kLauncher =
     "import sys\n"
     "try:\n"
     "    from kernscope.fleet.__main__ import main\n"
+    // The extra's libraries are imported where they are used (digest, reduce, in worker processes
+    // too): check them here, so a missing one is this line and not a traceback from a worker.
+    "    import pyarrow, pyarrow.parquet, pyarrow.dataset, duckdb\n"
     "except ImportError as e:\n"
     "    sys.stderr.write('kernscope: error: kernscope fleet needs the Python package with its fleet extra '\n"
     "                     '(pip install \"kernscope[fleet]\"; make python): ' + str(e) + '\\n')\n"

@@ -1,4 +1,5 @@
 // kernscope: where is GPU time going, and what should I optimize next?
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -60,6 +61,24 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists the words it could not place in the order it met them ("TRACE --by"), which
+    // names the trace first: name the unknown option instead, where there is one.
+    const auto parsed = app.get_subcommands();
+    const CLI::App* sub = parsed.empty() ? nullptr : parsed.front();
+    for (int i = 2; sub != nullptr && i < argc; ++i) {
+      const std::string word = argv[i];
+      if (word == "--") break;
+      if (word.size() < 2 || word[0] != '-' || std::isdigit(static_cast<unsigned char>(word[1]))) continue;
+      const std::string name = word.substr(0, word.find('='));
+      if (sub->get_option_no_throw(name) == nullptr) {
+        std::cerr << "kernscope " << sub->get_name() << ": error: unknown option " << name << " (see kernscope " << sub->get_name()
+                  << " --help)\n";
+        return kExitBadInput;
+      }
+    }
+    std::cerr << "kernscope: error: " << e.what() << " (see kernscope --help)\n";
+    return kExitBadInput;
   } catch (const CLI::ParseError& e) {
     std::cerr << "kernscope: error: " << e.what() << " (see kernscope --help)\n";
     return kExitBadInput;

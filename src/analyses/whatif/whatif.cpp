@@ -266,6 +266,15 @@ void PathAccount::add(const PathAccount& other) {
   }
 }
 
+Result<void> check_change_class(const std::string& text, const std::string& op_class) {
+  const auto& known = operation_classes();
+  if (std::find(known.begin(), known.end(), op_class) != known.end() || op_class == "copy" || op_class == "cuda graph") return {};
+  std::string classes;
+  for (const auto& c : known) classes += (classes.empty() ? "" : ", ") + c;
+  return make_error(ErrorCode::kInvalidArgument,
+                    "--change " + text + ": '" + op_class + "' is not an operation class (one of: " + classes + ", cuda graph)");
+}
+
 Result<WhatIfChange> parse_whatif_change(const std::string& text) {
   WhatIfChange c;
   c.text = text;
@@ -285,11 +294,18 @@ Result<WhatIfChange> parse_whatif_change(const std::string& text) {
   } else if (name == "no-sync") {
     c.kind = WhatIfChange::Kind::kNoSync;
     c.call = std::string(api_base_name(arg));
+    if (!c.call.empty() && !has_any(role_of(c.call), ApiRole::kSync)) {
+      std::string calls;
+      for (const auto n : api_names_with_role(ApiRole::kSync)) calls += (calls.empty() ? "" : ", ") + std::string(n);
+      return make_error(ErrorCode::kInvalidArgument, "--change " + text + ": '" + arg + "' is not a synchronization call (one of: " + calls + ")");
+    }
   } else if (name == "scale") {
     const auto colon = arg.rfind(':');
     if (colon == std::string::npos || colon == 0) return make_error(ErrorCode::kInvalidArgument, "--change " + text + ": scale takes CLASS:FACTOR (scale=gemm:0.5)");
     c.kind = WhatIfChange::Kind::kScale;
     c.op_class = arg.substr(0, colon);
+    if (auto known = check_change_class(text, c.op_class); !known) return std::unexpected(known.error());
+    if (c.op_class == "copy") c.op_class = "memcpy";  // the replay's earlier spelling of ops's memcpy
     auto f = number(arg.substr(colon + 1));
     if (!f) return std::unexpected(f.error());
     c.factor = *f;

@@ -64,6 +64,10 @@ struct WhatIfChange {
   std::string text;          // as given
 };
 Result<WhatIfChange> parse_whatif_change(const std::string& text);
+// Whether `op_class` names an operation class (operation_classes(): what `ops` prints, its
+// attention_prefill/attention_decode included), as scale= and roof= take it; else an error for
+// --change `text` listing them.
+Result<void> check_change_class(const std::string& text, const std::string& op_class);
 
 // Where a step's critical path runs, by category of the step accounting and by part
 // (gpu.<class>, communication, copy.<dir>, host.launch|runtime|framework, blocked.<call>,

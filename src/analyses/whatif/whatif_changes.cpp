@@ -77,15 +77,24 @@ void no_sync(Graph& g, const std::string& call, const Trace& trace) {
   if (removed == 0) g.notes.push_back("no-sync: no blocking synchronization" + (call.empty() ? std::string() : " named " + call) + " waits inside a step");
 }
 
-void scale(Graph& g, const WhatIfChange& c, const TraceContext& context) {
+// A kernel's class for a change: attention kernels whose names do not say the phase take their
+// step's, as `ops` and `account` name them (attention_prefill, attention_decode).
+bool class_matches(const std::string& node_class, const std::string& wanted, const Node& n, const StepAnalysis& steps) {
+  if (node_class == wanted) return true;
+  if (node_class != "attention" || n.step < 0 || static_cast<std::size_t>(n.step) >= steps.steps.size()) return false;
+  const Phase phase = steps.steps[static_cast<std::size_t>(n.step)].phase;
+  return (wanted == "attention_prefill" && phase == Phase::kPrefill) || (wanted == "attention_decode" && phase == Phase::kDecode);
+}
+
+void scale(Graph& g, const WhatIfChange& c, const TraceContext& context, const StepAnalysis& steps) {
   std::int64_t scaled = 0;
   for (Node& n : g.nodes) {
     if (n.kind != NodeKind::kOp) continue;
     bool match = false;
     switch (n.op) {
       case OpKind::kCompute:
-      case OpKind::kComm: match = context.class_names()[n.class_id] == c.op_class; break;
-      case OpKind::kCopy: match = c.op_class == "copy"; break;
+      case OpKind::kComm: match = class_matches(context.class_names()[n.class_id], c.op_class, n, steps); break;
+      case OpKind::kCopy: match = c.op_class == "memcpy"; break;
       case OpKind::kMemset: match = c.op_class == "memset"; break;
       case OpKind::kGraph: match = c.op_class == "cuda graph"; break;
     }
@@ -96,7 +105,7 @@ void scale(Graph& g, const WhatIfChange& c, const TraceContext& context) {
   if (scaled == 0) {
     std::string known;
     for (const auto& name : context.class_names()) known += (known.empty() ? "" : ", ") + name;
-    g.notes.push_back("scale: no operation of class " + c.op_class + " (the trace's classes: " + known + ", copy, memset)");
+    g.notes.push_back("scale: no operation of class " + c.op_class + " (the trace's classes: " + known + ", memcpy, memset)");
   }
 }
 
@@ -221,7 +230,7 @@ void apply_change(const TraceContext& context, const StepAnalysis& steps, const 
   switch (change.kind) {
     case WhatIfChange::Kind::kGraphs: graphs(graph, steps); break;
     case WhatIfChange::Kind::kNoSync: no_sync(graph, change.call, context.trace()); break;
-    case WhatIfChange::Kind::kScale: scale(graph, change, context); break;
+    case WhatIfChange::Kind::kScale: scale(graph, change, context, steps); break;
     case WhatIfChange::Kind::kOverlapCopies: overlap_copies(graph); break;
     case WhatIfChange::Kind::kOverlapComm: overlap_comm(graph); break;
     case WhatIfChange::Kind::kHost: host(graph, change.factor); break;
