@@ -24,7 +24,14 @@ from . import annotate
 Error = _core.Error
 _log = logging.getLogger("kernscope")
 
+__version__: str = _core.__version__
+
 __all__ = ["open", "Trace", "Error", "annotate", "report_names", "analyses"]
+
+
+def __dir__() -> List[str]:
+    """What the package offers (its analyses included), not the names it imports for itself."""
+    return sorted(set(__all__) | {"__version__"})
 
 try:  # pandas is optional: without it, frames are dicts of numpy arrays
     import pandas as _pd

@@ -18,6 +18,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "base/version.hpp"
 #include "fleet_digest_binding.hpp"
 #include "fleet_reduce_binding.hpp"
 #include "kernscope/column_defs.hpp"
@@ -397,6 +398,7 @@ void nvtx_pop(const std::optional<std::string>& domain) {
 
 NB_MODULE(_core, m) {
   m.doc() = "kernscope: GPU trace analysis for LLM inference (C++ core)";
+  m.attr("__version__") = kernscope::kVersion;  // project(kernscope VERSION ...): its one home
   auto error = nb::exception<KernscopeError>(m, "Error");
   kernscope::python::bind_fleet_digest(m, error);
   kernscope::python::bind_fleet_reduce(m);

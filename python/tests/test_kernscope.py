@@ -391,3 +391,16 @@ def test_output_writes_the_text_of_a_format(llama, tmp_path):
     with pytest.raises(kernscope.Error, match="give format="):
         llama.ops(output=str(tmp_path / "frames.csv"))
     assert not (tmp_path / "frames.csv").exists()
+
+
+def test_version_and_a_clean_namespace():
+    # The version has one home (CMakeLists.txt's project(kernscope VERSION ...)); dir() lists what the
+    # package offers, not what it imports for itself (typing names, numpy, json).
+    import re
+    cmake = open(os.path.join(os.path.dirname(__file__), "..", "..", "CMakeLists.txt")).read()
+    assert kernscope.__version__ == re.search(r"project\(kernscope VERSION ([0-9.]+)", cmake).group(1)
+    names = dir(kernscope)
+    for leaked in ("Any", "Dict", "List", "Optional", "Union", "np", "json", "logging", "Frame"):
+        assert leaked not in names, leaked
+    for offered in ("open", "Trace", "Error", "annotate", "report_names", "analyses", "ranks", "diff", "__version__"):
+        assert offered in names, offered

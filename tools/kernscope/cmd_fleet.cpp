@@ -23,8 +23,10 @@ constexpr const char* kLauncher =
     "try:\n"
     "    from kernscope.fleet.__main__ import main\n"
     // The extra's libraries are imported where they are used (digest, reduce, in worker processes
-    // too): check them here, so a missing one is this line and not a traceback from a worker.
-    "    import pyarrow, pyarrow.parquet, pyarrow.dataset, duckdb\n"
+    // too): check them here (help needs none), so a missing one is this line and not a traceback
+    // from a worker.
+    "    if not {'-h', '--help'} & set(sys.argv[1:]):\n"
+    "        import pyarrow, pyarrow.parquet, pyarrow.dataset, duckdb\n"
     "except ImportError as e:\n"
     "    sys.stderr.write('kernscope: error: kernscope fleet needs the Python package with its fleet extra '\n"
     "                     '(pip install \"kernscope[fleet]\"; make python): ' + str(e) + '\\n')\n"
