@@ -186,27 +186,46 @@ TEST(StepSources, StepsFoundFromTheWorkCountTheirLaunches) {
 // launching call in the window nsys-ai cut (sqlite3: its correlation id has no runtime row), so
 // that step began before the trace and is left out.
 TEST(StepSources, PeriodStepsAreOneProcesssPasses) {
-  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_mfu_2gpu_before/trace.sqlite.xz").string();
+  // nsys-ai's 1 s window of a 2-GPU video-diffusion inference (FSDP weight streaming): two processes
+  // of 1,721 kernels each; the steps are one process's passes, every kernel of a step its own.
+  const std::string path = (testing::fixtures_dir() / "nsys/nsysai_h100_2gpu_1s/trace.sqlite.xz").string();
   auto trace = open_trace(path);
   ASSERT_TRUE(trace);
   const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
   EXPECT_NE(s.method.find("period"), std::string::npos) << s.method;
-  EXPECT_NE(s.method.find("busiest process (145"), std::string::npos) << s.method;
-  EXPECT_NE(s.method.find("left out: launched before the trace starts"), std::string::npos) << s.method;
+  EXPECT_NE(s.method.find("busiest process (112"), std::string::npos) << s.method;
   ASSERT_GE(s.steps.size(), 3u);
   for (RowIndex i = 0; i < trace->kernels.size(); ++i) {
     if (s.kernel_step[i] >= 0) {
-      EXPECT_EQ(pid_of(trace->kernels.global_pid[i]), 145);
+      EXPECT_EQ(pid_of(trace->kernels.global_pid[i]), 112);
     }
   }
-  for (const auto& st : s.steps) {
-    EXPECT_GT(st.launches, 0);
-    EXPECT_EQ(st.launches, st.kernels);
+  for (const auto& st : s.steps) EXPECT_GT(st.kernels, 0);
+}
+
+// nsys-ai's 0.3 s windows of a 2-GPU training run (FastVideo): autograd's annotations (emit_nvtx's
+// ", seq = N") say training, and no optimizer kernel ran in either (counted here over the names, as
+// data/op_rules.tsv's optimizer rule reads them): each window lies inside one training step, and its
+// 15-17 repeating units are blocks of the forward, not steps. No steps, said (issue 44: the diff built
+// its headline on them).
+TEST(StepSources, ATrainingWindowWithoutAnOptimizerStepHoldsNoStep) {
+  for (const char* fixture : {"nsysai_mfu_2gpu_before", "nsysai_mfu_2gpu_after"}) {
+    auto trace = open_trace((testing::fixtures_dir() / "nsys" / fixture / "trace.sqlite.xz").string());
+    ASSERT_TRUE(trace);
+    std::size_t optimizer = 0, autograd = 0;
+    for (RowIndex i = 0; i < trace->kernels.size(); ++i) {
+      const auto name = trace->strings.get(trace->kernels.demangled_name[i]);
+      optimizer += name.find("multi_tensor_") != std::string_view::npos || name.find("adam") != std::string_view::npos;
+    }
+    for (RowIndex i = 0; i < trace->nvtx.size(); ++i) {
+      autograd += trace->nvtx.text[i] != kNoString && trace->strings.get(trace->nvtx.text[i]).find(", seq = ") != std::string_view::npos;
+    }
+    ASSERT_EQ(optimizer, 0u) << fixture;
+    ASSERT_GE(autograd, 10u) << fixture;
+    const auto s = analyze_steps(*trace, OpRuleSet::builtin(), {}).value();
+    EXPECT_TRUE(s.steps.empty()) << fixture << ": " << s.steps.size() << " steps; " << s.method;
+    EXPECT_NE(s.method.find("a window inside one training step"), std::string::npos) << s.method;
   }
-  // The step left out began where the anchor (CUDAFunctor_add<float>, 17 launches in pid 145) first
-  // ran; only the 8 kernels that started before it (sqlite3) are setup, not the partial step's.
-  const auto ops = classify_operations(*trace, OpRuleSet::builtin()).value();
-  EXPECT_EQ(ops.setup_kernels, 8);
 }
 
 // A time filter that cuts into the decode loop: steps the window only partly holds are left out,

@@ -307,6 +307,47 @@ std::optional<StepWindows> ranges_holding_units(const Trace& trace, const std::v
   return out;
 }
 
+// A training step ends with its optimizer step. Where the trace shows training (backward kernels,
+// or autograd's annotations: backward functions, emit_nvtx sequence numbers) but the busiest process
+// ran no optimizer kernel (class optimizer, data/op_rules.tsv), the trace is a window inside one step
+// (nsys-ai's 0.3 s windows of a training run), and the unit the kernel period found is a part of it:
+// a layer or block of the forward. No steps then, said, rather than blocks reported as steps.
+std::optional<StepWindows> training_window_without_step(const TraceContext& context, const BusiestProcess& busiest,
+                                                        const StepWindows& units) {
+  const Trace& trace = context.trace();
+  const auto& k = trace.kernels;
+  std::size_t backward = 0;
+  for (const RowIndex i : busiest.order) {
+    const auto& c = context.kernel_class(k.demangled_name[i]).op_class;
+    if (c == "optimizer") return std::nullopt;
+    backward += c == "backward";
+  }
+  static const auto kAutograd = TextPattern::literal(R"(Backward\d*\b|, seq = \d+)");
+  std::size_t autograd = 0;
+  std::unordered_map<StringId, bool> seen;
+  for (RowIndex i = 0; i < trace.nvtx.size() && autograd < 10; ++i) {
+    auto [it, fresh] = seen.emplace(trace.nvtx.text[i], false);
+    if (fresh && trace.nvtx.text[i] != kNoString) it->second = kAutograd.search(trace.strings.get(trace.nvtx.text[i]));
+    autograd += it->second;
+  }
+  if (backward == 0 && autograd < 10) return std::nullopt;
+  StepWindows none;
+  none.source = StepSource::kNone;
+  // The anchor's name, as the period's method gives it ("... each launch of NAME (N launches, ...").
+  const auto launch_of = units.method.find("each launch of ");
+  const auto count_at = units.method.find(" launches, most");
+  std::string unit = "its anchor kernel";
+  if (launch_of != std::string::npos && count_at != std::string::npos) {
+    unit = units.method.substr(launch_of + 15, units.method.rfind(" (", count_at) - launch_of - 15);
+  }
+  none.method = "no step annotations: the work repeats at each launch of " + unit + " (" + std::to_string(units.windows.size()) +
+                " units), but this is training (" +
+                (backward > 0 ? std::to_string(backward) + " backward kernels" : std::to_string(autograd) + "+ autograd annotations") +
+                ") and no optimizer kernel ran: the trace is a window inside one training step, its units parts of the step "
+                "(layers or blocks); no steps";
+  return none;
+}
+
 StepWindows from_gpu_gaps(const Trace& trace) {
   const auto& k = trace.kernels;
   StepWindows out;
@@ -367,6 +408,7 @@ Result<StepWindows> find_step_windows_uncached(const TraceContext& context, cons
   if (auto passes = forward_passes_from_modules(context, ranges, busiest)) return std::move(*passes);
   if (auto passes = forward_passes_from_markers(context, busiest)) return std::move(*passes);
   if (auto periodic = from_kernel_period(context, busiest); periodic && periodic->windows.size() >= 3) {
+    if (auto partial = training_window_without_step(context, busiest, *periodic)) return std::move(*partial);
     const auto inside = unit_inside_steps(context, *periodic);
     if (!inside) return std::move(*periodic);
     // Ranges holding the units are the steps only where there are about as many as the steps' own
