@@ -118,10 +118,11 @@ python-test: python
 
 # The pip wheel in $(DIST)/: the Python package with the CLI and the tracer of $(BUILD) (not
 # compiled again) and the apt libraries they link, for `pip install` on glibc Linux without a
-# compiler (scripts/build-wheel.sh). One wheel per interpreter of WHEEL_PYTHONS (3.10-3.13), e.g.
-# make wheel WHEEL_PYTHONS="python3.10 python3.12". ctest's wheel_install installs python3's.
+# compiler (scripts/build-wheel.sh). One wheel per interpreter of WHEEL_PYTHONS: by default every
+# CPython 3.10-3.13 the machine has (scripts/find-pythons.sh), else python3's alone; e.g.
+# make wheel WHEEL_PYTHONS="python3.10 python3.12". ctest's wheel_install installs each.
 DIST          ?= dist
-WHEEL_PYTHONS ?= python3
+WHEEL_PYTHONS ?= $(or $(shell ./scripts/find-pythons.sh),python3)
 wheel: core
 	./scripts/build-wheel.sh $(BUILD) $(DIST) $(WHEEL_PYTHONS)
 

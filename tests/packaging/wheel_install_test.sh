@@ -5,6 +5,7 @@
 # and what the block does not show: the CLI and the tracer use the libraries bundled in the wheel,
 # no CUDA library is bundled, exit codes pass through the `kernscope` command, and `kernscope fleet`
 # runs the virtualenv's interpreter rather than the first python3 on PATH.
+# Then every other wheel of DIST_DIR (one per CPython 3.10-3.13 found) in a virtualenv of its interpreter.
 #   wheel_install_test.sh REPO_ROOT [DIST_DIR]     (DIST_DIR: REPO_ROOT/dist, where make wheel writes)
 set -euo pipefail
 root=$(realpath "$1")
@@ -91,3 +92,26 @@ page=$(cd "$work" && env -u PYTHONPATH "$venv/bin/python" -c "$quick" 2>&1) || {
 grep -q "nsys-sqlite NVIDIA H200" <<<"$page" && grep -q "^gemv " <<<"$page" ||
   { echo "$page"; fail "docs/python.md's first block printed no trace or classes"; }
 echo "wheel_install: ${wheels[0]##*/} installed and used from a fresh virtualenv"
+
+# Every other wheel make wheel built (one per CPython 3.10-3.13 the machine has,
+# scripts/find-pythons.sh): installed into a fresh virtualenv of its own interpreter, its
+# Requires-Python true, its CLI and Python package used on the bundled trace.
+requires=$(unzip -p "${wheels[0]}" '*.dist-info/METADATA' | sed -n 's/^Requires-Python: //p')
+[ "$requires" = ">=3.10" ] || fail "Requires-Python is '$requires', not >=3.10 (the wheels built are for 3.10-3.13)"
+for python in $("$root/scripts/find-pythons.sh"); do
+  other=$("$python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')
+  [ "$other" != "$tag" ] || continue
+  found=("$dist"/kernscope-*-"$other"-*.whl)
+  [ ${#found[@]} -eq 1 ] || fail "expected one $other wheel in $dist for $python, found ${#found[@]}"
+  "$python" -m venv "$work/venv-$other"
+  "$work/venv-$other/bin/pip" install -q "${found[0]}" >"$work/pip-$other.txt" 2>&1 || { cat "$work/pip-$other.txt"; fail "pip refused ${found[0]##*/}"; }
+  info=$(cd "$work" && env -u PYTHONPATH "$work/venv-$other/bin/kernscope" info tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz 2>&1) ||
+    { echo "$info"; fail "$other: kernscope info failed"; }
+  grep -q "90287" <<<"$info" || { echo "$info"; fail "$other: kernscope info did not describe the bundled trace"; }
+  py=$(cd "$work" && env -u PYTHONPATH "$work/venv-$other/bin/python" -c '
+import kernscope
+t = kernscope.open("tests/fixtures/nsys/llama_decode_h200/trace.sqlite.xz")
+print(kernscope.__version__, len(t.kernels()["start_ns"]))' 2>&1) || { echo "$py"; fail "$other: the Python package failed"; }
+  grep -q " 90287$" <<<"$py" || { echo "$py"; fail "$other: the Python package read $py"; }
+  echo "wheel_install: ${found[0]##*/} installed and used with $python"
+done
