@@ -338,6 +338,7 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   std::vector<TimeNs> anchors;
   for (const auto& st : starts) anchors.push_back(st.time);
   const std::size_t from_callers = start_requests_at_callers(trace, ranges, launches.global_tid, out.request_gap_ns, anchors, out.windows);
+  out.request_starts_from_calls = from_callers > 0;
   const std::string text = model->first.substr(model->first.find(':') + 1);
   out.method = fmt::format("no step annotations: forward passes, each a call of the model's outermost module ('{}', {} calls "
                            "launching {} of the thread's {} kernels){}",

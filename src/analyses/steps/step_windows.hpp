@@ -50,8 +50,10 @@ struct StepWindows {
   // Where steps left out at the front began (their anchor kernel's GPU start; 0: none left out):
   // their work is a partial step's, not setup before the first step (setup_split.hpp).
   TimeNs partial_gpu_start = 0;
-  // Forward passes: the quiet time on the launching thread that separates requests (0: none used).
+  // Forward passes: the quiet time on the launching thread that separates requests (0: none used),
+  // and whether requests start where recorded Python calls say (else at their first CUDA call).
   std::int64_t request_gap_ns = 0;
+  bool request_starts_from_calls = false;
 };
 
 // The step name an annotation's text stands for and the phase it states, or nullopt when the

@@ -742,6 +742,10 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     if (g.phase == Phase::kPrefill) result.prefill_wall = g.wall;
   }
   read_ttft(steps, result);
+  if (found->source == report::StepSource::kForwardPasses && !found->request_starts_from_calls && result.ttft.count > 0) {
+    result.notes.push_back("TTFT counts from each request's first CUDA call: host work before it (generate()'s Python set-up, "
+                           "tokenizing) is not in a CUDA trace; a profiler trace with Python stacks (with_stack=True) shows it");
+  }
   result.steps = std::move(steps);
   if (const auto collections = gc_collections(trace); !collections.empty()) {
     for (auto& st : result.steps) std::tie(st.gc_count, st.gc_ns) = gc_within(collections, st.start_ns, st.end_ns);
