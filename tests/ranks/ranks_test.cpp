@@ -274,6 +274,26 @@ TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
 // pair within 2 trust limits and far from the neighbours), so the matching is trusted, but not the
 // clocks: that is said first and the straggler and hang verdicts are withheld, the tables keeping the
 // figures.
+// A clock offset from the median of a few collective ends: two in common do not make it trusted
+// (one odd end would decide it), three do (by construction: rank 1 reads 1 ms ahead, exactly).
+TEST(RanksTrust, AnOffsetNeedsThreeCollectivesInCommon) {
+  for (int collectives : {2, 3}) {
+    Plan plan;
+    plan.offset = {0, 1'000'000};
+    plan.collectives = collectives;
+    const RanksAnalysis a = analyze_ranks(build(plan));
+    ASSERT_EQ(a.offsets.size(), 2u);
+    EXPECT_EQ(a.offsets[1].samples, collectives);
+    EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 1'000'000.0) << collectives;
+    EXPECT_EQ(a.offsets[1].trusted, collectives >= 3) << collectives << ": " << a.offsets[1].why;
+    EXPECT_EQ(a.clocks_trusted, collectives >= 3) << collectives;
+    if (collectives < 3) {
+      EXPECT_EQ(a.offsets[1].why, "fewer than 3 collectives in common");
+      EXPECT_TRUE(a.verdicts_withheld());
+    }
+  }
+}
+
 TEST(RanksTrust, UntrustedClocksWithholdVerdicts) {
   Plan plan;
   plan.offset = {0, 0, 0};
