@@ -12,7 +12,10 @@ Known without kernscope: rank 1 slept 2 ms on the host before the first all-redu
 - json says the ranks were replayed together, with their ranks and clock offsets;
 - rank 1's file with every start and end moved 5 s later (a clock of its own, as on another host):
   its offset comes out at 5 s, every prediction is the same as with the files as recorded, and each
-  step's start is given in its own file's clock (a wrong sign or a missing conversion back fails).
+  step's start is given in its own file's clock (a wrong sign or a missing conversion back fails);
+- rank 1's collective kernels, every other one ending 40 us later: the matching is not trusted, so no
+  replay together (issue 47's uncaught mutation: whatif over ranks ignoring an untrusted matching;
+  checked 2026-12-06: run_whatif.cpp without its distrust lines replays them together and fails this).
 usage: tp2_whatif_test.py KERNSCOPE RANK0 RANK1
 """
 import csv
@@ -100,6 +103,23 @@ try:
     check(drift <= 1000, f"the same predictions on a clock of its own (largest difference {drift:.0f} ns)")
     starts = all(moved_run[1][s][2] == base[1][s][2] + SHIFT and moved_run[0][s][2] == base[0][s][2] for s in base[1])
     check(starts, "each step's start in its own file's clock")
+    # Rank 1's collective kernels: every other one ends 40 us later (a clock that drifts, or a
+    # matching that pairs the wrong calls): the ranks' matching is not trusted, so they are not
+    # replayed together, and json says why (the replay itself would pair them).
+    jittered = os.path.join(scratch, "rank1_jitter.sqlite")
+    shutil.copy(plain_copy(rank1), jittered)
+    db = sqlite3.connect(jittered)
+    rows = db.execute("select k.rowid from CUPTI_ACTIVITY_KIND_KERNEL k join StringIds s on s.id = k.demangledName "
+                      "where s.value like '%nccl%' order by k.start").fetchall()
+    for i, (rowid,) in enumerate(rows):
+        db.execute('update CUPTI_ACTIVITY_KIND_KERNEL set "end" = "end" + ? where rowid = ?', (40_000 if i % 2 else 0, rowid))
+    db.commit()
+    db.close()
+    doc = json.loads(subprocess.run([kernscope, "whatif", "-q", "--format", "json", rank0, jittered, "--change", "host=0"],
+                                    capture_output=True, text=True, check=True).stdout)
+    said = " ".join(doc.get("notes", []))
+    check(len(rows) > 10 and doc["together"] is False and "replayed apart" in said,
+          f"rank 1's collective ends jittered ({len(rows)} kernels): not replayed together ({said[:160]})")
 finally:
     shutil.rmtree(scratch, ignore_errors=True)
 
