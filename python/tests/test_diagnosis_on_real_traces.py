@@ -47,7 +47,7 @@ def test_llama_decode_is_llm_inference_with_its_steps():
     # Its 149 copies (1,705,119,872 bytes of weights, sqlite3) are all launched before the first step
     # (warmup:prefill): setup, neither a class share nor something to pin in the serving path.
     assert not any(c["class"] == "memcpy" for c in r["classes"])
-    assert not any(a.startswith("Pin the host buffers") for a in r["next_actions"])
+    assert not any(a["text"].startswith("Pin the host buffers") for a in r["next_actions"])
     assert any("before the first step" in line for line in r["diagnosis"])
 
 
@@ -71,7 +71,7 @@ def test_forward_ranges_of_a_video_model_are_not_steps():
 def test_training_windows_are_training(name):
     r = report(name)
     assert r["workload"]["kind"] == "training"
-    assert not any(a.lower().startswith(("capture the decode", "measure the bandwidth efficiency of the decode"))
+    assert not any(a["text"].lower().startswith(("capture the decode", "measure the bandwidth efficiency of the decode"))
                    for a in r["next_actions"])
 
 

@@ -154,7 +154,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   o << "\nDiagnosis\n";
   for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
   if (!d.next_actions.empty()) o << "\nNext actions\n";
-  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i] << "\n";
+  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i].text << "\n";
   return o.str();
 }
 
@@ -252,8 +252,30 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.key("diagnosis").begin_array();
   for (const auto& s : d.diagnosis) json.value(s);
   json.end_array();
+  // Each action as data (docs/interfaces.md), its sentence beside it.
   json.key("next_actions").begin_array();
-  for (const auto& s : d.next_actions) json.value(s);
+  for (const auto& a : d.next_actions) {
+    json.begin_object().member("kind", a.kind).member("part", a.part);
+    json.key("change");
+    if (a.change) json.value(*a.change); else json.null();
+    json.key("time_ns");
+    if (a.time_ns >= 0) json.value(a.time_ns); else json.null();
+    json.key("predicted");
+    if (a.predicted) {
+      json.begin_object()
+          .member("metric", a.predicted->metric)
+          .member("from_ns", a.predicted->from_ns)
+          .member("to_ns", a.predicted->to_ns)
+          .member("basis", a.predicted->basis)
+          .member("source", a.predicted->source)
+          .end_object();
+    } else {
+      json.null();
+    }
+    json.key("why_not_predicted");
+    if (a.predicted) json.null(); else json.value(a.why_not_predicted);
+    json.member("evidence", a.evidence).member("text", a.text).end_object();
+  }
   json.end_array();
   json.end_object();
   return json.finish();

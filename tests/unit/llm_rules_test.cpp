@@ -196,7 +196,8 @@ TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
   ASSERT_TRUE(d) << d.error().message;
   ASSERT_EQ(rule(d->findings, "gpu_gaps").count, 1);
   bool gap_action = false;
-  for (const auto& a : d->next_actions) {
+  for (const auto& action : d->next_actions) {
+    const std::string& a = action.text;
     if (!a.starts_with("Find what the host does in these gaps")) continue;
     gap_action = true;
     EXPECT_NE(a.find("at least 899.999 ms of the trace)."), std::string::npos) << a;
@@ -204,7 +205,7 @@ TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
   EXPECT_TRUE(gap_action);
   // The same idle GPU is a low-utilization region too: said, but advised once (as the gaps).
   ASSERT_GT(rule(d->findings, "gpu_time_util").count, 0);
-  for (const auto& a : d->next_actions) EXPECT_FALSE(a.starts_with("Keep the GPU fed")) << a;
+  for (const auto& a : d->next_actions) EXPECT_FALSE(a.text.starts_with("Keep the GPU fed")) << a.text;
 }
 
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
@@ -215,9 +216,21 @@ TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
   ASSERT_FALSE(d.decode_classes.empty());
   EXPECT_EQ(d.decode_classes.front().op_class, "gemv");
   ASSERT_FALSE(d.next_actions.empty());
-  EXPECT_NE(d.next_actions.front().find("CUDA graph"), std::string::npos);
+  EXPECT_NE(d.next_actions.front().text.find("CUDA graph"), std::string::npos);
+  // The first action as data: CUDA graphs on the host's launch time, priced by the replay of the
+  // measured decode steps (TPOT from the trace, to a predicted one below it).
+  const ReportAction& first = d.next_actions.front();
+  EXPECT_EQ(first.kind, "cuda-graphs");
+  EXPECT_EQ(first.part, "host.launch");
+  EXPECT_EQ(first.change, "graphs");
+  ASSERT_TRUE(first.predicted.has_value());
+  EXPECT_EQ(first.predicted->metric, "TPOT");
+  EXPECT_GT(first.predicted->from_ns, first.predicted->to_ns);
+  EXPECT_GT(first.predicted->to_ns, 0);
+  // An action the replay cannot price says why, and carries no prediction.
+  for (const auto& a : d.next_actions) EXPECT_TRUE(a.predicted.has_value() || !a.why_not_predicted.empty()) << a.text;
   // The low-utilization region is the launch-bound steps' idle GPU: said, not advised twice.
-  for (const auto& a : d.next_actions) EXPECT_FALSE(a.starts_with("Keep the GPU fed")) << a;
+  for (const auto& a : d.next_actions) EXPECT_FALSE(a.text.starts_with("Keep the GPU fed")) << a.text;
   bool attention_decode = false;
   for (const auto& c : d.decode_classes) attention_decode |= c.op_class == "attention_decode";
   EXPECT_TRUE(attention_decode);

@@ -156,12 +156,12 @@ TEST(Roofline, ReportActionsRankedByRecoverableTime) {
   auto d = diagnose(s.trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{});
   ASSERT_TRUE(d.has_value()) << d.error().message;
   ASSERT_GE(d->next_actions.size(), 2u);
-  EXPECT_EQ(d->next_actions[0],
+  EXPECT_EQ(d->next_actions[0].text,
             "Bring the gemm kernels to their memory roof: they run at 35.1 % of it (9.395 TFLOP/s, 1177.4 GB/s over 1 kernels, "
             "0.100 ms; ideal 0.035 ms): move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches) "
             "(up to 0.065 ms of the trace).");
-  EXPECT_NE(d->next_actions[1].find("Bring the elementwise kernels to their latency roof: they run at 40.0 % of it"), std::string::npos)
-      << d->next_actions[1];
+  EXPECT_NE(d->next_actions[1].text.find("Bring the elementwise kernels to their latency roof: they run at 40.0 % of it"), std::string::npos)
+      << d->next_actions[1].text;
   bool coverage = false;
   for (const auto& line : d->diagnosis) coverage |= line.starts_with("Speed of light: work known for 100.0 % of kernel time");
   EXPECT_TRUE(coverage);

@@ -55,6 +55,15 @@ constexpr double kTailRatio = 2.0;
 
 // The time a finding's evidence rows add up to (their first duration column), or -1 when its
 // rows measure no time. Rows are capped (--rows), so this is a lower bound.
+// The account part a finding's fix acts on (kernscope account's names), or none.
+std::string part_of_rule(const std::string& rule) {
+  if (rule == "llm_sync_in_loop" || rule == "cuda_api_sync" || rule == "cuda_memset_sync") return "blocked";
+  if (rule == "llm_alloc_in_loop") return "host.runtime";
+  if (rule == "llm_h2d_in_loop" || rule == "cuda_memcpy_async" || rule == "cuda_memcpy_sync") return "copy";
+  if (rule == "gpu_gaps" || rule == "gpu_time_util") return "idle";
+  return "";
+}
+
 std::int64_t time_involved(const Finding& f) {
   for (std::size_t c = 0; c < f.rows.columns.size(); ++c) {
     if (f.rows.columns[c].unit != Unit::kDuration) continue;
@@ -284,11 +293,18 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // Diagnosis and next actions. Each action carries the time it could save where the trace
   // measures it; actions are ranked by that (those whose saving is not measured come after), and a
   // finding involving less than 1 % of the time steps (or the trace) span is neither said nor advised.
-  struct Action {
-    std::int64_t saving_ns;  // -1: not measured
-    std::string text;
+  std::vector<ReportAction> actions;
+  // An action and its ranking key; its part, change and prediction are filled where they are known.
+  auto action = [&](std::int64_t rank_ns, std::string kind, std::string part, std::int64_t time_ns, std::string text) -> ReportAction& {
+    ReportAction a;
+    a.rank_ns = rank_ns;
+    a.kind = std::move(kind);
+    a.part = std::move(part);
+    a.time_ns = time_ns;
+    a.text = std::move(text);
+    actions.push_back(std::move(a));
+    return actions.back();
   };
-  std::vector<Action> actions;
   std::int64_t span_ns = 0;
   for (const auto& st : d.steps.steps) span_ns += st.wall_ns;
   if (span_ns == 0) span_ns = trace_span(trace);
@@ -315,6 +331,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     auto it = predictions.find(change);
     if (it == predictions.end()) it = predictions.emplace(change, predict_change(context, d.steps, d.accounting, change)).first;
     return it->second;
+  };
+  // The replay's prediction of `change` on the action (or why there is none).
+  auto attach = [&](ReportAction& a, const std::string& change) {
+    a.change = change;
+    const PredictedChange& p = predicted(change);
+    if (p.ran) {
+      a.predicted = PredictedStep{p.headline, p.traced_ns, p.predicted_ns, "replayed", p.source()};
+    } else {
+      a.why_not_predicted = "no steps to replay";
+    }
   };
   // The action's saving and the words that end it: the prediction where it ran, else the cause's time.
   auto with_prediction = [&](const std::string& change, std::int64_t cause_ns, const char* how) -> std::pair<std::int64_t, std::string> {
@@ -349,34 +375,42 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     if (copy >= threshold_ns && loop_share(copy) >= 0.05) {
       std::string pageable = loop_share(loop.pageable_copy_ns) >= 0.01 ? "; " + pct(loop_share(loop.pageable_copy_ns)) + " from pageable memory" : "";
       const auto [saving, why] = with_prediction("overlap-copies", copy, "up to");
-      actions.push_back({saving, "Take the copies off the critical path: the GPU does nothing but copy for " + pct(loop_share(copy)) +
-                                     " of the steps' time (" + parts_of("copy.", 3) + pageable + "): keep the data on the GPU where "
-                                     "it is reused, pin host buffers, and overlap copies with compute on their own stream" + why + "."});
+      attach(action(saving, "overlap-copies", "copy", copy,
+                    "Take the copies off the critical path: the GPU does nothing but copy for " + pct(loop_share(copy)) +
+                        " of the steps' time (" + parts_of("copy.", 3) + pageable + "): keep the data on the GPU where "
+                        "it is reused, pin host buffers, and overlap copies with compute on their own stream" + why + "."),
+             "overlap-copies");
     }
     const std::int64_t comm = loop.at(TimeCategory::kCommunication);
     if (comm >= threshold_ns && loop_share(comm) >= 0.05) {
       const auto [saving, why] = with_prediction("overlap-comm", comm, "up to");
-      actions.push_back({saving, "Overlap communication with compute: collectives run with no compute beside them for " +
-                                     pct(loop_share(comm)) + " of the steps' time (exposed communication): start them earlier "
-                                     "(bucketing, prefetch), run them on their own stream, or split compute so it hides them" + why + "."});
+      attach(action(saving, "overlap-comm", "communication", comm,
+                    "Overlap communication with compute: collectives run with no compute beside them for " +
+                        pct(loop_share(comm)) + " of the steps' time (exposed communication): start them earlier "
+                        "(bucketing, prefetch), run them on their own stream, or split compute so it hides them" + why + "."),
+             "overlap-comm");
     }
     const std::int64_t blocked = loop.at(TimeCategory::kBlocked);
     if (blocked >= threshold_ns && loop_share(blocked) >= 0.02) {
       const auto [saving, why] = with_prediction("no-sync", blocked, "up to");
-      actions.push_back({saving, "Remove the host's waits while the GPU is idle: a host thread waits in " + parts_of("blocked.", 3) +
-                                     " of the steps' time with no GPU work running, so it waits for the host itself (a "
-                                     "callback, another thread, a synchronous copy), not for the GPU: make the call "
-                                     "asynchronous or move what it waits for off the step" + why + "."});
+      attach(action(saving, "remove-waits", "blocked", blocked,
+                    "Remove the host's waits while the GPU is idle: a host thread waits in " + parts_of("blocked.", 3) +
+                        " of the steps' time with no GPU work running, so it waits for the host itself (a "
+                        "callback, another thread, a synchronous copy), not for the GPU: make the call "
+                        "asynchronous or move what it waits for off the step" + why + "."),
+             "no-sync");
     }
     // Launch-bound steps outside LLM decode (the LLM rule below speaks for decode loops).
     const std::int64_t launch = loop.parts.count("host.launch") ? loop.parts.at("host.launch") : 0;
     if (const Finding* lb = find(d.findings, "llm_launch_bound");
         launch >= threshold_ns && loop_share(launch) >= 0.10 && !(lb && lb->count > 0)) {
       const auto [saving, why] = with_prediction("graphs", launch, "up to");
-      actions.push_back({saving, "Launch less from the host: the GPU idles while the host launches work for " + pct(loop_share(launch)) +
-                                     " of the steps' time (the launch calls and the framework's time between them): capture "
-                                     "the step in a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\") or "
-                                     "fuse kernels so fewer are launched" + why + "."});
+      attach(action(saving, "launch-less", "host.launch", launch,
+                    "Launch less from the host: the GPU idles while the host launches work for " + pct(loop_share(launch)) +
+                        " of the steps' time (the launch calls and the framework's time between them): capture "
+                        "the step in a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\") or "
+                        "fuse kernels so fewer are launched" + why + "."),
+             "graphs");
     }
     const std::int64_t framework = loop.parts.count("host.framework") ? loop.parts.at("host.framework") : 0;
     if (framework >= threshold_ns && loop_share(framework) >= 0.05) {
@@ -385,10 +419,12 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       std::stable_sort(ranges.begin(), ranges.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
       std::string where;
       for (std::size_t i = 0; i < ranges.size() && i < 2; ++i) where += (i ? "; " : "") + ranges[i].second + " " + pct(loop_share(ranges[i].first));
-      actions.push_back({framework, "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " +
-                                        pct(loop_share(framework)) + " of the steps' time (" + where + "): data-loader workers and "
-                                        "pinned memory for input pipelines, preprocessing overlapped with the previous step" +
-                                        saving_text(framework, "up to") + "."});
+      action(framework, "host-work", "host.framework", framework,
+             "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " +
+                 pct(loop_share(framework)) + " of the steps' time (" + where + "): data-loader workers and "
+                 "pinned memory for input pipelines, preprocessing overlapped with the previous step" +
+                 saving_text(framework, "up to") + ".")
+          .why_not_predicted = "no what-if change stands for moving framework code off the step (host=F scales all host work)";
     }
     const std::int64_t idle = loop.at(TimeCategory::kIdle);
     if (loop_share(idle) >= 0.10) {
@@ -405,13 +441,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     const auto bound = static_cast<std::int64_t>((dw.p50 - d.steps.decode_kernel_ns.p50) * static_cast<double>(dw.count));
     const PredictedChange& p = predicted("graphs");
     const std::int64_t saving = p.ran ? p.saving_ns() : bound;
-    actions.push_back({saving, std::string(p.ran ? p.headline + " " + fixed(static_cast<double>(p.traced_ns) / 1e6, 3) + " -> " +
-                                                       fixed(static_cast<double>(p.predicted_ns) / 1e6, 3) + " ms predicted with CUDA graphs: "
-                                                 : "") +
-                               "Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
-                               "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
-                               "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
-                               "the time per token" + (p.ran ? " (" + p.source() + ")" : saving_text(saving, "about")) + "."});
+    auto& graphs = action(saving, "cuda-graphs", "host.launch", bound,
+                          std::string(p.ran ? p.headline + " " + fixed(static_cast<double>(p.traced_ns) / 1e6, 3) + " -> " +
+                                                  fixed(static_cast<double>(p.predicted_ns) / 1e6, 3) + " ms predicted with CUDA graphs: "
+                                            : "") +
+                              "Capture the decode step in a CUDA graph (torch.compile mode=\"reduce-overhead\" or the engine's "
+                              "CUDA-graph mode): a decode step takes " + fixed(dw.p50 / 1e6, 3) + " ms (p50) while its kernels "
+                              "run for " + fixed(d.steps.decode_kernel_ns.p50 / 1e6, 3) + " ms, so the host, not the GPU, sets "
+                              "the time per token" + (p.ran ? " (" + p.source() + ")" : saving_text(saving, "about")) + ".");
+    graphs.evidence = lb->evidence;
+    attach(graphs, "graphs");
   }
   // Speed of light: each class's distance from its roof is an action ranked by the time it would
   // save at the roof. Without steps (a trace without GPU work), the roofline runs here on its own.
@@ -432,11 +471,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       const std::string how = row.roof == Roof::kMemory    ? "move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches)"
                               : row.roof == Roof::kCompute ? "use faster math (better-tuned GEMM tiles, FP8 where accuracy allows)"
                                                            : "launch fewer, larger kernels (fusion, CUDA graphs)";
-      actions.push_back({saving, "Bring the " + row.name + " kernels to their " + std::string(roof_name(row.roof)) + " roof: they run at " +
-                                     pct(row.percent_of_roof() / 100) + " of it (" + fixed(row.flops / seconds / 1e12, 3) + " TFLOP/s, " +
-                                     fixed(row.bytes / seconds / 1e9, 1) + " GB/s over " + std::to_string(row.count) + " kernels, " +
-                                     fixed(static_cast<double>(row.time_ns) / 1e6, 3) + " ms; ideal " + fixed(row.ideal_ns / 1e6, 3) +
-                                     " ms): " + how + saving_text(saving, "up to") + "."});
+      auto& roof = action(saving, "roofline", "gpu." + row.name, row.time_ns,
+                          "Bring the " + row.name + " kernels to their " + std::string(roof_name(row.roof)) + " roof: they run at " +
+                              pct(row.percent_of_roof() / 100) + " of it (" + fixed(row.flops / seconds / 1e12, 3) + " TFLOP/s, " +
+                              fixed(row.bytes / seconds / 1e9, 1) + " GB/s over " + std::to_string(row.count) + " kernels, " +
+                              fixed(static_cast<double>(row.time_ns) / 1e6, 3) + " ms; ideal " + fixed(row.ideal_ns / 1e6, 3) +
+                              " ms): " + how + saving_text(saving, "up to") + ".");
+      roof.change = "roof=" + row.name;
+      roof.why_not_predicted = "a roofline bound (its kernels at their roof: " + fixed(row.ideal_ns / 1e6, 3) + " of " +
+                               fixed(static_cast<double>(row.time_ns) / 1e6, 3) + " ms), not replayed here (kernscope whatif --change roof=" +
+                               row.name + " replays it)";
     }
   }
   if (!d.decode_classes.empty()) {
@@ -448,27 +492,37 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     if (sol_classes.contains(top.op_class)) {
       // The roofline measured it: its action above quotes the numbers.
     } else if (top.op_class == "gemv" || top.op_class == "gemm" || top.op_class == "quantized_gemm") {
-      actions.push_back({-1, "Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
-                                 " of decode kernel time): bytes of weights read per step / kernel time against the device's "
-                                 "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling."});
+      action(-1, "measure", "gpu." + top.op_class, -1,
+             "Measure the bandwidth efficiency of the decode " + top.op_class + " kernels (" + pct(top.share) +
+                 " of decode kernel time): bytes of weights read per step / kernel time against the device's "
+                 "memory bandwidth; batch-1 decode is memory-bound, so that ratio is the ceiling.")
+          .why_not_predicted = "no kernel work known for these kernels (a model config or recorded shapes would give their roofline)";
     } else if (top.op_class == "elementwise" || top.op_class == "copy_cast" || top.op_class == "norm") {
-      actions.push_back({-1, "Fuse the " + top.op_class + " kernels (" + pct(top.share) +
-                                 " of decode kernel time) with their neighbours (torch.compile or fused kernels)."});
+      action(-1, "fuse", "gpu." + top.op_class, -1,
+             "Fuse the " + top.op_class + " kernels (" + pct(top.share) +
+                 " of decode kernel time) with their neighbours (torch.compile or fused kernels).")
+          .why_not_predicted = "what fusion saves depends on the fused kernel, which the trace does not hold";
     }
   }
   if (const Finding* tiny = find(d.findings, "llm_tiny_kernels"); tiny && tiny->count > 0) {
     said.insert(tiny->rule);
     d.diagnosis.push_back("Kernels are tiny: " + tiny->evidence + ".");
-    actions.push_back({-1, "Fuse small elementwise kernels (norm, RoPE, activation, residual adds): " + tiny->evidence + "."});
+    auto& fuse = action(-1, "fuse", "gpu.elementwise", -1,
+                        "Fuse small elementwise kernels (norm, RoPE, activation, residual adds): " + tiny->evidence + ".");
+    fuse.evidence = tiny->evidence;
+    fuse.why_not_predicted = "what fusion saves depends on the fused kernel, which the trace does not hold";
   }
   // Findings whose evidence rows measure the time involved: said and advised only above the threshold.
-  auto sized = [&](const Finding& f, const std::string& sentence, const std::string& action) {
+  auto sized = [&](const Finding& f, const std::string& sentence, const std::string& text) {
     said.insert(f.rule);
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) return;
     d.diagnosis.push_back(sentence);
     // Evidence rows are capped (--rows), so their time is a lower bound.
-    actions.push_back({involved, action + (involved >= 0 ? saving_text(involved, "at least") : std::string()) + "."});
+    auto& a = action(involved, "rule:" + f.rule, part_of_rule(f.rule), involved,
+                     text + (involved >= 0 ? saving_text(involved, "at least") : std::string()) + ".");
+    a.evidence = f.evidence;
+    a.why_not_predicted = "no what-if change stands for this finding's fix";
   };
   for (const char* rule : {"llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden"}) {
     const Finding* f = find(d.findings, rule);
@@ -488,7 +542,10 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
       said.insert(f->rule);
       const PredictedChange& p = predicted("no-sync");
       d.diagnosis.push_back(f->title + ": " + f->evidence + ".");
-      actions.push_back({p.saving_ns(), f->action + " (" + f->evidence + "; " + p.text() + ")."});
+      auto& a = action(p.saving_ns(), "rule:" + f->rule, "blocked", loop.at(TimeCategory::kBlocked),
+                       f->action + " (" + f->evidence + "; " + p.text() + ").");
+      a.evidence = f->evidence;
+      attach(a, "no-sync");
       continue;
     }
     sized(*f, f->title + ": " + f->evidence + ".", f->action + " (" + f->evidence + ")");
@@ -535,8 +592,8 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // Gaps and low-utilization regions are the same idle GPU seen twice: the gaps (places in
     // time, the more specific) are advised, the regions then only said.
     if (f.rule == "gpu_time_util" && advised_gaps) continue;
-    std::string action = f.action;
-    action[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(action[0])));
+    std::string advice = f.action;
+    advice[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(advice[0])));
     // Where the rows say when, only their time inside the steps counts (time_in_window).
     const std::int64_t in_window = time_in_window(f, loop_from, loop_to);
     const std::int64_t saving = in_window >= 0 ? in_window : involved;
@@ -545,13 +602,18 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // nsys's synchronization and synchronous-copy warnings: what removing them gives, replayed.
     if (const char* change = f.rule == "cuda_api_sync" ? "no-sync" : f.rule == "cuda_memcpy_sync" ? "overlap-copies" : nullptr) {
       if (const PredictedChange& p = predicted(change); p.ran) {
-        actions.push_back({p.saving_ns(), action + " (" + f.title + ": " + f.evidence + "; " + p.text() + ")."});
+        auto& a = action(p.saving_ns(), "rule:" + f.rule, part_of_rule(f.rule), saving, advice + " (" + f.title + ": " + f.evidence + "; " + p.text() + ").");
+        a.evidence = f.evidence;
+        attach(a, change);
         continue;
       }
     }
-    actions.push_back({saving, action + " (" + f.title + ": " + f.evidence + ")" +
-                                   (saving >= 0 ? saving_text(saving, in_window >= 0 && !d.steps.steps.empty() ? "inside the steps, at least" : "at least")
-                                                : std::string()) + "."});
+    auto& a = action(saving, "rule:" + f.rule, part_of_rule(f.rule), saving,
+                     advice + " (" + f.title + ": " + f.evidence + ")" +
+                         (saving >= 0 ? saving_text(saving, in_window >= 0 && !d.steps.steps.empty() ? "inside the steps, at least" : "at least")
+                                      : std::string()) + ".");
+    a.evidence = f.evidence;
+    a.why_not_predicted = "no what-if change stands for this finding's fix";
   }
   // What no rule proposed but the replay shows: a change that would shorten the headline group's
   // steps by 10 % or more (a sync that keeps the host from running ahead on a GPU-bound loop, launches
@@ -559,26 +621,28 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   if (!d.steps.steps.empty()) {
     struct Candidate {
       const char* change;
+      const char* part;
       const char* text;
     };
-    for (const Candidate& c : {Candidate{"no-sync", "Let the host run ahead of the GPU: remove the per-step synchronizations (wait on "
-                                                    "events only where a result is read, keep a step or two in flight)"},
-                               Candidate{"graphs", "Capture the step in a CUDA graph (torch.cuda.graphs, torch.compile "
-                                                   "mode=\"reduce-overhead\", the engine's CUDA-graph mode)"},
-                               Candidate{"overlap-copies", "Overlap the copies with compute: pinned host buffers, "
-                                                           "cudaMemcpyAsync on their own stream, double-buffered"}}) {
+    for (const Candidate& c : {Candidate{"no-sync", "blocked", "Let the host run ahead of the GPU: remove the per-step synchronizations (wait on "
+                                                               "events only where a result is read, keep a step or two in flight)"},
+                               Candidate{"graphs", "host.launch", "Capture the step in a CUDA graph (torch.cuda.graphs, torch.compile "
+                                                                  "mode=\"reduce-overhead\", the engine's CUDA-graph mode)"},
+                               Candidate{"overlap-copies", "copy", "Overlap the copies with compute: pinned host buffers, "
+                                                                   "cudaMemcpyAsync on their own stream, double-buffered"}}) {
       if (predictions.contains(c.change)) continue;  // a rule's action already carries it
       const PredictedChange& p = predicted(c.change);
       if (!p.ran || p.traced_ns <= 0 || p.saving_ns() < threshold_ns) continue;
       if (static_cast<double>(p.traced_ns - p.predicted_ns) < 0.10 * static_cast<double>(p.traced_ns)) continue;
-      actions.push_back({p.saving_ns(), std::string(c.text) + ": no rule flagged it, but the replay does (" + p.text() + ")."});
+      attach(action(p.saving_ns(), "replay", c.part, -1, std::string(c.text) + ": no rule flagged it, but the replay does (" + p.text() + ")."),
+             c.change);
     }
   }
-  std::stable_sort(actions.begin(), actions.end(), [](const Action& a, const Action& b) {
-    if ((a.saving_ns < 0) != (b.saving_ns < 0)) return b.saving_ns < 0;
-    return a.saving_ns > b.saving_ns;
+  std::stable_sort(actions.begin(), actions.end(), [](const ReportAction& a, const ReportAction& b) {
+    if ((a.rank_ns < 0) != (b.rank_ns < 0)) return b.rank_ns < 0;
+    return a.rank_ns > b.rank_ns;
   });
-  for (auto& a : actions) d.next_actions.push_back(std::move(a.text));
+  d.next_actions = std::move(actions);
   if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
   return d;
 }

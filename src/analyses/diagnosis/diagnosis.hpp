@@ -36,6 +36,31 @@ struct SpeedOfLight {
   std::string work_source, time_source, peak_source;
 };
 
+// What the replay predicts an action gives, per step of the headline group (diagnosis_whatif.hpp).
+struct PredictedStep {
+  std::string metric;                   // "TPOT", "TTFT" or "step time"
+  std::int64_t from_ns = 0, to_ns = 0;  // medians over the replayed steps: traced, predicted
+  std::string basis;                    // "replayed" (kernscope whatif over the group's steps)
+  std::string source;                   // which steps and which change
+};
+
+// One of report's next actions as data: what to do, the account part it acts on, the what-if change
+// that stands for it and what the replay predicts, with the sentence said beside them. Ranked by the
+// predicted saving over the group's steps where the replay ran, else by the time it involves.
+struct ReportAction {
+  std::string kind;                   // overlap-copies, overlap-comm, remove-waits, launch-less, host-work, cuda-graphs,
+                                      // roofline, measure, fuse, replay, or rule:<the finding's rule>
+  std::string part;                   // the account part: copy, communication, blocked, host.launch, host.framework,
+                                      // host.runtime, gpu.<class>; empty where none
+  std::optional<std::string> change;  // kernscope whatif --change spelling, where one stands for it
+  std::int64_t time_ns = -1;          // the time the part (or the finding's rows) takes; -1: not measured
+  std::optional<PredictedStep> predicted;
+  std::string why_not_predicted;      // where predicted is empty
+  std::string evidence;               // the figures the text quotes (a finding's evidence), where any
+  std::string text;                   // the sentence
+  std::int64_t rank_ns = -1;          // the ranking key: predicted saving over the group's steps, else time_ns
+};
+
 struct Diagnosis {
   std::string trace;
   std::optional<std::string> cut_short;  // the trace was cut short and read anyway (--partial): what was dropped
@@ -50,7 +75,7 @@ struct Diagnosis {
   std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
   std::vector<Finding> findings;               // nsys rules + LLM rules
   std::vector<std::string> diagnosis;          // sentences
-  std::vector<std::string> next_actions;       // sentences, most valuable first
+  std::vector<ReportAction> next_actions;      // most valuable first
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
   std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
   std::vector<std::string> tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)

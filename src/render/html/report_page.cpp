@@ -144,7 +144,7 @@ std::string headline(const Diagnosis& d, Page& page) {
           (d.next_actions.empty() ? paragraph("None.", "note")
                                   : std::string("<ol class=\"actions\" id=\"actions\">") + [&] {
                                       std::string items;
-                                      for (const auto& action : d.next_actions) items += "<li>" + escape(action) + "</li>";
+                                      for (const auto& action : d.next_actions) items += "<li>" + escape(action.text) + "</li>";
                                       return items;
                                     }() + "</ol>");
   body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(d.diagnosis));
