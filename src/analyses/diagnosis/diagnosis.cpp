@@ -336,10 +336,13 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   auto attach = [&](ReportAction& a, const std::string& change) {
     a.change = change;
     const PredictedChange& p = predicted(change);
-    if (p.ran) {
+    if (p.ran && p.predicted_ns > 0) {
       a.predicted = PredictedStep{p.headline, p.traced_ns, p.predicted_ns, "replayed", p.source()};
     } else {
-      a.why_not_predicted = "no steps to replay";
+      // No step takes no time: a replay that leaves none is no prediction (a step without GPU work).
+      a.why_not_predicted = p.ran ? "the replay leaves the steps no time (" + fixed(static_cast<double>(p.predicted_ns) / 1e6, 3) +
+                                        " ms): nothing in them it can price"
+                                  : "no steps to replay";
     }
   };
   // The action's saving and the words that end it: the prediction where it ran, else the cause's time.
