@@ -215,3 +215,37 @@ def test_a_text_encoder_run_without_gradients_is_inference():
     r = report("nsysai_h100_2gpu_1s")
     assert r["workload"]["kind"] == "inference"
     assert any("without gradients" in e for e in r["workload"]["evidence"])
+
+
+def test_the_diagnosis_headline_is_the_steady_steps(tmp_path):
+    # One scope (issue 46): the first diagnosis line is over the steady steps, the last group of each
+    # phase (:measure:prefill, :measure:decode_step), not the warm-up before them. Truth from sqlite3:
+    # the share of those steps' NVTX ranges during which a kernel runs (union of kernel intervals), with
+    # the loop's share (warm-up included) far below it, so the two cannot be confused.
+    import re
+    import sqlite3
+    from compressed import plain_copy
+    db = sqlite3.connect(plain_copy(str(NSYS / "llama_decode_h200" / "trace.sqlite.xz")))
+    # The workload's ranges: "warmup:prefill", "warmup:decode_step", "measure:prefill", "measure:decode_step".
+    ranges = [(s, e, t.split(":")[0]) for s, e, t in
+              db.execute("SELECT start, end, text FROM NVTX_EVENTS WHERE eventType = 59 AND text LIKE '%:%'")]
+    kernels = sorted(db.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchall())
+
+    def busy_share(windows):
+        busy = wall = 0
+        for lo, hi in windows:
+            wall += hi - lo
+            reach = lo
+            for s, e in kernels:
+                if e <= reach or s >= hi:
+                    continue
+                busy += min(e, hi) - max(s, reach)
+                reach = min(e, hi)
+        return 100.0 * busy / wall
+
+    steady = busy_share([(s, e) for s, e, d in ranges if d == "measure"])
+    everything = busy_share([(s, e) for s, e, d in ranges])
+    line = report("llama_decode_h200")["diagnosis"][0]
+    gpu = float(re.search(r"gpu ([\d.]+) %", line).group(1))
+    assert "the steady steps: :measure:prefill, :measure:decode_step" in line, line
+    assert abs(gpu - steady) < 1.0 and abs(gpu - everything) > 3.0, (line, steady, everything)

@@ -129,15 +129,24 @@ std::string render_accounting_summary(const StepAccounting& a, const std::string
       out += "\n";
     }
   }
-  const TimeCategory b = a.loop.bottleneck();
-  out += fmt::format("{}most of the steps' time: {} ({:.1f} %", indent, category_name(b), share(a.loop.at(b), a.loop.window_ns));
-  if (const std::string parts = top_parts(a.loop, b, 3); !parts.empty()) out += ": " + parts;
+  // The headline is the steady state's (the last group of each phase) where warm-up groups came
+  // first, so the first thing read is not warm-up time (report states one scope).
+  const TimeAccount& head = a.steady_is_loop ? a.loop : a.steady;
+  std::string scope = "the steps' time";
+  if (!a.steady_is_loop) {
+    scope = "the steady steps' time (";
+    for (std::size_t i = 0; i < a.steady_groups.size(); ++i) scope += (i ? ", " : "") + a.steady_groups[i];
+    scope += "; earlier groups left out)";
+  }
+  const TimeCategory b = head.bottleneck();
+  out += fmt::format("{}most of {}: {} ({:.1f} %", indent, scope, category_name(b), share(head.at(b), head.window_ns));
+  if (const std::string parts = top_parts(head, b, 3); !parts.empty()) out += ": " + parts;
   out += ")\n";
   // What else took a tenth or more, with its parts: the second place a user would look.
   for (const TimeCategory c : kAllTimeCategories) {
-    if (c == b || share(a.loop.at(c), a.loop.window_ns) < 10) continue;
-    out += fmt::format("{}also {} {:.1f} %", indent, category_name(c), share(a.loop.at(c), a.loop.window_ns));
-    if (const std::string parts = top_parts(a.loop, c, 3); !parts.empty()) out += ": " + parts;
+    if (c == b || share(head.at(c), head.window_ns) < 10) continue;
+    out += fmt::format("{}also {} {:.1f} %", indent, category_name(c), share(head.at(c), head.window_ns));
+    if (const std::string parts = top_parts(head, c, 3); !parts.empty()) out += ": " + parts;
     out += "\n";
   }
   const std::int64_t framework = a.loop.parts.count("host.framework") ? a.loop.parts.at("host.framework") : 0;

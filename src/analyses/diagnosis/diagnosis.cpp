@@ -355,7 +355,11 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // Where the steps' time goes (the accounting) comes first, and each category that takes a
   // share of the loop leads to its causes; the time it takes is what the action could recover at
   // most. host.launch is the launch-bound finding's below when that fired.
-  const TimeAccount& loop = d.accounting.loop;
+  // One scope (the steady steps: the last group of each phase) for the diagnosis line and every
+  // action's share, as the headlines read; the whole loop where there is no warm-up group.
+  const TimeAccount& loop = d.accounting.steady_is_loop ? d.accounting.loop : d.accounting.steady;
+  std::string steady_scope;
+  for (const auto& g : d.accounting.steady_groups) steady_scope += (steady_scope.empty() ? "" : ", ") + g;
   auto loop_share = [&](std::int64_t ns) { return loop.window_ns > 0 ? static_cast<double>(ns) / static_cast<double>(loop.window_ns) : 0.0; };
   auto parts_of = [&](const std::string& prefix, std::size_t n) {
     std::vector<std::pair<std::int64_t, std::string>> parts;
@@ -373,7 +377,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     for (const TimeCategory c : kAllTimeCategories) {
       if (c != b && loop_share(loop.at(c)) >= 0.05) line += ", " + std::string(category_name(c)) + " " + pct(loop_share(loop.at(c)));
     }
-    d.diagnosis.insert(d.diagnosis.begin(), line + " (kernscope account).");
+    d.diagnosis.insert(d.diagnosis.begin(), line + (d.accounting.steady_is_loop ? std::string(" (kernscope account).")
+                                                                                : " (the steady steps: " + steady_scope +
+                                                                                      "; earlier groups left out; kernscope account)."));
     const std::int64_t copy = loop.at(TimeCategory::kCopy);
     if (copy >= threshold_ns && loop_share(copy) >= 0.05) {
       std::string pageable = loop_share(loop.pageable_copy_ns) >= 0.01 ? "; " + pct(loop_share(loop.pageable_copy_ns)) + " from pageable memory" : "";

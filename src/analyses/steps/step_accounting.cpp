@@ -446,6 +446,27 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
     result.phases[p->second].account.add(result.steps[w]);
     result.loop.add(result.steps[w]);
   }
+  // The steady state: per phase, the group that started last (by its first step) of the leading process.
+  std::map<Phase, std::string> last_group;
+  std::map<Phase, std::size_t> groups_per_phase;
+  std::set<std::pair<std::string, Phase>> seen;
+  for (const std::size_t w : order) {
+    const Step& s = steps[w];
+    if (s.global_pid != result.process) continue;
+    if (seen.insert({s.group, s.phase}).second) {
+      last_group[s.phase] = s.group;
+      ++groups_per_phase[s.phase];
+    }
+  }
+  result.steady_is_loop = std::all_of(groups_per_phase.begin(), groups_per_phase.end(), [](const auto& g) { return g.second == 1; });
+  result.steady = result.steady_is_loop ? result.loop : TimeAccount{};
+  for (const auto& [phase, group] : last_group) result.steady_groups.push_back(group);
+  if (!result.steady_is_loop) {
+    for (const std::size_t w : order) {
+      const Step& s = steps[w];
+      if (s.global_pid == result.process && last_group[s.phase] == s.group) result.steady.add(result.steps[w]);
+    }
+  }
   if (result.processes > 1) {
     result.notes.push_back("steps of " + std::to_string(result.processes) + " processes: phases and the loop are process " +
                            std::to_string(pid_of(result.process)) + "'s (the most GPU time); every step is in the step table");

@@ -76,6 +76,12 @@ struct StepAccounting {
   std::size_t processes = 0;  // how many processes have steps
   std::vector<AccountGroup> phases;
   TimeAccount loop;
+  // The steady state the headlines read: the leading process's steps of the last group of each
+  // phase (a warm-up group before a measured one is left out). The loop where every phase has one
+  // group (steady_is_loop).
+  TimeAccount steady;
+  std::vector<std::string> steady_groups;
+  bool steady_is_loop = true;
   std::vector<std::string> notes;
 };
 
