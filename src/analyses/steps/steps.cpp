@@ -302,6 +302,39 @@ Distribution distribution(std::vector<std::int64_t> values) {
 // cover). Said with the method; TPOT and TTFT are withheld from steps holding under half of it:
 // they would describe a sliver of the run (a warm-up range, a helper's annotation) as its latency.
 namespace {
+// Forward passes found without annotations are one group; a first request far slower than the ones
+// after it is a warm-up (cold caches, kernel autotuning, lazy initialisation: a first generate()
+// call here took 40 ms a token against 4 ms after it). A request runs from a prefill to the next;
+// where its steps' median wall is 3x or more the later steps', they become the group
+// "warmup:<name>", so the steady state the headlines read (the last group of each phase) is the
+// requests after it. Returns the words that say so, or nothing.
+std::string name_warm_up_request(std::vector<Step>& steps) {
+  std::vector<std::size_t> order(steps.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return steps[a].start_ns < steps[b].start_ns; });
+  std::vector<std::int64_t> first, later;
+  std::size_t prefills = 0;
+  for (const std::size_t i : order) {
+    prefills += steps[i].phase == Phase::kPrefill;
+    (prefills <= 1 ? first : later).push_back(steps[i].wall_ns);
+  }
+  if (prefills < 2 || first.empty() || later.empty()) return {};
+  const auto median = [](std::vector<std::int64_t> v) {
+    std::sort(v.begin(), v.end());
+    return static_cast<double>(v[v.size() / 2]);
+  };
+  const double cold = median(first), warm = median(later);
+  if (warm <= 0 || cold < 3 * warm) return {};
+  for (std::size_t k = 0; k < first.size(); ++k) {
+    Step& s = steps[order[k]];
+    s.name = "warmup:" + s.name;
+    s.group = step_group_name(s.name);
+  }
+  return fmt::format("; the first request is a warm-up ({} passes, step median {:.3f} ms, {:.1f}x the {:.3f} ms of the passes "
+                     "after it): its steps are the group warmup:forward",
+                     first.size(), cold / 1e6, cold / warm, warm / 1e6);
+}
+
 void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
   if (result.steps.empty()) return;
   const auto& k = trace.kernels;
@@ -689,6 +722,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     }
     const auto decided = report::decide_step_phases(trace, steps, phase_facts);
     if (!decided.summary.empty()) result.method += "; " + decided.summary;
+    if (found->source == report::StepSource::kForwardPasses) result.method += name_warm_up_request(steps);
   } else {
     for (auto& s : steps) s.phase = Phase::kUnknown;
   }
