@@ -249,3 +249,15 @@ def test_the_diagnosis_headline_is_the_steady_steps(tmp_path):
     gpu = float(re.search(r"gpu ([\d.]+) %", line).group(1))
     assert "the steady steps: :measure:prefill, :measure:decode_step" in line, line
     assert abs(gpu - steady) < 1.0 and abs(gpu - everything) > 3.0, (line, steady, everything)
+
+
+def test_no_cuda_graph_advice_for_steps_that_replay_graphs():
+    # tests/fixtures/whatif/decode_bench.after: examples/decode_bench --cuda-graph on (its README): every
+    # decode step is already a graph replay, GPU-bound. The idle regions nsys's utilization rule finds lie in
+    # the warm-up steps, not the measured ones, so no action may advise CUDA graphs or keeping the GPU fed
+    # (issue 46: "Keep the GPU fed ... capture them in CUDA graphs" led such reports).
+    path = FIXTURES / "whatif" / "decode_bench.after.sqlite.xz"
+    r = kernscope.open(str(path)).report()
+    assert r["next_actions"], r["diagnosis"]
+    for a in r["next_actions"]:
+        assert "CUDA graph" not in a["text"] and not a["text"].startswith("Keep the GPU fed"), a["text"]

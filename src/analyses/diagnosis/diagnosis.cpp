@@ -371,6 +371,15 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += (i ? ", " : "") + parts[i].second + " " + pct(loop_share(parts[i].first));
     return out;
   };
+  // The time an account part holds in the steady steps (-1: no such part, or no account).
+  auto steady_part_time = [&](const std::string& part) -> std::int64_t {
+    if (part.empty() || loop.window_ns <= 0) return -1;
+    for (const TimeCategory c : kAllTimeCategories) {
+      if (part == category_name(c)) return loop.at(c);
+    }
+    const auto it = loop.parts.find(part);
+    return it == loop.parts.end() ? 0 : it->second;
+  };
   if (loop.window_ns > 0) {
     const TimeCategory b = loop.bottleneck();
     std::string line = "Where the steps' time goes: " + std::string(category_name(b)) + " " + pct(loop_share(loop.at(b)));
@@ -605,8 +614,14 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     advice[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(advice[0])));
     // Where the rows say when, only their time inside the steps counts (time_in_window).
     const std::int64_t in_window = time_in_window(f, loop_from, loop_to);
-    const std::int64_t saving = in_window >= 0 ? in_window : involved;
+    std::int64_t saving = in_window >= 0 ? in_window : involved;
     if (in_window == 0) continue;  // all of it before or after the steps: nothing the loop can gain
+    // An action only where its part holds time in the steady steps (one scope): idle regions of a
+    // warm-up do not make a GPU-bound loop's first action; what the part holds bounds the rest.
+    if (const std::int64_t held = steady_part_time(part_of_rule(f.rule)); held >= 0) {
+      if (held < threshold_ns) continue;
+      saving = saving < 0 ? held : std::min(saving, held);
+    }
     advised_gaps |= f.rule == "gpu_gaps";
     // nsys's synchronization and synchronous-copy warnings: what removing them gives, replayed.
     if (const char* change = f.rule == "cuda_api_sync" ? "no-sync" : f.rule == "cuda_memcpy_sync" ? "overlap-copies" : nullptr) {
