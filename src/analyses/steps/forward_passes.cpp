@@ -45,7 +45,6 @@ struct Start {
 // it (0 where the launch is not traced or came from another thread).
 struct Launches {
   std::int64_t global_tid = 0;
-  std::size_t on_thread = 0;
   std::vector<TimeNs> launch_ns;  // by position in the launch order
 };
 
@@ -69,7 +68,6 @@ Launches launching_thread(const TraceContext& context, const BusiestProcess& pro
   if (per_thread.empty()) return out;
   const auto best = std::max_element(per_thread.begin(), per_thread.end(), [](auto& a, auto& b) { return a.second < b.second; });
   out.global_tid = best->first;
-  out.on_thread = best->second;
   for (std::size_t p = 0; p < tid.size(); ++p) {
     if (tid[p] == out.global_tid) out.launch_ns[p] = at[p];
   }
@@ -131,14 +129,13 @@ TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs 
 }
 
 // Steps from their starts: each runs until the next starts, except across a gap between requests.
-StepWindows windows_from_starts(const Trace& trace, const std::vector<Start>& starts, std::int64_t global_pid,
-                                const std::string& name) {
+// `busy`: activity() of the starts' thread (or process, for GPU-time starts).
+StepWindows windows_from_starts(const std::vector<std::pair<TimeNs, TimeNs>>& busy, const std::vector<Start>& starts,
+                                std::int64_t global_pid, const std::string& name) {
   StepWindows out;
   const bool host = starts.front().global_tid != 0;
-  const auto busy = activity(trace, starts.front().global_tid, global_pid);
-  std::vector<std::int64_t> spacing;
-  for (std::size_t j = 1; j < starts.size(); ++j) spacing.push_back(starts[j].time - starts[j - 1].time);
-  std::vector<std::int64_t> sorted = spacing;
+  std::vector<std::int64_t> sorted;  // the spacing of the starts
+  for (std::size_t j = 1; j < starts.size(); ++j) sorted.push_back(starts[j].time - starts[j - 1].time);
   std::sort(sorted.begin(), sorted.end());
   const auto median = static_cast<std::int64_t>(percentile_linear(sorted, 50));
   // The last step ends where its activity ends, within two median steps of its start.
@@ -188,19 +185,15 @@ StepWindows windows_from_starts(const Trace& trace, const std::vector<Start>& st
   return out;
 }
 
-// Where the profiler recorded Python calls: a request starts where the innermost Python call
-// holding all its passes starts (generate(), an engine's step function), when that call began after
-// the previous request's last step: its set-up before its first CUDA call is the request's time,
-// which the user's TTFT counts. Returns how many requests were moved.
 // Which passes share a request, from the Python calls: two consecutive passes are of one request
 // when the innermost call holding both (a decoding loop: generate()'s _sample) holds no other pair's
 // innermost call inside it; a pair held only by an outer call that also holds such loops (the
 // program's main loop around generate()) straddles two requests. Gaps cannot tell a pause inside a
-// request (a cold first call's) from one between requests; the calls can. Returns false when the
-// calls hold the passes in no such way (then the gaps decide).
-bool requests_from_calls(const std::vector<const IndexedRange*>& calls, const std::vector<TimeNs>& anchors,
+// request (a cold first call's) from one between requests; the calls can. Where the calls hold the
+// passes in no such way, the gaps' requests stay.
+void requests_from_calls(const std::vector<const IndexedRange*>& calls, const std::vector<TimeNs>& anchors,
                          std::vector<StepWindow>& windows) {
-  if (anchors.size() != windows.size() || anchors.size() < 2) return false;
+  if (anchors.size() != windows.size() || anchors.size() < 2) return;
   // One sweep over the calls (properly nested on one thread) keeps the chain of calls open at each
   // pass's start; the innermost call holding passes j and j + 1 is the deepest of j's chain that
   // is still open at j + 1's start.
@@ -219,7 +212,7 @@ bool requests_from_calls(const std::vector<const IndexedRange*>& calls, const st
         break;
       }
     }
-    if (!common[j]) return false;
+    if (!common[j]) return;
   }
   // A pair straddles two requests when another pair's innermost call lies inside its own.
   std::vector<const IndexedRange*> distinct = common;
@@ -239,11 +232,15 @@ bool requests_from_calls(const std::vector<const IndexedRange*>& calls, const st
     request += straddles[j - 1] ? 1 : 0;
     windows[j].request = request;
   }
-  return true;
 }
 
+// Where the profiler recorded Python calls: a request starts where the innermost Python call
+// holding all its passes starts (generate(), an engine's step function), when that call began after
+// the previous request's last step: its set-up before its first CUDA call is the request's time,
+// which the user's TTFT counts. `cuda`: activity() of the thread. Returns how many requests were moved.
 std::size_t start_requests_at_callers(const Trace& trace, const std::vector<IndexedRange>& ranges, std::int64_t thread,
-                                      std::int64_t request_gap, const std::vector<TimeNs>& anchors, std::vector<StepWindow>& windows) {
+                                      const std::vector<std::pair<TimeNs, TimeNs>>& cuda, std::int64_t request_gap,
+                                      const std::vector<TimeNs>& anchors, std::vector<StepWindow>& windows) {
   std::vector<const IndexedRange*> calls;
   for (const auto& r : ranges) {
     if (r.global_tid != thread || trace.nvtx.domain_id[r.row] != kKinetoPythonDomain) continue;
@@ -252,7 +249,6 @@ std::size_t start_requests_at_callers(const Trace& trace, const std::vector<Inde
   }
   std::sort(calls.begin(), calls.end(), [](auto* a, auto* b) { return a->start_ns < b->start_ns; });
   requests_from_calls(calls, anchors, windows);
-  const auto cuda = activity(trace, thread, 0);
   std::size_t moved = 0;
   for (std::size_t first = 0; first < windows.size();) {
     std::size_t last = first;
@@ -335,10 +331,11 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   }
   // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
   if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
-  StepWindows out = windows_from_starts(trace, starts, process.global_pid, "forward");
+  const auto busy = activity(trace, launches.global_tid, process.global_pid);  // the thread's CUDA calls, read once
+  StepWindows out = windows_from_starts(busy, starts, process.global_pid, "forward");
   std::vector<TimeNs> anchors;
   for (const auto& st : starts) anchors.push_back(st.time);
-  const std::size_t from_callers = start_requests_at_callers(trace, ranges, launches.global_tid, out.request_gap_ns, anchors, out.windows);
+  const std::size_t from_callers = start_requests_at_callers(trace, ranges, launches.global_tid, busy, out.request_gap_ns, anchors, out.windows);
   out.request_starts_from_calls = from_callers > 0;
   const std::string text = model->first.substr(model->first.find(':') + 1);
   out.method = fmt::format("no step annotations: forward passes, each a call of the model's outermost module ('{}', {} calls "
@@ -435,7 +432,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     ++start_names[k.demangled_name[process.order[p]]];
   }
   const StringId start_name = std::max_element(start_names.begin(), start_names.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  StepWindows out = windows_from_starts(trace, starts, process.global_pid, "forward");
+  StepWindows out = windows_from_starts(activity(trace, starts.front().global_tid, process.global_pid), starts, process.global_pid, "forward");
   out.method = fmt::format("no step annotations: forward passes, each from the token embedding lookup ({}{}) through the token "
                            "sampling {} ({} passes; one sampling per pass, the embedding lookup first){}",
                            shortened(trace.strings.get(start_name)), start_names.size() > 1 ? " and others" : "",
