@@ -53,6 +53,7 @@ def sets(work):
 
 def record(out_path, work, kernscope):
     from kernscope import fleet
+    from kernscope.fleet.reduce import records
 
     work = pathlib.Path(work).resolve()
     work.mkdir(parents=True, exist_ok=True)
@@ -60,9 +61,10 @@ def record(out_path, work, kernscope):
     for name, target in sets(work).items():
         result = fleet.run([target], str(work / f"{name}.digests"), workers=2)
         kept = {k: v for k, v in result.items() if k not in VOLATILE}
+        kept["tables"] = {k: records(v) for k, v in kept["tables"].items()}  # DataFrames as rows, to compare as JSON
         ranks = subprocess.run([kernscope, "ranks", target, "--format", "json"], capture_output=True, text=True)
         doc[name] = {"fleet": kept, "ranks": json.loads(ranks.stdout) if ranks.returncode == 0 else ranks.stderr}
-        print(f"{name}: {result['ranks_read']} ranks, {len(result['tables'].get('collectives', []))} matched collectives",
+        print(f"{name}: {result['ranks_read']} ranks, {len(records(result['tables']['collectives'])) if 'collectives' in result['tables'] else 0} matched collectives",
               file=sys.stderr)
     pathlib.Path(out_path).write_text(json.dumps(doc, indent=1, sort_keys=True, default=str) + "\n")
 
@@ -78,6 +80,7 @@ def tied(digests):
     utilisation bin the ranks at its lowest busy time (busy bins on the reducer's clock offsets,
     counted from the earliest aligned start), derived here in SQL as a check of the reducer."""
     from kernscope import fleet
+    from kernscope.fleet.reduce import records
 
     _, rows = fleet.sql(digests, "SELECT name, trace FROM (SELECT name, trace, total_ns, "
                                  "max(total_ns) OVER (PARTITION BY name) AS top FROM kernels) WHERE total_ns = top")

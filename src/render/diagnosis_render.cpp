@@ -274,7 +274,10 @@ std::string render_diagnosis_json(const Diagnosis& d) {
     }
     json.key("why_not_predicted");
     if (a.predicted) json.null(); else json.value(a.why_not_predicted);
-    json.member("evidence", a.evidence).member("text", a.text).end_object();
+    json.key("evidence").begin_array();
+    for (const auto& e : a.evidence) json.value(e);
+    json.end_array();
+    json.member("rank_ns", a.rank_ns).member("rank_basis", a.rank_basis).member("text", a.text).end_object();
   }
   json.end_array();
   json.end_object();

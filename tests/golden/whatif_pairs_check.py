@@ -77,15 +77,15 @@ def main():
         failures.append("median error")
     # report on the bundled Llama trace leads with graphs and its predicted TPOT.
     bundled = fixtures / "nsys" / "llama_decode_h200" / "trace.sqlite.xz"
-    r = subprocess.run([kernscope, "report", str(bundled)], capture_output=True, text=True)
-    lines = r.stdout.splitlines()
-    first = next((lines[i + 1] for i, line in enumerate(lines) if line.startswith("Next actions") and i + 1 < len(lines)), "")
-    m = re.search(r"TPOT [0-9.]+ -> ([0-9.]+) ms predicted with CUDA graphs", first)
-    if not m:
+    r = subprocess.run([kernscope, "report", "--format", "json", str(bundled)], capture_output=True, text=True)
+    actions = json.loads(r.stdout)["next_actions"] if r.returncode == 0 else []
+    first = actions[0] if actions else {}
+    predicted_to = (first.get("predicted") or {}).get("to_ns")
+    if first.get("change") != "graphs" or first.get("predicted", {}).get("metric") != "TPOT" or not predicted_to:
         failures.append("report")
-        print(f"FAIL report's first action does not state the TPOT predicted with CUDA graphs: {first[:200]}")
+        print(f"FAIL report's first action is not CUDA graphs with a predicted TPOT: {str(first)[:300]}")
     else:
-        predicted = float(m.group(1))
+        predicted = predicted_to / 1e6
         error = (predicted - after["llama"]) / after["llama"]
         ok = abs(error) <= 0.20
         print(f"{'ok  ' if ok else 'FAIL'} report on the bundled Llama trace: TPOT with graphs {predicted:.3f} ms predicted, "

@@ -186,25 +186,30 @@ TEST(Report, OverlappingStepRangesAreTwoStepsThatShareNoLaunch) {
   EXPECT_NE(json.find("\",\"count\":2,\"decode_wall\":{\"count\":"), std::string::npos) << json;
 }
 
-TEST(Report, NsysWarningsComeWithTheirActionRankedByTheirTime) {
+TEST(Report, AnIdleGapIsOneActionOnItsPartWithTheRulesAsEvidence) {
   // Two kernels 900 ms apart: nsys's gap rule finds one gap of 899.999 ms (> 500 ms), all of it
-  // between the first step's start and the last one's end (whatever steps are found).
+  // between the first step's start and the last one's end (whatever steps are found), and nothing
+  // recorded on the host: the account's idle.unexplained part holds it, and its one action (find
+  // the host's work) carries both timeline rules as evidence (the same idle GPU, advised once).
   testing::SyntheticTrace s;
   s.kernel("a", 1'000'000, 1'001'000);
   s.kernel("b", 901'000'000, 901'001'000);
   auto d = diagnose(s.trace, OpRuleSet::builtin(), {}, {});
   ASSERT_TRUE(d) << d.error().message;
   ASSERT_EQ(rule(d->findings, "gpu_gaps").count, 1);
-  bool gap_action = false;
-  for (const auto& action : d->next_actions) {
-    const std::string& a = action.text;
-    if (!a.starts_with("Find what the host does in these gaps")) continue;
-    gap_action = true;
-    EXPECT_NE(a.find("at least 899.999 ms of the trace)."), std::string::npos) << a;
-  }
-  EXPECT_TRUE(gap_action);
-  // The same idle GPU is a low-utilization region too: said, but advised once (as the gaps).
   ASSERT_GT(rule(d->findings, "gpu_time_util").count, 0);
+  int idle_actions = 0;
+  for (const auto& a : d->next_actions) {
+    if (!a.part.starts_with("idle")) continue;
+    ++idle_actions;
+    EXPECT_EQ(a.part, "idle.unexplained");
+    EXPECT_EQ(a.kind, "find-host-work");
+    EXPECT_EQ(a.time_ns, 899'999'000) << a.text;  // the gap: 901,000,000 - 1,001,000 ns
+    ASSERT_EQ(a.evidence.size(), 2u) << a.text;
+    EXPECT_TRUE(a.evidence[0].starts_with(rule(d->findings, "gpu_gaps").title) ||
+                a.evidence[1].starts_with(rule(d->findings, "gpu_gaps").title));
+  }
+  EXPECT_EQ(idle_actions, 1) << render_diagnosis_text(*d);
   for (const auto& a : d->next_actions) EXPECT_FALSE(a.text.starts_with("Keep the GPU fed")) << a.text;
 }
 

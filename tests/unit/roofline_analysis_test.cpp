@@ -156,12 +156,25 @@ TEST(Roofline, ReportActionsRankedByRecoverableTime) {
   auto d = diagnose(s.trace, OpRuleSet::builtin(), StepOptions{}, AnalyzeOptions{});
   ASSERT_TRUE(d.has_value()) << d.error().message;
   ASSERT_GE(d->next_actions.size(), 2u);
-  EXPECT_EQ(d->next_actions[0].text,
-            "Bring the gemm kernels to their memory roof: they run at 35.1 % of it (9.395 TFLOP/s, 1177.4 GB/s over 1 kernels, "
-            "0.100 ms; ideal 0.035 ms): move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches) "
-            "(up to 0.065 ms of the trace).");
-  EXPECT_NE(d->next_actions[1].text.find("Bring the elementwise kernels to their latency roof: they run at 40.0 % of it"), std::string::npos)
-      << d->next_actions[1].text;
+  // The GEMM first: 0.100 ms at 35.1 % of its memory roof (ideal 0.035 ms), priced by replaying the
+  // one step (0.105 ms: the add's 5 us, then the GEMM's 100 us) with the GEMM at its roof:
+  // 0.105 - (0.100 - 0.035) = 0.040 ms.
+  const ReportAction& gemm = d->next_actions[0];
+  EXPECT_EQ(gemm.kind, "roofline");
+  EXPECT_EQ(gemm.part, "gpu.gemm");
+  EXPECT_EQ(gemm.change, "roof=gemm");
+  ASSERT_TRUE(gemm.predicted.has_value()) << gemm.why_not_predicted;
+  EXPECT_NEAR(static_cast<double>(gemm.predicted->from_ns), 105'000, 1'000);
+  EXPECT_NEAR(static_cast<double>(gemm.predicted->to_ns), 40'000, 1'000);
+  EXPECT_TRUE(gemm.text.starts_with("Bring the gemm kernels to their memory roof:")) << gemm.text;
+  EXPECT_NE(gemm.text.find("run at 35.1 % of the roof (9.395 TFLOP/s, 1177.4 GB/s over 1 kernels, 0.100 ms; ideal 0.035 ms)"),
+            std::string::npos) << gemm.text;
+  // The add second: latency-bound, 5 us against its 2 us floor: 0.105 - 0.003 = 0.102 ms.
+  const ReportAction& add = d->next_actions[1];
+  EXPECT_EQ(add.part, "gpu.elementwise");
+  EXPECT_NE(add.text.find("Bring the elementwise kernels to their latency roof:"), std::string::npos) << add.text;
+  ASSERT_TRUE(add.predicted.has_value()) << add.why_not_predicted;
+  EXPECT_NEAR(static_cast<double>(add.predicted->to_ns), 102'000, 1'000);
   bool coverage = false;
   for (const auto& line : d->diagnosis) coverage |= line.starts_with("Speed of light: work known for 100.0 % of kernel time");
   EXPECT_TRUE(coverage);

@@ -2,8 +2,14 @@
 
     from kernscope import fleet
     result = fleet.run(["traces/"], out_dir="digests", executor="local", workers=8)
-    result["tables"]["stragglers"]        # rows as dicts; result["notes"] says what is odd
+    result["tables"]["stragglers"]        # a pandas DataFrame; result["notes"] says what is odd
     fleet.sql("digests", "SELECT rank, sum(busy_ns) FROM busy JOIN units USING (trace, part) GROUP BY rank")
+
+Tables: ranks, stragglers, kinds, collectives (its times from collectives_origin_ns), classes,
+kernels, utilization, rank_utilization; pandas DataFrames (dicts of columns without pandas) whose
+columns are named as kernscope.ranks() names the same figure (rank_evidence, comm_time_ns,
+wait_time_ns, group, index, first_arrival_ns, wait_mean_per_rank_ns, bus_bw_gb_s...), times in ns
+and shares in % named with their unit (docs/python.md lists the renames).
 
 Map: each trace is read by the C++ core and reduced to small tables (digest.py) written as Parquet
 (OUT/ranks, collectives, steps, kernels, busy: one file per trace), in a local process pool or on a
@@ -68,9 +74,10 @@ def run(arguments: List[str], out_dir: str, executor: str = "local", workers: Op
 
 def sql(out_dir: str, query: str):
     """Runs `query` on a folder of digests: the views ranks, collectives, steps, kernels, busy and
-    the reduce's tables (units: trace, part -> rank; offsets: per rank; matched: collectives on
-    every rank; stragglers, kinds, classes, kernel_totals, utilization, rank_utilization; coll: each
-    rank's collectives with its rank; reduce.connect). Returns (column names, rows)."""
+    the reduce's tables with the columns of its DataFrames (units: trace, part -> rank; offsets: per
+    rank; matched: collectives on every rank, its "group" and "index" quoted in SQL; stragglers,
+    kinds, classes, kernel_totals, utilization, rank_utilization; coll: each rank's collectives with
+    its rank; reduce.connect). Returns (column names, rows)."""
     con = reduce(out_dir)["connection"]
     cursor = con.execute(query)
     return [d[0] for d in cursor.description], cursor.fetchall()

@@ -17,14 +17,18 @@ import sys
 import tempfile
 from typing import Any, Dict, List, Optional
 
+from .reduce import records
+
 TEXT_TABLES = (
-    ("ranks", ["rank", "evidence", "collectives", "clock_offset_ns", "clock_trusted", "wait_ns", "times_last",
-               "comm_ns", "overlap_ns", "compute_ns"]),
+    ("ranks", ["rank", "rank_evidence", "collectives", "clock_offset_ns", "clock_trusted", "wait_time_ns",
+               "times_last", "comm_time_ns", "overlapped_comm_ns", "compute_ns"]),
     ("stragglers", ["rank", "times_last", "total_lead_ns", "wait_caused_ns"]),
-    ("kinds", ["kind", "count", "wait_ns", "transfer_ns", "median_spread_ns", "median_transfer_ns"]),
+    ("kinds", ["kind", "count", "wait_mean_per_rank_ns", "transfer_ns", "median_spread_ns", "median_transfer_ns",
+               "median_bus_bw_gb_s"]),
     ("classes", ["op_class", "kernels", "total_ns", "traces", "mean_per_trace_ns"]),
-    ("rank_utilization", ["rank", "busy_share", "median_bin_busy", "min_bin_busy", "bins"]),
+    ("rank_utilization", ["rank", "busy_pct", "median_bin_busy_pct", "min_bin_busy_pct", "bins"]),
 )
+TEXT_ROWS = 20  # rows of each table printed (--format json and --sql give them all)
 
 
 def parser(prog: str) -> argparse.ArgumentParser:
@@ -46,17 +50,23 @@ def parser(prog: str) -> argparse.ArgumentParser:
 
 
 def cell(value: Any) -> str:
-    if isinstance(value, float):
+    if isinstance(value, float):  # (records() gives NaN as None: no value, an empty cell)
         return f"{value:.4g}" if abs(value) < 1e6 else f"{value:.0f}"
     return "" if value is None else str(value)
 
 
-def print_table(name: str, rows: List[Dict[str, Any]], columns: List[str], out) -> None:
+def print_table(name: str, table: Any, columns: List[str], out, limit: int = TEXT_ROWS) -> None:
+    """A result table (a DataFrame, or a dict of columns without pandas): its first `limit` rows,
+    the named columns, right-aligned under their names."""
     out.write(f"\n{name}\n")
+    rows = records(table, limit)
     if not rows:
         out.write("  (none)\n")
         return
-    cells = [[cell(r.get(c)) for c in columns] for r in rows]
+    missing = [c for c in columns if c not in rows[0]]
+    if missing:  # a renamed column: say so, not a blank column
+        raise KeyError(f"fleet table {name} has no column {', '.join(missing)}")
+    cells = [[cell(r[c]) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
     out.write("  " + "  ".join(c.rjust(w) for c, w in zip(columns, widths)) + "\n")
     for row in cells:
@@ -79,7 +89,13 @@ def print_text(result: Dict[str, Any], out) -> None:
     tables = result["tables"]
     for name, columns in TEXT_TABLES:
         if name in tables:
-            print_table(name, tables[name][:20], columns, out)
+            print_table(name, tables[name], columns, out)
+
+
+def as_json(result: Dict[str, Any]) -> Dict[str, Any]:
+    """The result for --format json: each table as a list of row objects (its DataFrame's records,
+    NaN as null), the rest as it is."""
+    return dict(result, tables={name: records(table) for name, table in result["tables"].items()})
 
 
 def fail(message: str) -> int:
@@ -126,7 +142,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "python -m kernscope.flee
             writer.writerow([d[0] for d in cursor.description])
             writer.writerows(cursor.fetchall())
         elif args.format == "json":
-            json.dump(result, sys.stdout, indent=1, default=str)
+            json.dump(as_json(result), sys.stdout, indent=1, default=str)
             sys.stdout.write("\n")
         else:
             print_text(result, sys.stdout)

@@ -45,20 +45,21 @@ struct PredictedStep {
 };
 
 // One of report's next actions as data: what to do, the account part it acts on, the what-if change
-// that stands for it and what the replay predicts, with the sentence said beside them. Ranked by the
-// predicted saving over the group's steps where the replay ran, else by the time it involves.
+// that stands for it and what the replay predicts, with the sentence said beside them. Made and
+// ranked by advice.hpp.
 struct ReportAction {
-  std::string kind;                   // overlap-copies, overlap-comm, remove-waits, launch-less, host-work, cuda-graphs,
-                                      // roofline, measure, fuse, replay, or rule:<the finding's rule>
-  std::string part;                   // the account part: copy, communication, blocked, host.launch, host.framework,
-                                      // host.runtime, gpu.<class>; empty where none
+  std::string kind;                   // speed-up-kernels, roofline, overlap-comm, overlap-copies, remove-waits, cuda-graphs,
+                                      // launch-less, data-loader, host-work, runtime-calls, find-host-work
+  std::string part;                   // the account part (kernscope account's names): gpu.<class>, communication.collectives,
+                                      // copy.<kind>, blocked.<call>, host.launch|framework|runtime, idle.unexplained
   std::optional<std::string> change;  // kernscope whatif --change spelling, where one stands for it
   std::int64_t time_ns = -1;          // the time the part (or the finding's rows) takes; -1: not measured
   std::optional<PredictedStep> predicted;
   std::string why_not_predicted;      // where predicted is empty
-  std::string evidence;               // the figures the text quotes (a finding's evidence), where any
+  std::vector<std::string> evidence;  // the rules' findings on its part ("title: evidence"), other figures that back it
   std::string text;                   // the sentence
-  std::int64_t rank_ns = -1;          // the ranking key: predicted saving over the group's steps, else time_ns
+  std::int64_t rank_ns = -1;          // the ranking key: the saving expected over the steady steps (advice.hpp)
+  std::string rank_basis;             // how rank_ns was found: replayed saving, half an upper bound, or a heuristic share
 };
 
 struct Diagnosis {

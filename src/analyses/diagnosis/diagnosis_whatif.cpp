@@ -81,12 +81,23 @@ std::string PredictedChange::source() const {
 
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
                                const std::string& change) {
-  PredictedChange out;
-  out.change = change;
   auto parsed = parse_whatif_change(change);
-  if (!parsed || steps.steps.empty()) return out;
+  if (!parsed) {
+    PredictedChange out;
+    out.change = change;
+    return out;
+  }
+  parsed->text = change;
+  return predict_change(context, steps, accounting, *parsed);
+}
+
+PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
+                               const WhatIfChange& change) {
+  PredictedChange out;
+  out.change = change.text;
+  if (steps.steps.empty()) return out;
   WhatIfOptions options;
-  options.changes.push_back(*parsed);
+  options.changes.push_back(change);
   options.only_steps = headline_steps(steps, accounting, out.headline, out.group_steps);
   if (options.only_steps.empty()) return out;
   const WhatIfResult r = what_if(context, steps, accounting, options);

@@ -34,5 +34,9 @@ struct PredictedChange {
 // `change`; ran is false where there are no steps.
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
                                const std::string& change);
+// The same with the change already made (its text is what the prediction cites): roof=CLASS is a
+// scale of the class by its roofline's ideal over its time, which the caller knows.
+PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
+                               const WhatIfChange& change);
 
 }  // namespace kernscope

@@ -37,7 +37,7 @@ CopyPart copy_part(std::int32_t copy_kind) {
 enum HostPart : std::uint8_t { kLaunchPart, kRuntimePart, kFrameworkPart, kHostParts };
 constexpr const char* kHostPartNames[kHostParts] = {"launch", "runtime", "framework"};
 
-enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework };
+enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework, kQueued };
 struct Edge {
   TimeNs t;
   std::uint32_t key;  // class id, copy part, call name, framework range number
@@ -66,10 +66,11 @@ void count(std::vector<std::pair<Key, std::int64_t>>& list, Key key, int delta) 
 // One step's time by category and part, with keys as numbers until the end.
 struct Tally {
   std::array<std::int64_t, kTimeCategories> ns{};
-  std::vector<std::pair<std::uint32_t, std::int64_t>> gpu_class, blocked_call, framework_range;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> gpu_class, blocked_call, framework_range, framework_inner;
   std::array<std::int64_t, kCopyParts> copy{};
   std::array<std::int64_t, kHostParts> host{};
   std::int64_t pageable = 0;
+  std::int64_t queued = 0;  // idle while launched work waited to start
 };
 
 // Splits `length` among running things in proportion to their counts (the remainder to the first).
@@ -144,8 +145,10 @@ class Sources {
   static constexpr TimeNs kLaunchGap = 100'000;
 
   // The edges of everything process `pid` (0: any) did inside [lo, hi), clipped to it.
+  // `queued`: also the time each kernel waited between its launch call's end and its start (read
+  // only for steps with idle time: a lookup per kernel).
   void edges(std::int64_t pid, TimeNs lo, TimeNs hi, const Step& step, std::vector<Edge>& out,
-             std::vector<CallSpan>& launches) const {
+             std::vector<CallSpan>& launches, bool queued = false) const {
     out.clear();
     auto mine_gpu = [&](std::int64_t global_pid) { return pid == 0 || process_key(global_pid) == pid; };
     auto push = [&](TimeNs s, TimeNs e, std::uint32_t key, EdgeKind kind) {
@@ -160,6 +163,11 @@ class Sources {
       if (!mine_gpu(k.global_pid[r])) return;
       const std::uint32_t c = context_.kernel_class_id(k.demangled_name[r]);
       push(k.start_ns[r], k.end_ns[r], c, c == communication_class_ ? EdgeKind::kComm : EdgeKind::kCompute);
+      if (queued && r < k.correlation_id.size()) {
+        if (const auto launch = context_.api_lookup().find(k.global_pid[r], k.correlation_id[r])) {
+          push(trace_.api_calls.end_ns[*launch], k.start_ns[r], 0, EdgeKind::kQueued);
+        }
+      }
     });
     const auto& g = trace_.graph_execs;
     graph_execs_.for_each_overlapping(lo, hi, [&](RowIndex r) {
@@ -256,7 +264,7 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
   Tally tally;
   std::vector<std::pair<std::uint32_t, std::int64_t>> compute, blocking;
   std::array<std::int64_t, kCopyParts> copies{};
-  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0;
+  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, queued = 0;
   std::set<std::pair<TimeNs, std::uint32_t>> ranges;  // open framework ranges by start: the first is outermost
   auto account = [&](std::int64_t length) {
     if (length <= 0) return;
@@ -291,7 +299,12 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
       category = TimeCategory::kHost;
       const HostPart part = launching > 0 ? kLaunchPart : runtime > 0 ? kRuntimePart : kFrameworkPart;
       tally.host[part] += length;
-      if (part == kFrameworkPart) add_to(tally.framework_range, ranges.begin()->second, length);
+      if (part == kFrameworkPart) {
+        add_to(tally.framework_range, ranges.begin()->second, length);
+        add_to(tally.framework_inner, ranges.rbegin()->second, length);
+      }
+    } else if (queued > 0) {
+      tally.queued += length;
     }
     tally.ns[static_cast<std::size_t>(category)] += length;
   };
@@ -309,6 +322,7 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
         case EdgeKind::kBlocking: count(blocking, e.key, e.delta); break;
         case EdgeKind::kLaunch: launching += e.delta; break;
         case EdgeKind::kRuntime: runtime += e.delta; break;
+        case EdgeKind::kQueued: queued += e.delta; break;
         case EdgeKind::kFramework:
           if (e.delta > 0) ranges.insert({sources.framework_start(e.key), e.key});
           else ranges.erase({sources.framework_start(e.key), e.key});
@@ -336,8 +350,10 @@ TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t 
     a.parts["blocked." + std::string(api_base_name(sources.string(name)))] += ns;
   }
   if (a.at(TimeCategory::kCommunication)) a.parts["communication.collectives"] = a.at(TimeCategory::kCommunication);
-  if (a.at(TimeCategory::kIdle)) a.parts["idle.unexplained"] = a.at(TimeCategory::kIdle);
+  if (tally.queued) a.parts["idle.queued"] = tally.queued;
+  if (a.at(TimeCategory::kIdle) > tally.queued) a.parts["idle.unexplained"] = a.at(TimeCategory::kIdle) - tally.queued;
   for (const auto& [range, ns] : tally.framework_range) a.framework[std::string(sources.framework_name(range))] += ns;
+  for (const auto& [range, ns] : tally.framework_inner) a.framework_inner[std::string(sources.framework_name(range))] += ns;
   a.pageable_copy_ns = tally.pageable;
   return a;
 }
@@ -384,6 +400,7 @@ void TimeAccount::add(const TimeAccount& other) {
   for (std::size_t c = 0; c < kTimeCategories; ++c) ns[c] += other.ns[c];
   for (const auto& [k, v] : other.parts) parts[k] += v;
   for (const auto& [k, v] : other.framework) framework[k] += v;
+  for (const auto& [k, v] : other.framework_inner) framework_inner[k] += v;
   pageable_copy_ns += other.pageable_copy_ns;
 }
 
@@ -407,6 +424,7 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
   if (steps.empty()) return result;
   const Sources sources(context);
   const std::vector<TimeNs> ends = account_ends(steps);
+  const bool trace_has_launch_ids = context.trace().api_calls.size() > 0 && !context.trace().kernels.correlation_id.empty();
   // Each step on its own: chunks of steps on several threads.
   ChunkPlan(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<Edge> edges;
@@ -415,7 +433,13 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
       const Step& s = steps[w];
       const TimeNs lo = s.start_ns, hi = ends[w];
       sources.edges(s.global_pid, lo, hi, s, edges, calls);
-      result.steps[w] = account_of(sources, sweep(sources, edges, lo, hi), hi - lo);
+      Tally tally = sweep(sources, edges, lo, hi);
+      // Idle time: was launched work waiting to start then (sweep again with the waits)?
+      if (tally.ns[static_cast<std::size_t>(TimeCategory::kIdle)] > 0 && trace_has_launch_ids) {
+        sources.edges(s.global_pid, lo, hi, s, edges, calls, true);
+        tally = sweep(sources, edges, lo, hi);
+      }
+      result.steps[w] = account_of(sources, tally, hi - lo);
     }
   });
   // Groups (name and phase), in order of first start.

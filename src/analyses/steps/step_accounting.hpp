@@ -16,7 +16,10 @@
 //                  loader's __next__, not the aten::stack inside it)
 //   blocked        the GPU was idle while a host thread waited in a blocking call (device,
 //                  stream, event or context synchronization, a synchronous copy), by call
-//   idle           nothing recorded explains the instant
+//   idle           nothing recorded explains the instant: idle.queued where launched work was
+//                  waiting to start (its launch call had returned: the GPU ran something the trace
+//                  does not hold, another process's work, or its clock is offset from the host's),
+//                  else idle.unexplained
 // Where the GPU is idle and several host states hold at once, the most specific one counts:
 // blocked, then launch, then runtime, then framework. The categories of a step sum to its window
 // exactly; groups, phases and the loop are sums over their steps.
@@ -47,9 +50,11 @@ struct TimeAccount {
   std::int64_t window_ns = 0;
   std::array<std::int64_t, kTimeCategories> ns{};
   // Parts as "category.part": gpu.<operation class>, copy.h2d|d2h|d2d|p2p|other|memset,
-  // host.launch|runtime|framework, blocked.<call name>. A category's parts sum to it.
+  // host.launch|runtime|framework, blocked.<call name>, communication.collectives,
+  // idle.queued|unexplained. A category's parts sum to it.
   std::map<std::string, std::int64_t> parts;
   std::map<std::string, std::int64_t> framework;  // host.framework by outermost open range name
+  std::map<std::string, std::int64_t> framework_inner;  // host.framework by innermost open range name
   std::int64_t pageable_copy_ns = 0;              // copy time during which a pageable copy ran
 
   std::int64_t at(TimeCategory c) const { return ns[static_cast<std::size_t>(c)]; }

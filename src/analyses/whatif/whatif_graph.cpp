@@ -257,6 +257,17 @@ class GraphBuilder {
       n.pageable = (r < m.src_kind.size() && pageable_kind(trace_, m.src_kind[r])) ||
                    (r < m.dst_kind.size() && pageable_kind(trace_, m.dst_kind[r]));
       add_op(n, m.global_pid[r], value_or_zero(m.correlation_id, r), step_of(steps_.memcpy_step, r));
+      // A copy call that returned only once its copy had ended waited for it, whatever its name: an
+      // "async" copy to or from pageable memory does (the driver stages it through a pinned buffer),
+      // behind the work queued before it on its stream. Such a call blocks like a synchronous copy
+      // (it waits for its own copy; overlap-copies and pinned buffers remove the wait).
+      const Node& copy = graph_.nodes.back();
+      if (copy.pageable && copy.launch.node != kNoNode) {
+        Node& call = graph_.nodes[static_cast<std::size_t>(copy.launch.node)];
+        if (call.kind == NodeKind::kCall && call.call == HostCallKind::kLaunch && !call.sync && call.end >= copy.end) {
+          call.call = HostCallKind::kBlocking;
+        }
+      }
     }
     const auto& ms = trace_.memsets;
     for (RowIndex r = 0; r < ms.size(); ++r) {

@@ -1,0 +1,454 @@
+// Report's next actions from the steady steps' account, priced by the replay (advice.hpp).
+#include "analyses/diagnosis/advice.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <optional>
+
+#include "analyses/diagnosis/diagnosis_whatif.hpp"
+#include "model/api_roles.hpp"
+#include "base/text_util.hpp"
+
+namespace kernscope {
+namespace {
+
+using text::fixed;
+
+// What each basis of an estimate counts for in the ranking (advice.hpp).
+constexpr double kUpperBoundWeight = 0.5;
+constexpr double kHeuristicWeight = 0.3;
+
+std::string percent_text(double share) { return fixed(share * 100, 1) + " %"; }
+std::string millis_text(std::int64_t ns) { return fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
+
+std::string lowercase(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// A frame of PyTorch's data loading: the DataLoader iterator (Kineto's
+// "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), its _next_data, collation.
+bool data_loader_frame(std::string_view name) {
+  const std::string n = lowercase(name);
+  return n.find("dataloader") != std::string::npos || n.find("_next_data") != std::string::npos ||
+         n.find("collate") != std::string::npos;
+}
+
+// The largest entry of a name -> ns map, with its time.
+std::pair<std::string, std::int64_t> largest(const std::map<std::string, std::int64_t>& m) {
+  std::pair<std::string, std::int64_t> best{"", 0};
+  for (const auto& [k, v] : m) {
+    if (v > best.second) best = {k, v};
+  }
+  return best;
+}
+
+// How the kernels of an operation class are made faster, where their work is not known.
+std::string speed_up_advice(const std::string& op_class) {
+  if (op_class == "moe_gemm") return "grouped expert GEMMs, expert load evened out (kernscope moe), fewer bytes of expert weights (quantized experts)";
+  if (op_class == "gemm" || op_class == "gemv" || op_class == "quantized_gemm")
+    return "compare their FLOP rate and bandwidth with the device's roofs (kernscope roofline, with shapes recorded or --model); "
+           "memory-bound ones gain from fewer bytes of weights per token (quantized weights, larger batches), compute-bound ones "
+           "from better-tuned tiles or FP8";
+  if (op_class.starts_with("attention")) return "a fused attention kernel (FlashAttention, FlashInfer) and a KV-cache layout it reads at full bandwidth";
+  if (op_class == "convolution") return "channels-last tensors, cuDNN's benchmark mode and mixed precision";
+  if (op_class == "elementwise" || op_class == "copy_cast" || op_class == "norm" || op_class == "rope" || op_class == "activation" ||
+      op_class == "embedding" || op_class == "reduction")
+    return "fuse them with their neighbours (torch.compile, fused kernels): each reads and writes its tensors once more";
+  if (op_class == "cuda graph (not itemized)") return "trace the graphs' kernels (nsys --cuda-graph-trace=node) to see which of them take the time";
+  return "see which kernels they are (kernscope ops --by kernel, kernscope tail)";
+}
+
+class Advisor {
+ public:
+  explicit Advisor(const AdviceInputs& in) : in_(in), steps_(*in.steps), accounting_(*in.accounting) {
+    account_ = &(accounting_.steady_is_loop ? accounting_.loop : accounting_.steady);
+    threshold_ns_ = account_->window_ns / 100;
+    for (const auto& g : accounting_.steady_groups) scope_ += (scope_.empty() ? "" : ", ") + g;
+    for (const Step& s : steps_.steps) {
+      if (accounting_.process != 0 && s.global_pid != accounting_.process) continue;
+      for (const auto& g : accounting_.steady_groups) graph_launches_ += s.group == g ? s.graph_launches : 0;
+    }
+  }
+
+  std::vector<ReportAction> run() {
+    if (account_->window_ns <= 0) return {};
+    for (const auto& [part, ns] : account_->parts) {
+      if (ns >= threshold_ns_ && part.starts_with("gpu.")) gpu_class(part.substr(4), ns);
+    }
+    communication();
+    copies();
+    waits();
+    launches();
+    framework();
+    runtime();
+    unexplained();
+    replay_only();
+    for (auto& a : actions_) attach_evidence(a);
+    std::stable_sort(actions_.begin(), actions_.end(), [](const ReportAction& a, const ReportAction& b) { return a.rank_ns > b.rank_ns; });
+    return std::move(actions_);
+  }
+
+ private:
+  double share(std::int64_t ns) const { return static_cast<double>(ns) / static_cast<double>(account_->window_ns); }
+  std::int64_t part(const std::string& name) const {
+    const auto it = account_->parts.find(name);
+    return it == account_->parts.end() ? 0 : it->second;
+  }
+  std::int64_t category(TimeCategory c) const { return account_->at(c); }
+  // "h2d 81.4 %, d2d 1.7 %": the largest parts under `prefix`.
+  std::string parts_of(const std::string& prefix, std::size_t n) const {
+    std::vector<std::pair<std::int64_t, std::string>> parts;
+    for (const auto& [k, v] : account_->parts) {
+      if (k.starts_with(prefix) && v > 0) parts.push_back({v, k.substr(prefix.size())});
+    }
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    std::string out;
+    for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += (i ? ", " : "") + parts[i].second + " " + percent_text(share(parts[i].first));
+    return out;
+  }
+  std::string largest_part(const std::string& prefix) const {
+    std::string best;
+    std::int64_t most = -1;
+    for (const auto& [k, v] : account_->parts) {
+      if (k.starts_with(prefix) && v > most) {
+        best = k;
+        most = v;
+      }
+    }
+    return best;
+  }
+  std::string of_steps() const {
+    return accounting_.steady_is_loop ? " of the steps' time" : " of the steady steps' time (" + scope_ + ")";
+  }
+
+  const PredictedChange& predicted(const std::string& change) {
+    auto it = predictions_.find(change);
+    if (it == predictions_.end()) {
+      // roof=CLASS: the class scaled by its roofline's ideal over its time (as kernscope whatif does).
+      std::optional<WhatIfChange> roof;
+      if (change.starts_with("roof=") && in_.roofline) {
+        for (const auto& r : in_.roofline->rows) {
+          if (!r.has_work || r.time_ns <= 0 || "roof=" + r.name != change) continue;
+          roof = WhatIfChange{};
+          roof->kind = WhatIfChange::Kind::kScale;
+          roof->op_class = r.name;
+          roof->factor = std::min(1.0, r.ideal_ns / static_cast<double>(r.time_ns));
+          roof->text = change;
+        }
+      }
+      it = predictions_.emplace(change, roof ? predict_change(*in_.context, steps_, accounting_, *roof)
+                                             : predict_change(*in_.context, steps_, accounting_, change)).first;
+    }
+    return it->second;
+  }
+
+  ReportAction& add(std::string kind, std::string part, std::int64_t time_ns, std::string text) {
+    ReportAction a;
+    a.kind = std::move(kind);
+    a.part = std::move(part);
+    a.time_ns = time_ns;
+    a.text = std::move(text);
+    actions_.push_back(std::move(a));
+    return actions_.back();
+  }
+
+  // Prices `a` by replaying `change`: its prediction and ranking key (advice.hpp's ladder), or why
+  // there is none. False when the replay says the change would not pay here (drop the action).
+  // `measure`: the action is to look closer (what the idle GPU waits for), worth saying even where
+  // the replay finds nothing of the part to remove; it is then not predicted, not dropped.
+  bool price(ReportAction& a, const std::string& change, const std::string& basis, double weight, bool measure = false) {
+    a.change = change;
+    const PredictedChange& p = predicted(change);
+    if (!p.ran) {
+      a.why_not_predicted = "no steps to replay";
+      heuristic(a);
+      return true;
+    }
+    if (p.predicted_ns <= 0) {
+      // No step takes no time: a replay that leaves none is no prediction (a step without GPU work).
+      a.why_not_predicted = "the replay leaves the steps no time (" + millis_text(p.predicted_ns) + "): nothing in them it can price";
+      heuristic(a);
+      return true;
+    }
+    if (p.predicted_ns > p.traced_ns) {
+      a.why_not_predicted = "the replay predicts the steps slower (" + p.headline + " " + millis_text(p.traced_ns) + " -> " + millis_text(p.predicted_ns) +
+                            "), which this change cannot make them: its model does not hold for this trace";
+      heuristic(a);
+      return true;
+    }
+    if (p.saving_ns() < threshold_ns_) {
+      if (!measure) return false;
+      a.why_not_predicted = "the replay finds no host work of the steps' own there to remove (kernscope whatif --change " + change +
+                            " saves " + millis_text(p.saving_ns()) + ")";
+      heuristic(a);
+      return true;
+    }
+    a.predicted = PredictedStep{p.headline, p.traced_ns, p.predicted_ns, basis, p.source()};
+    a.rank_ns = static_cast<std::int64_t>(weight * static_cast<double>(p.saving_ns()));
+    a.rank_basis = weight == 1.0 ? "replayed saving" : "half the replayed upper bound";
+    a.text += " (" + p.text() + ")";
+    return true;
+  }
+  void heuristic(ReportAction& a) {
+    a.rank_ns = static_cast<std::int64_t>(kHeuristicWeight * static_cast<double>(std::max<std::int64_t>(a.time_ns, 0)));
+    a.rank_basis = "30 % of the part's time (heuristic)";
+    a.text += " (not predicted: " + a.why_not_predicted + ")";
+  }
+  void finish(ReportAction& a, bool keep) {
+    if (!keep) actions_.pop_back();
+  }
+
+  void gpu_class(const std::string& op_class, std::int64_t ns) {
+    const RooflineRow* row = nullptr;
+    if (in_.roofline && in_.roofline->peaks.peaks) {
+      for (const auto& r : in_.roofline->rows) {
+        if (r.has_work && r.name == op_class) row = &r;
+      }
+    }
+    if (row && row->time_ns > 0) {
+      const double seconds = static_cast<double>(row->time_ns) / 1e9;
+      const std::string how = row->roof == Roof::kMemory    ? "move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches)"
+                              : row->roof == Roof::kCompute ? "use faster math (better-tuned GEMM tiles, FP8 where accuracy allows)"
+                                                            : "launch fewer, larger kernels (fusion, CUDA graphs)";
+      auto& a = add("roofline", "gpu." + op_class, ns,
+                    "Bring the " + op_class + " kernels to their " + std::string(roof_name(row->roof)) + " roof: they hold " + percent_text(share(ns)) +
+                        of_steps() + " and run at " + percent_text(row->percent_of_roof() / 100) + " of the roof (" +
+                        fixed(row->flops / seconds / 1e12, 3) + " TFLOP/s, " + fixed(row->bytes / seconds / 1e9, 1) + " GB/s over " +
+                        std::to_string(row->count) + " kernels, " + millis_text(row->time_ns) + "; ideal " + fixed(row->ideal_ns / 1e6, 3) +
+                        " ms): " + how);
+      finish(a, price(a, "roof=" + op_class, "roofline: its kernels at their roof, an upper bound", kUpperBoundWeight));
+      return;
+    }
+    auto& a = add("speed-up-kernels", "gpu." + op_class, ns,
+                  "Speed up the " + op_class + " kernels: they hold " + percent_text(share(ns)) + of_steps() + " (" + millis_text(ns) + "): " +
+                      speed_up_advice(op_class));
+    a.why_not_predicted = "what these kernels could reach is not known: no kernel work for them (recorded shapes or --model give their "
+                          "roofline; kernscope whatif --change scale=" + op_class + ":F replays a speed-up you choose)";
+    heuristic(a);
+  }
+
+  void communication() {
+    const std::int64_t ns = category(TimeCategory::kCommunication);
+    if (ns < threshold_ns_) return;
+    auto& a = add("overlap-comm", "communication.collectives", ns,
+                  "Overlap communication with compute: collectives run with no compute beside them for " + percent_text(share(ns)) + of_steps() +
+                      " (exposed communication): start them earlier (bucketing, prefetch), run them on their own stream, or split "
+                      "compute so it hides them");
+    finish(a, price(a, "overlap-comm", "replayed: an upper bound (collectives fully hidden where compute can)", 1.0));
+  }
+
+  void copies() {
+    const std::int64_t ns = category(TimeCategory::kCopy);
+    if (ns < threshold_ns_) return;
+    const std::string pageable =
+        share(account_->pageable_copy_ns) >= 0.01 ? "; " + percent_text(share(account_->pageable_copy_ns)) + " from pageable memory" : "";
+    auto& a = add("overlap-copies", largest_part("copy."), ns,
+                  "Take the copies off the critical path: the GPU does nothing but copy for " + percent_text(share(ns)) + of_steps() + " (" +
+                      parts_of("copy.", 3) + pageable + "): keep the data on the GPU where it is reused, pin host buffers, and "
+                      "overlap copies with compute on their own stream");
+    finish(a, price(a, "overlap-copies", "replayed", 1.0));
+  }
+
+  void waits() {
+    const std::int64_t ns = category(TimeCategory::kBlocked);
+    if (ns < threshold_ns_) return;
+    auto& a = add("remove-waits", largest_part("blocked."), ns,
+                  "Remove the host's waits: a host thread waits in " + parts_of("blocked.", 3) + of_steps() +
+                      " while the GPU is idle: wait on events only where a result is read, keep a step in flight, or move what it "
+                      "waits for off the step");
+    finish(a, price(a, "no-sync", "replayed", 1.0));
+  }
+
+  void launches() {
+    const std::int64_t ns = part("host.launch");
+    if (ns < threshold_ns_) return;
+    const bool graphed = graph_launches_ > 0;
+    auto& a = add(graphed ? "launch-less" : "cuda-graphs", "host.launch", ns,
+                  graphed ? "Launch less from the host: the steps replay CUDA graphs (" + std::to_string(graph_launches_) +
+                                " graph launches), yet the GPU idles while the host launches work for " + percent_text(share(ns)) + of_steps() +
+                                ": capture what still runs outside the graphs, or fuse kernels so fewer are launched"
+                          : "Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs, the engine's "
+                            "CUDA-graph mode): the GPU idles while the host launches work for " + percent_text(share(ns)) + of_steps() +
+                                " (the launch calls and the framework's time between them)");
+    finish(a, price(a, "graphs", "replayed", 1.0));
+  }
+
+  void framework() {
+    const std::int64_t ns = part("host.framework");
+    if (ns < threshold_ns_) return;
+    std::int64_t loader = 0;
+    std::string loader_name;
+    for (const auto* names : {&account_->framework, &account_->framework_inner}) {
+      std::int64_t held = 0;
+      std::string name;
+      for (const auto& [k, v] : *names) {
+        if (!data_loader_frame(k)) continue;
+        held += v;
+        if (name.empty()) name = k;
+      }
+      if (held > loader) {
+        loader = held;
+        loader_name = name;
+      }
+    }
+    const auto [inner, inner_ns] = largest(account_->framework_inner);
+    const auto [outer, outer_ns] = largest(account_->framework);
+    if (loader * 2 >= ns) {
+      auto& a = add("data-loader", "host.framework", ns,
+                    "Load the data off the step: the GPU idles while the host is in the data loader (" + loader_name + " " +
+                        percent_text(share(loader)) + of_steps() + "): DataLoader workers (num_workers > 0), pin_memory=True and prefetching "
+                        "prepare the next batch while the GPU runs this one");
+      finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
+      return;
+    }
+    std::string where = inner.empty() ? "" : " (innermost " + inner + " " + percent_text(share(inner_ns));
+    if (!where.empty() && outer != inner && !outer.empty()) where += ", inside " + outer + " " + percent_text(share(outer_ns));
+    if (!where.empty()) where += ")";
+    auto& a = add("host-work", "host.framework", ns,
+                  "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " + percent_text(share(ns)) +
+                      of_steps() + where + ": move it out of the step, or run it while the GPU works on the previous one");
+    finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
+  }
+
+  void runtime() {
+    const std::int64_t ns = part("host.runtime");
+    if (ns < threshold_ns_) return;
+    auto& a = add("runtime-calls", "host.runtime", ns,
+                  "Take runtime calls that launch nothing (allocations, attribute queries, frees) out of the step: they hold the host "
+                  "while the GPU idles for " + percent_text(share(ns)) + of_steps() + "; allocate once, before the loop, or from a caching allocator");
+    a.why_not_predicted = "no what-if change removes runtime calls";
+    heuristic(a);
+  }
+
+  void unexplained() {
+    const std::int64_t ns = part("idle.unexplained");
+    if (ns < threshold_ns_) return;
+    auto& a = add("find-host-work", "idle.unexplained", ns,
+                  "Find what the host does while the GPU idles: nothing recorded explains " + percent_text(share(ns)) + of_steps() +
+                      " (no call and no range open, no GPU work queued): sample the host (kernscope record --sample cpu, or nsys "
+                      "--sample=cpu --python-sampling=true) to name it");
+    finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight, true));
+  }
+
+  // Changes no part proposed but the replay shows shorten the headline group's steps by 10 % or more.
+  void replay_only() {
+    struct Candidate {
+      const char* change;
+      const char* kind;
+      const char* part_prefix;
+      const char* category;
+      const char* text;
+    };
+    for (const Candidate& c : {Candidate{"no-sync", "remove-waits", "blocked.", "blocked", "Let the host run ahead of the GPU: remove the per-step "
+                                                                           "synchronizations (wait on events only where a result is "
+                                                                           "read, keep a step or two in flight), so the host's work "
+                                                                           "overlaps the GPU's"},
+                               Candidate{"graphs", "cuda-graphs", "host.launch", "host.launch", "Capture the step in a CUDA graph (torch.cuda.graphs, "
+                                                                                 "torch.compile mode=\"reduce-overhead\", the engine's "
+                                                                                 "CUDA-graph mode)"},
+                               Candidate{"overlap-copies", "overlap-copies", "copy.", "copy", "Overlap the copies with compute: pinned host "
+                                                                                      "buffers, cudaMemcpyAsync on their own stream, "
+                                                                                      "double-buffered"}}) {
+      bool proposed = false;
+      for (const auto& a : actions_) proposed |= a.change && *a.change == c.change;
+      if (proposed) continue;
+      const PredictedChange& p = predicted(c.change);
+      if (!p.ran || p.traced_ns <= 0 || p.predicted_ns <= 0 || p.saving_ns() < threshold_ns_) continue;
+      if (static_cast<double>(p.traced_ns - p.predicted_ns) < 0.10 * static_cast<double>(p.traced_ns)) continue;
+      std::string part = largest_part(c.part_prefix);
+      if (part.empty()) part = c.category;  // the part holds nothing in the steady steps
+      const std::int64_t held = this->part(part);
+      std::string text = std::string(c.text) + ": its part holds only " + percent_text(share(held)) + of_steps() + ", but the replay shows it";
+      const auto waited = std::string(c.change) == "overlap-copies" ? copy_calls_that_waited() : std::pair<std::int64_t, std::string>{0, ""};
+      if (waited.first > 0) {
+        text = "Let the host run ahead of its copies: " + std::to_string(waited.first) + " " + waited.second +
+               " calls in the steady steps returned only when their copy to or from pageable memory had ended, so the host waited "
+               "for the GPU work queued before each: copy into pinned buffers (cudaMallocHost, pin_memory) asynchronously and read "
+               "the result a step later";
+      }
+      auto& a = add(c.kind, part, held, text);
+      finish(a, price(a, c.change, "replayed", 1.0));
+    }
+  }
+
+  // Copy calls of the leading process's steady steps that waited for their own pageable copy (they
+  // returned after it ended: the wait is the call's behaviour, whatever its name), and the name of
+  // the call most of them were.
+  std::pair<std::int64_t, std::string> copy_calls_that_waited() const {
+    const Trace& trace = in_.context->trace();
+    const auto& m = trace.memcpys;
+    std::vector<std::pair<TimeNs, TimeNs>> windows;
+    for (const Step& s : steps_.steps) {
+      const bool steady = std::find(accounting_.steady_groups.begin(), accounting_.steady_groups.end(), s.group) != accounting_.steady_groups.end();
+      if (steady && (accounting_.process == 0 || s.global_pid == accounting_.process)) windows.push_back({s.start_ns, std::max(s.end_ns, s.gpu_end_ns)});
+    }
+    auto in_steady = [&](TimeNs t) {
+      for (const auto& [lo, hi] : windows) {
+        if (t >= lo && t < hi) return true;
+      }
+      return false;
+    };
+    auto pageable = [&](std::int32_t kind) {
+      if (trace.has_memory_kind_labels) {
+        const auto it = trace.memory_kind_labels.find(kind);
+        return it != trace.memory_kind_labels.end() && it->second.find("ageable") != std::string::npos;
+      }
+      return kind == 0;  // nsys's numbering: 0 is pageable
+    };
+    std::int64_t waited = 0;
+    std::map<std::string, std::int64_t> names;
+    for (RowIndex r = 0; r < m.size(); ++r) {
+      if (r >= m.correlation_id.size() || !in_steady(m.start_ns[r])) continue;
+      if (!((r < m.src_kind.size() && pageable(m.src_kind[r])) || (r < m.dst_kind.size() && pageable(m.dst_kind[r])))) continue;
+      const auto call = in_.context->api_lookup().find(m.global_pid[r], m.correlation_id[r]);
+      if (!call || trace.api_calls.end_ns[*call] < m.end_ns[r]) continue;
+      ++waited;
+      ++names[std::string(api_base_name(trace.strings.get(trace.api_calls.name[*call])))];
+    }
+    return {waited, largest(names).first};
+  }
+
+  // The rules' findings on an action's part are its evidence.
+  void attach_evidence(ReportAction& a) const {
+    if (!in_.findings) return;
+    for (const Finding& f : *in_.findings) {
+      if (f.skipped || f.count == 0) continue;
+      const std::string p = part_of_rule(f.rule);
+      if (!p.empty() && (a.part == p || a.part.starts_with(p + "."))) a.evidence.push_back(f.title + ": " + f.evidence);
+    }
+    if (a.part == "gpu.moe_gemm" && in_.moe && in_.moe->perfect_router.estimated) {
+      a.evidence.push_back("perfect-router estimate: " + in_.moe->perfect_router.verdict);
+    }
+  }
+
+  const AdviceInputs& in_;
+  const StepAnalysis& steps_;
+  const StepAccounting& accounting_;
+  const TimeAccount* account_ = nullptr;
+  std::int64_t threshold_ns_ = 0;
+  std::string scope_;
+  std::int64_t graph_launches_ = 0;
+  std::map<std::string, PredictedChange> predictions_;
+  std::vector<ReportAction> actions_;
+};
+
+}  // namespace
+
+std::string part_of_rule(const std::string& rule) {
+  if (rule == "llm_sync_in_loop" || rule == "cuda_api_sync" || rule == "cuda_memset_sync") return "blocked";
+  if (rule == "llm_alloc_in_loop") return "host.runtime";
+  if (rule == "llm_h2d_in_loop" || rule == "cuda_memcpy_async" || rule == "cuda_memcpy_sync") return "copy";
+  if (rule == "gpu_gaps" || rule == "gpu_time_util") return "idle";
+  if (rule == "llm_launch_bound" || rule == "llm_tiny_kernels") return "host.launch";
+  return "";
+}
+
+std::vector<ReportAction> advise(const AdviceInputs& in) {
+  if (!in.context || !in.steps || !in.accounting || in.steps->steps.empty()) return {};
+  return Advisor(in).run();
+}
+
+}  // namespace kernscope
