@@ -64,6 +64,11 @@ def main():
             failures.append(trace.name)
             print(f"FAIL {trace.name}: no action ({why})")
             continue
+        # One replay, one claim: no two actions carry the prediction of the same change.
+        claimed = [x["change"] for x in actions if x["predicted"]]
+        if len(claimed) != len(set(claimed)):
+            failures.append(trace.name)
+            print(f"FAIL {trace.name}: a change's saving claimed twice: {claimed}")
         a = actions[0]
         ok = a["part"].startswith(part) and (change is None or a["change"] == change)
         line = f"{trace.name}: first action {a['kind']} on {a['part']} (change {a['change']}); expected {part}* ({why})"

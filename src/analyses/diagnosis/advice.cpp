@@ -330,6 +330,16 @@ class Advisor {
                   "Find what the host does while the GPU idles: nothing recorded explains " + percent_text(share(ns)) + of_steps() +
                       " (no call and no range open, no GPU work queued): sample the host (kernscope record --sample cpu, or nsys "
                       "--sample=cpu --python-sampling=true) to name it");
+    // One replay, one claim: host=0 removes all the host's own work at once, framework time
+    // included; where the framework's action carries it, this one does not claim it again.
+    for (const auto& other : actions_) {
+      if (&other != &a && other.change && *other.change == "host=0") {
+        a.why_not_predicted = "its replay (host=0: the host's own work removed) is the " + other.part +
+                              " action's, which removes this time with it; not claimed twice";
+        heuristic(a);
+        return;
+      }
+    }
     finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight, true));
   }
 
@@ -447,7 +457,18 @@ std::string part_of_rule(const std::string& rule) {
 }
 
 std::vector<ReportAction> advise(const AdviceInputs& in) {
-  if (!in.context || !in.steps || !in.accounting || in.steps->steps.empty()) return {};
+  if (!in.context || !in.steps || !in.accounting) return {};
+  if (in.steps->steps.empty()) {
+    // Nothing to account and replay: said as an action of its own, not an empty list.
+    if (in.context->trace().kernels.size() == 0 && in.context->trace().memcpys.size() == 0) return {};
+    ReportAction a;
+    a.kind = "find-steps";
+    a.text = "Mark the steps so that their time can be accounted and each fix priced: no steps were found (" + in.steps->method +
+             "); an NVTX range around each iteration (or --step-range NAME) makes them";
+    a.why_not_predicted = "no steps: nothing to account or replay";
+    a.rank_basis = "none";
+    return {a};
+  }
   return Advisor(in).run();
 }
 
