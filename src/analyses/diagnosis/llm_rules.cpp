@@ -123,7 +123,7 @@ std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalys
       }
       f.severity = idle_d.p50 > 600 ? "critical" : "warning";
       f.evidence = "GPU idle " + fixed(idle_d.p50 / 10, 1) + " % of each decode step (median of " + std::to_string(decode.size()) +
-                   " steps, TPOT p50 " + fixed(steps.decode_wall.p50 / 1e6, 3) + " ms, GPU busy " +
+                   " steps, step wall p50 " + fixed(steps.decode_wall.p50 / 1e6, 3) + " ms, GPU busy " +
                    fixed((steps.decode_wall.p50 * (1 - idle_d.p50 / 1000)) / 1e6, 3) + " ms); " +
                    std::to_string(static_cast<std::int64_t>(launch_d.p50)) + " launches per step taking " +
                    fixed(api_d.p50 / 1e6, 3) + " ms of launch API; no CUDA graph launches" + host_functions_said(context, decode, steps.method);
