@@ -15,6 +15,7 @@
 #             all          kernscope record with its defaults
 #             KINDS        kernscope record --record KINDS (kernel, runtime, kernel,runtime, nvtx, ...)
 #             graph-level  kernscope record --cuda-graph-trace graph
+#             no-thread-cpu  kernscope record --thread-cpu-interval 0 (the launching threads' CPU clocks not read)
 #             all-kind     kernscope record with the tracer library OLD_TRACER_LIB (default
 #                          .gpu/bin/libkernscope_tracer_kindapi.so: the tracer before API records were
 #                          switched call by call)
@@ -60,6 +61,7 @@ run() {
     none | control) timeout $LIMIT $CMD 2>/dev/null ;;
     all) timeout $LIMIT $K record $AB -o $out -- $CMD 2>/dev/null ;;
     graph-level) timeout $LIMIT $K record $AB --cuda-graph-trace graph -o $out -- $CMD 2>/dev/null ;;
+    no-thread-cpu) timeout $LIMIT $K record $AB --thread-cpu-interval 0 -o $out -- $CMD 2>/dev/null ;;
     all-kind) KERNSCOPE_TRACER_LIB=$OLD_TRACER_LIB timeout $LIMIT $K record $AB -o $out -- $CMD 2>/dev/null ;;
     floor) CUDA_INJECTION64_PATH=$FLOOR timeout $LIMIT $CMD 2>/tmp/floor.err ;;
     nsys) timeout $LIMIT "$NSYS" profile --trace=cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=repeat \

@@ -253,6 +253,22 @@ struct GpuSampleColumns {
   std::size_t size() const { return time_ns.size(); }
 };
 
+// Stretches of a CUDA-calling thread's time in which it was busy on a CPU (used half of the wall
+// time or more) or not, from kernscope's tracer (KERNSCOPE_THREAD_CPU, thread_cpu_sampler.hpp):
+// host work that no call or range records shows as busy stretches.
+struct ThreadCpuColumns {
+  std::vector<std::int64_t> global_tid;
+  std::vector<TimeNs> start_ns, end_ns;
+  std::vector<std::int64_t> cpu_ns;
+  std::vector<std::uint8_t> busy;
+
+  template <class Self, class F>
+  static void visit(Self& s, F&& f) {
+    f(s.global_tid); f(s.start_ns); f(s.end_ns); f(s.cpu_ns); f(s.busy);
+  }
+  std::size_t size() const { return start_ns.size(); }
+};
+
 struct Device {
   std::int64_t id = 0;
   std::string name;
@@ -400,6 +416,7 @@ struct Trace {
   OsrtColumns osrt;
   OverheadColumns overhead;
   GpuSampleColumns gpu_samples;
+  ThreadCpuColumns thread_cpu;  // kernscope tracer traces only
   HostData host;  // sampled host stacks (loaded with the NVTX kind)
   OpShapeColumns op_shapes;  // Kineto record_shapes only (loaded with the NVTX kind)
 

@@ -252,6 +252,7 @@ void each_table(RecordBatch& a, RecordBatch& b, F&& f) {
   f(a.nvtx, b.nvtx);
   f(a.overheads, b.overheads);
   f(a.samples, b.samples);
+  f(a.thread_cpu, b.thread_cpu);
 }
 
 }  // namespace
@@ -260,7 +261,8 @@ void HeldRecords::recount() {
   bytes_ = rows_.kernels.size() * sizeof(KernelRow) + rows_.memcpys.size() * sizeof(MemcpyRow) +
            rows_.memsets.size() * sizeof(MemsetRow) + rows_.graph_traces.size() * sizeof(GraphTraceRow) +
            rows_.api_calls.size() * sizeof(ApiRow) + rows_.syncs.size() * sizeof(SyncRow) + rows_.nvtx.size() * sizeof(NvtxRow) +
-           rows_.overheads.size() * sizeof(OverheadRow) + rows_.samples.size() * sizeof(GpuSampleRow);
+           rows_.overheads.size() * sizeof(OverheadRow) + rows_.samples.size() * sizeof(GpuSampleRow) +
+           rows_.thread_cpu.size() * sizeof(ThreadCpuRow);
 }
 
 void HeldRecords::add(RecordBatch& batch) {
@@ -318,6 +320,7 @@ RecordBatch HeldRecords::take(Ns from, Ns to) {
   move_between(rows_.nvtx, out.nvtx, from, to);
   move_between(rows_.overheads, out.overheads, from, to);
   move_between(rows_.samples, out.samples, from, to);
+  move_between(rows_.thread_cpu, out.thread_cpu, from, to);
   std::unordered_set<std::uint32_t> launched;
   for (const auto& a : out.api_calls) launched.insert(a.correlation);
   const auto take_gpu = [&](auto& held, auto& taken) {

@@ -250,6 +250,15 @@ CREATE TABLE KERNSCOPE_GPU_SAMPLES (
  pcieTxKBps INTEGER,
  pcieRxKBps INTEGER
 );
+-- Whether each CUDA-calling thread was busy on a CPU (cpuNs >= half of end - start) or not, in
+-- stretches of its sampler's ticks (thread_cpu_sampler.hpp): host work no call or range records.
+CREATE TABLE KERNSCOPE_THREAD_CPU (
+ globalTid INTEGER NOT NULL,
+ start INTEGER NOT NULL,
+ end INTEGER NOT NULL,
+ cpuNs INTEGER NOT NULL,
+ busy INTEGER NOT NULL
+);
 -- The windows a live capture or capture range recorded (issue 30): [start, end) in the trace's
 -- clock; end NULL while the window was open (the program ended or was killed during it).
 CREATE TABLE KERNSCOPE_CAPTURE_WINDOWS (

@@ -245,6 +245,13 @@ Result<void> TraceDbWriter::append(const RecordBatch& b, const StringPool& strin
       if (!s.step()) return w.fail("writing GPU samples");
     }
   }
+  if (!b.thread_cpu.empty()) {
+    Statement s(w.db, "INSERT INTO KERNSCOPE_THREAD_CPU (globalTid, start, end, cpuNs, busy) VALUES (?,?,?,?,?)");
+    for (const auto& t : b.thread_cpu) {
+      s.i64(1, global_tid(w.pid, t.tid)).i64(2, t.start).i64(3, t.end).i64(4, t.cpu_ns).i64(5, t.busy);
+      if (!s.step()) return w.fail("writing thread CPU stretches");
+    }
+  }
   if (!b.windows.empty()) {
     Statement s(w.db, "INSERT OR REPLACE INTO KERNSCOPE_CAPTURE_WINDOWS (id, start, end, openedBy, closedBy) VALUES (?,?,?,?,?)");
     for (const auto& win : b.windows) {

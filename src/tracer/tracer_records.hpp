@@ -84,6 +84,15 @@ struct GpuSampleRow {
   std::uint64_t clock_event_reasons = 0;
 };
 
+// A stretch of a CUDA-calling thread's time in which it was busy on a CPU (used half of the wall
+// time or more) or not (thread_cpu_sampler.hpp): KERNSCOPE_THREAD_CPU.
+struct ThreadCpuRow {
+  std::uint32_t tid = 0;
+  std::int64_t start = 0, end = 0;
+  std::int64_t cpu_ns = 0;  // CPU time the thread used in [start, end)
+  std::uint8_t busy = 0;
+};
+
 // A recording window of a live capture or a capture range (KERNSCOPE_CAPTURE_WINDOWS): written when
 // it opens, with end -1, and again when it closes, so a file cut during a window says so.
 struct CaptureWindowRow {
@@ -104,12 +113,13 @@ struct RecordBatch {
   std::vector<OverheadRow> overheads;
   std::vector<DeviceRow> devices;
   std::vector<GpuSampleRow> samples;
+  std::vector<ThreadCpuRow> thread_cpu;
   std::vector<CaptureWindowRow> windows;
   std::int64_t unknown_records = 0;  // record kinds the decoder does not map (counted, reported)
 
   bool empty() const {
     return kernels.empty() && memcpys.empty() && memsets.empty() && graph_traces.empty() && api_calls.empty() && syncs.empty() &&
-           nvtx.empty() && overheads.empty() && devices.empty() && samples.empty() && windows.empty();
+           nvtx.empty() && overheads.empty() && devices.empty() && samples.empty() && thread_cpu.empty() && windows.empty();
   }
   void clear() { *this = RecordBatch{}; }
 };

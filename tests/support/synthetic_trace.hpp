@@ -75,6 +75,16 @@ class SyntheticTrace {
     m.dst_device_id.push_back(-1);
   }
 
+  // A stretch of a thread's time busy on a CPU or not (the tracer's KERNSCOPE_THREAD_CPU).
+  void thread_cpu(TimeNs start, TimeNs end, bool busy, std::int64_t gtid = global_tid(1)) {
+    auto& c = trace.thread_cpu;
+    c.global_tid.push_back(gtid);
+    c.start_ns.push_back(start);
+    c.end_ns.push_back(end);
+    c.cpu_ns.push_back(busy ? end - start : 0);
+    c.busy.push_back(busy ? 1 : 0);
+  }
+
   void api(const std::string& name, TimeNs start, TimeNs end, std::uint32_t correlation, std::int64_t gtid = global_tid(1)) {
     auto& a = trace.api_calls;
     a.start_ns.push_back(start);

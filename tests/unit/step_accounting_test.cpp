@@ -67,6 +67,39 @@ TEST(StepAccounting, EveryCategoryByHand) {
   EXPECT_EQ(accounting.loop.window_ns, 1000);
 }
 
+// Host work nothing records, known from the tracer's thread CPU clocks, and launched work waiting
+// for the GPU, by hand (in microseconds: gaps between calls over 100 us end a launch run). One
+// step [0,1000) us:
+//   [0,10) cudaLaunchKernel (host.launch)   [10,20) its kernel not started yet (idle.queued)
+//   [20,100) the kernel (gpu)   [100,600) the launching thread busy on a CPU, nothing recorded
+//   (host.unrecorded)   [600,900) the thread not busy (idle.unexplained)   [900,910) a launch
+//   [910,920) queued   [920,1000) its kernel
+TEST(StepAccounting, UnrecordedHostWorkAndQueuedWorkByHand) {
+  constexpr TimeNs us = 1000;
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000 * us);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * us, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 20 * us, 100 * us, 1);
+  s.api("cudaLaunchKernel_v7000", 900 * us, 910 * us, 2);
+  s.kernel("ampere_sgemm_128x64_nn", 920 * us, 1000 * us, 2);
+  s.thread_cpu(0, 100 * us, false);
+  s.thread_cpu(100 * us, 600 * us, true);
+  s.thread_cpu(600 * us, 900 * us, false);
+  s.thread_cpu(600 * us, 700 * us, true, testing::global_tid(9, 555));  // another process's thread: not this step's
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 1u);
+  const TimeAccount a = account_steps(s.trace, OpRuleSet::builtin(), steps).steps[0];
+  EXPECT_EQ(a.window_ns, 1000 * us);
+  EXPECT_EQ(a.at(TimeCategory::kGpu), 160 * us);
+  EXPECT_EQ(part(a, "host.launch"), 20 * us);
+  EXPECT_EQ(part(a, "host.unrecorded"), 500 * us);
+  EXPECT_EQ(a.at(TimeCategory::kHost), 520 * us);
+  EXPECT_EQ(part(a, "idle.queued"), 20 * us);
+  EXPECT_EQ(part(a, "idle.unexplained"), 300 * us);
+  EXPECT_EQ(a.at(TimeCategory::kIdle), 320 * us);
+  EXPECT_EQ(a.sum(), a.window_ns);
+}
+
 // An asynchronous step: its range [0,100) ends long before its kernel [50,500). The window runs
 // to the GPU's end: [0,10) idle, [10,20) launch, [20,50) idle, [50,500) gpu.
 TEST(StepAccounting, AsynchronousStepCountsUntilItsGpuWorkEnds) {

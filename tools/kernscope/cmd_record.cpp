@@ -37,6 +37,7 @@ struct RecordOptions {
   std::string api = "default";
   std::string graph_trace = "node";
   int nvml_interval_ms = 10;
+  int thread_cpu_us = 1000;
   bool nvml_pcie = false;
   bool hw_trace = false;
   std::string capture_range = "none";
@@ -292,6 +293,7 @@ int run_record(const RecordOptions& o) {
       {tracer::env::kApi, o.api},
       {tracer::env::kCudaGraphTrace, o.graph_trace},
       {tracer::env::kNvmlIntervalMs, std::to_string(o.nvml_interval_ms)},
+      {tracer::env::kThreadCpuUs, std::to_string(o.thread_cpu_us)},
       {tracer::env::kNvmlPcie, o.nvml_pcie ? "1" : "0"},
       {tracer::env::kHwTrace, o.hw_trace ? "1" : "0"},
       {tracer::env::kCaptureRange, o.capture_range},
@@ -432,6 +434,10 @@ Command add_record(CLI::App& app) {
                   "every eager launch: +7 to +10 % on an eager PyTorch decode)")
       ->capture_default_str();
   cmd->add_option("--nvml-interval", o->nvml_interval_ms, "GPU sampling period in ms (0: off)")->capture_default_str();
+  cmd->add_option("--thread-cpu-interval", o->thread_cpu_us,
+                  "how often, in us, the CUDA-calling threads' CPU clocks are read, so that host work between calls that nothing "
+                  "records counts as host, not idle (0: off)")
+      ->capture_default_str()->check(CLI::Range(0, 1'000'000));
   cmd->add_flag("--nvml-pcie", o->nvml_pcie, "also sample PCIe throughput (NVML takes 20 ms per query)");
   cmd->add_flag("--hw-trace", o->hw_trace,
                 "kernel timestamps from the GPU's hardware events (CUPTI's HW trace, Blackwell GPUs only; elsewhere "

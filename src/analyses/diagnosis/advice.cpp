@@ -85,6 +85,7 @@ class Advisor {
     launches();
     framework();
     runtime();
+    unrecorded();
     unexplained();
     replay_only();
     for (auto& a : actions_) attach_evidence(a);
@@ -209,7 +210,8 @@ class Advisor {
     a.rank_basis = "30 % of the part's time (heuristic)";
     a.text += " (not predicted: " + a.why_not_predicted + ")";
   }
-  void finish(ReportAction& a, bool keep) {
+  // Drops the action just added where its pricing said it would not pay.
+  void keep_if(bool keep) {
     if (!keep) actions_.pop_back();
   }
 
@@ -231,7 +233,7 @@ class Advisor {
                         fixed(row->flops / seconds / 1e12, 3) + " TFLOP/s, " + fixed(row->bytes / seconds / 1e9, 1) + " GB/s over " +
                         std::to_string(row->count) + " kernels, " + millis_text(row->time_ns) + "; ideal " + fixed(row->ideal_ns / 1e6, 3) +
                         " ms): " + how);
-      finish(a, price(a, "roof=" + op_class, "roofline: its kernels at their roof, an upper bound", kUpperBoundWeight));
+      keep_if(price(a, "roof=" + op_class, "roofline: its kernels at their roof, an upper bound", kUpperBoundWeight));
       return;
     }
     auto& a = add("speed-up-kernels", "gpu." + op_class, ns,
@@ -249,7 +251,7 @@ class Advisor {
                   "Overlap communication with compute: collectives run with no compute beside them for " + percent_text(share(ns)) + of_steps() +
                       " (exposed communication): start them earlier (bucketing, prefetch), run them on their own stream, or split "
                       "compute so it hides them");
-    finish(a, price(a, "overlap-comm", "replayed: an upper bound (collectives fully hidden where compute can)", 1.0));
+    keep_if(price(a, "overlap-comm", "replayed: an upper bound (collectives fully hidden where compute can)", 1.0));
   }
 
   void copies() {
@@ -261,7 +263,7 @@ class Advisor {
                   "Take the copies off the critical path: the GPU does nothing but copy for " + percent_text(share(ns)) + of_steps() + " (" +
                       parts_of("copy.", 3) + pageable + "): keep the data on the GPU where it is reused, pin host buffers, and "
                       "overlap copies with compute on their own stream");
-    finish(a, price(a, "overlap-copies", "replayed", 1.0));
+    keep_if(price(a, "overlap-copies", "replayed", 1.0));
   }
 
   void waits() {
@@ -271,7 +273,7 @@ class Advisor {
                   "Remove the host's waits: a host thread waits in " + parts_of("blocked.", 3) + of_steps() +
                       " while the GPU is idle: wait on events only where a result is read, keep a step in flight, or move what it "
                       "waits for off the step");
-    finish(a, price(a, "no-sync", "replayed", 1.0));
+    keep_if(price(a, "no-sync", "replayed", 1.0));
   }
 
   void launches() {
@@ -285,7 +287,7 @@ class Advisor {
                           : "Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs, the engine's "
                             "CUDA-graph mode): the GPU idles while the host launches work for " + percent_text(share(ns)) + of_steps() +
                                 " (the launch calls and the framework's time between them)");
-    finish(a, price(a, "graphs", "replayed", 1.0));
+    keep_if(price(a, "graphs", "replayed", 1.0));
   }
 
   void framework() {
@@ -313,7 +315,7 @@ class Advisor {
                     "Load the data off the step: the GPU idles while the host is in the data loader (" + loader_name + " " +
                         percent_text(share(loader)) + of_steps() + "): DataLoader workers (num_workers > 0), pin_memory=True and prefetching "
                         "prepare the next batch while the GPU runs this one");
-      finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
+      keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
       return;
     }
     std::string where = inner.empty() ? "" : " (innermost " + inner + " " + percent_text(share(inner_ns));
@@ -322,7 +324,7 @@ class Advisor {
     auto& a = add("host-work", "host.framework", ns,
                   "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " + percent_text(share(ns)) +
                       of_steps() + where + ": move it out of the step, or run it while the GPU works on the previous one");
-    finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
+    keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
   }
 
   void runtime() {
@@ -342,8 +344,23 @@ class Advisor {
                   "Find what the host does while the GPU idles: nothing recorded explains " + percent_text(share(ns)) + of_steps() +
                       " (no call and no range open, no GPU work queued): sample the host (kernscope record --sample cpu, or nsys "
                       "--sample=cpu --python-sampling=true) to name it");
-    // One replay, one claim: host=0 removes all the host's own work at once, framework time
-    // included; where the framework's action carries it, this one does not claim it again.
+    price_host_work(a);
+  }
+
+  void unrecorded() {
+    const std::int64_t ns = part("host.unrecorded");
+    if (ns < threshold_ns_) return;
+    auto& a = add("host-work", "host.unrecorded", ns,
+                  "Take the host's own work off the GPU's critical path: a launching thread was busy on a CPU while the GPU "
+                  "idled for " + percent_text(share(ns)) + of_steps() + ", in code no call or range records (Python, "
+                  "tokenization, the framework): sample it (kernscope record --sample cpu) to name the functions, then move "
+                  "it out of the step or run it while the GPU works");
+    price_host_work(a);
+  }
+
+  // host=0 (the host's own work between calls removed) prices one host action: it removes all of
+  // that work at once, so the first action priced by it claims the saving and the others say so.
+  void price_host_work(ReportAction& a) {
     for (const auto& other : actions_) {
       if (&other != &a && other.change && *other.change == "host=0") {
         a.why_not_predicted = "its replay (host=0: the host's own work removed) is the " + other.part +
@@ -352,7 +369,7 @@ class Advisor {
         return;
       }
     }
-    finish(a, price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight, true));
+    keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight, true));
   }
 
   // Changes no part proposed but the replay shows shorten the headline group's steps by 10 % or more.
@@ -392,7 +409,7 @@ class Advisor {
                "the result a step later";
       }
       auto& a = add(c.kind, part, held, text);
-      finish(a, price(a, c.change, "replayed", 1.0));
+      keep_if(price(a, c.change, "replayed", 1.0));
     }
   }
 

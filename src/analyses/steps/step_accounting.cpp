@@ -34,10 +34,10 @@ CopyPart copy_part(std::int32_t copy_kind) {
   }
 }
 
-enum HostPart : std::uint8_t { kLaunchPart, kRuntimePart, kFrameworkPart, kHostParts };
-constexpr const char* kHostPartNames[kHostParts] = {"launch", "runtime", "framework"};
+enum HostPart : std::uint8_t { kLaunchPart, kRuntimePart, kFrameworkPart, kUnrecordedPart, kHostParts };
+constexpr const char* kHostPartNames[kHostParts] = {"launch", "runtime", "framework", "unrecorded"};
 
-enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework, kQueued };
+enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework, kQueued, kBusy };
 struct Edge {
   TimeNs t;
   std::uint32_t key;  // class id, copy part, call name, framework range number
@@ -102,7 +102,8 @@ class Sources {
         memsets_(trace_.memsets.start_ns, trace_.memsets.end_ns),
         graph_execs_(trace_.graph_execs.start_ns, trace_.graph_execs.end_ns),
         api_(trace_.api_calls.start_ns, trace_.api_calls.end_ns),
-        framework_(framework_rows(), framework_end_) {
+        framework_(framework_rows(), framework_end_),
+        busy_(busy_rows(), busy_end_) {
     const auto& names = context.class_names();
     for (std::uint32_t c = 0; c < names.size(); ++c) {
       if (names[c] == "communication") communication_class_ = c;
@@ -225,6 +226,10 @@ class Sources {
       if (framework_start_[f] <= step.start_ns && framework_end_[f] >= step.end_ns) return;
       push(framework_start_[f], framework_end_[f], f, EdgeKind::kFramework);
     });
+    // A launching thread busy on a CPU with nothing recorded (the tracer's thread CPU clocks).
+    busy_.for_each_overlapping(lo, hi, [&](RowIndex b) {
+      if (pid == 0 || process_key(busy_tid_[b]) == pid) push(busy_start_[b], busy_end_[b], 0, EdgeKind::kBusy);
+    });
     std::sort(out.begin(), out.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
   }
 
@@ -246,13 +251,28 @@ class Sources {
     return framework_start_;
   }
 
+  // The stretches in which a CUDA-calling thread was busy on a CPU (KERNSCOPE_THREAD_CPU).
+  const std::vector<TimeNs>& busy_rows() {
+    const auto& c = trace_.thread_cpu;
+    for (RowIndex i = 0; i < c.size(); ++i) {
+      if (!c.busy[i]) continue;
+      busy_start_.push_back(c.start_ns[i]);
+      busy_end_.push_back(c.end_ns[i]);
+      busy_tid_.push_back(c.global_tid[i]);
+    }
+    return busy_start_;
+  }
+
   const TraceContext& context_;
   const Trace& trace_;
+  std::vector<TimeNs> busy_start_, busy_end_;
+  std::vector<std::int64_t> busy_tid_;
   std::vector<RowIndex> framework_row_;
   std::vector<TimeNs> framework_start_, framework_end_;
   std::vector<std::int64_t> framework_tid_;
   report::RowsInStartOrder kernels_, memcpys_, memsets_, graph_execs_, api_;
   report::RowsInStartOrder framework_;
+  report::RowsInStartOrder busy_;
   std::uint32_t communication_class_ = UINT32_MAX;
   std::uint32_t whole_graph_class_ = 0;
   std::vector<std::uint8_t> host_call_;  // HostCall by StringId of API names (the last slot: no name)
@@ -264,7 +284,7 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
   Tally tally;
   std::vector<std::pair<std::uint32_t, std::int64_t>> compute, blocking;
   std::array<std::int64_t, kCopyParts> copies{};
-  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, queued = 0;
+  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, queued = 0, busy = 0;
   std::set<std::pair<TimeNs, std::uint32_t>> ranges;  // open framework ranges by start: the first is outermost
   auto account = [&](std::int64_t length) {
     if (length <= 0) return;
@@ -305,6 +325,9 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
       }
     } else if (queued > 0) {
       tally.queued += length;
+    } else if (busy > 0) {
+      category = TimeCategory::kHost;
+      tally.host[kUnrecordedPart] += length;
     }
     tally.ns[static_cast<std::size_t>(category)] += length;
   };
@@ -323,6 +346,7 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
         case EdgeKind::kLaunch: launching += e.delta; break;
         case EdgeKind::kRuntime: runtime += e.delta; break;
         case EdgeKind::kQueued: queued += e.delta; break;
+        case EdgeKind::kBusy: busy += e.delta; break;
         case EdgeKind::kFramework:
           if (e.delta > 0) ranges.insert({sources.framework_start(e.key), e.key});
           else ranges.erase({sources.framework_start(e.key), e.key});

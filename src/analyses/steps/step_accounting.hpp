@@ -13,7 +13,9 @@
 //                  nothing, such as an allocation on its own: host.runtime), or in a framework
 //                  range (host.framework: NVTX ranges inside the step, PyTorch's cpu_op and
 //                  record_function ranges), named by the outermost range open (the data
-//                  loader's __next__, not the aten::stack inside it)
+//                  loader's __next__, not the aten::stack inside it), or busy on a CPU with none of
+//                  these (host.unrecorded: Python or other code between calls, known from the
+//                  thread CPU clocks kernscope's tracer reads; --sample cpu names the functions)
 //   blocked        the GPU was idle while a host thread waited in a blocking call (device,
 //                  stream, event or context synchronization, a synchronous copy), by call
 //   idle           nothing recorded explains the instant: idle.queued where launched work was
@@ -50,7 +52,7 @@ struct TimeAccount {
   std::int64_t window_ns = 0;
   std::array<std::int64_t, kTimeCategories> ns{};
   // Parts as "category.part": gpu.<operation class>, copy.h2d|d2h|d2d|p2p|other|memset,
-  // host.launch|runtime|framework, blocked.<call name>, communication.collectives,
+  // host.launch|runtime|framework|unrecorded, blocked.<call name>, communication.collectives,
   // idle.queued|unexplained. A category's parts sum to it.
   std::map<std::string, std::int64_t> parts;
   std::map<std::string, std::int64_t> framework;  // host.framework by outermost open range name

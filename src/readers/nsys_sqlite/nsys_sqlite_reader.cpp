@@ -35,6 +35,7 @@ constexpr const char* kGraphTraceTable = "CUPTI_ACTIVITY_KIND_GRAPH_TRACE";  // 
 constexpr const char* kSamplesTable = "KERNSCOPE_GPU_SAMPLES";
 constexpr const char* kTracerInfoTable = "KERNSCOPE_TRACER_INFO";
 constexpr const char* kTracerCostTable = "KERNSCOPE_TRACER_COST";
+constexpr const char* kThreadCpuTable = "KERNSCOPE_THREAD_CPU";
 constexpr const char* kCaptureWindowsTable = "KERNSCOPE_CAPTURE_WINDOWS";
 
 // Maps nsys StringIds ids to pool ids. Ids are dense in practice; a map covers the rest.
@@ -520,6 +521,23 @@ Result<void> Reader::read_tracer_info() {
       if (!*more) break;
       trace_.tracer_cost.push_back(
           {cost->int64(0), std::string(cost->text(1)), cost->int64(2), cost->int64(3), cost->int64(4) != 0});
+    }
+  }
+  // Whether the launching threads ran on a CPU between their calls (tracers since issue 46).
+  if (has_table(kThreadCpuTable)) {
+    auto cpu = db_.prepare(std::string("SELECT globalTid, start, end, cpuNs, busy FROM ") + kThreadCpuTable + " ORDER BY globalTid, start");
+    if (!cpu) return std::unexpected(cpu.error());
+    auto& t = trace_.thread_cpu;
+    while (true) {
+      auto more = cpu->step();
+      if (!more) return std::unexpected(more.error());
+      if (!*more) break;
+      if (cpu->int64(2) <= cpu->int64(1)) continue;  // an empty stretch says nothing
+      t.global_tid.push_back(cpu->int64(0));
+      t.start_ns.push_back(cpu->int64(1));
+      t.end_ns.push_back(cpu->int64(2));
+      t.cpu_ns.push_back(cpu->int64(3));
+      t.busy.push_back(cpu->int64(4) != 0 ? 1 : 0);
     }
   }
   if (auto windows = read_capture_windows(); !windows) return windows;

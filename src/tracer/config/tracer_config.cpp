@@ -170,6 +170,11 @@ Result<TracerConfig> config_from_env(const std::function<const char*(const char*
     c.nvml_interval_ms = static_cast<int>(*n);
   }
   if (const char* v = getenv(env::kNvmlPcie); v && *v) c.nvml_pcie = std::string(v) == "1";
+  if (const char* v = getenv(env::kThreadCpuUs); v && *v) {
+    auto n = number(env::kThreadCpuUs, v);
+    if (!n) return std::unexpected(n.error());
+    c.thread_cpu_interval_us = static_cast<int>(*n);
+  }
   if (const char* v = getenv(env::kHwTrace); v && *v) {
     const std::string on = v;
     if (on != "0" && on != "1") return make_error(ErrorCode::kInvalidArgument, "KERNSCOPE_HW_TRACE='" + on + "' (0 or 1)");

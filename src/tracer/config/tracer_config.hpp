@@ -22,6 +22,7 @@ inline constexpr const char* kApi = "KERNSCOPE_API";
 inline constexpr const char* kCudaGraphTrace = "KERNSCOPE_CUDA_GRAPH_TRACE";
 inline constexpr const char* kNvmlIntervalMs = "KERNSCOPE_NVML_INTERVAL_MS";
 inline constexpr const char* kNvmlPcie = "KERNSCOPE_NVML_PCIE";
+inline constexpr const char* kThreadCpuUs = "KERNSCOPE_THREAD_CPU_US";
 inline constexpr const char* kHwTrace = "KERNSCOPE_HW_TRACE";
 inline constexpr const char* kCaptureRange = "KERNSCOPE_CAPTURE_RANGE";
 inline constexpr const char* kCaptureRangeEnd = "KERNSCOPE_CAPTURE_RANGE_END";
@@ -76,6 +77,7 @@ struct TracerConfig {
   bool api_all = false;                        // every runtime/driver call, not only launch/copy/alloc/sync
   int nvml_interval_ms = 10;                   // 0: no GPU samples
   bool nvml_pcie = false;                      // PCIe throughput (each query takes NVML 20 ms)
+  int thread_cpu_interval_us = 1000;           // the launching threads' CPU clocks read this often; 0: not read
   bool hw_trace = false;                       // kernel timestamps from the GPU's hardware events (Blackwell)
   enum class Capture { kAll, kProfilerApi, kNvtx } capture = Capture::kAll;
   std::string nvtx_range;                      // --capture-range=nvtx:NAME[@DOMAIN]

@@ -104,6 +104,10 @@ void Tracer::collect() {
     }
     decode_queued(batch);
     if (sampler_) sampler_->drain(batch.samples);
+    if (thread_cpu_) {
+      for (const auto& a : batch.api_calls) thread_cpu_->watch(a.tid);
+      thread_cpu_->drain(batch.thread_cpu);
+    }
     keep_recorded_windows(batch);
     {
       std::lock_guard lock(window_mutex_);
@@ -281,6 +285,15 @@ bool Tracer::init() {
       nvml_note_ = why;
     }
     if (!nvml_note_.empty()) say(nvml_note_);
+  }
+  if (config_.thread_cpu_interval_us > 0) {
+    // The thread running this set-up is in its first CUDA call: the launching thread, watched from
+    // now; threads that call CUDA later join as their calls are decoded.
+    thread_cpu_ = std::make_unique<ThreadCpuSampler>([this] { return now_ns(); }, &ThreadCpuSampler::thread_cpu_ns,
+                                                     config_.thread_cpu_interval_us);
+    thread_cpu_->watch(static_cast<std::uint32_t>(syscall(SYS_gettid)));
+    thread_cpu_->set_active(records_always_);
+    thread_cpu_->start();
   }
 
   if (config_.capture == TracerConfig::Capture::kProfilerApi) {

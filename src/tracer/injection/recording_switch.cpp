@@ -47,6 +47,7 @@ void Tracer::switch_recording(bool on, const std::string& why) {
   if (!config_.api_all && !records_always_) switch_default_api(on);
   if (!on) log_window();
   if (sampler_ && !records_always_) sampler_->set_active(on);
+  if (thread_cpu_ && !records_always_) thread_cpu_->set_active(on);
   active_ = on;
 }
 
@@ -114,6 +115,7 @@ void Tracer::keep_recorded_windows(RecordBatch& batch) {
                            : !windows_.contains(row.start);
   });
   if (!records_always_) std::erase_if(batch.samples, [&](const GpuSampleRow& row) { return !windows_.contains(row.timestamp); });
+  if (!records_always_) std::erase_if(batch.thread_cpu, [&](const ThreadCpuRow& row) { return !windows_.contains(row.start); });
 }
 
 void Tracer::range_started() {

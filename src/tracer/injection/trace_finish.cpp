@@ -17,6 +17,7 @@ void Tracer::finish() {
   }
   if (end == CuptiAttachment::End::kAttached) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
   if (sampler_) sampler_->stop();
+  if (thread_cpu_) thread_cpu_->stop();
   {
     std::lock_guard lock(queue_mutex_);
     // The last window's records cuptiFinalize handed back: decoded with the rest (the program ends).
@@ -39,6 +40,7 @@ void Tracer::finish() {
     rest.nvtx.insert(rest.nvtx.end(), capture_rows_.begin(), capture_rows_.end());
   }
   if (sampler_) sampler_->drain(rest.samples);
+  if (thread_cpu_) thread_cpu_->drain(rest.thread_cpu);
   keep_recorded_windows(rest);
   if (live_ && live_->holds_records()) {
     // Tail capture: what is left belongs to no written window (ranges still open, last samples).
@@ -92,6 +94,7 @@ void Tracer::finish() {
       // What the cost estimate (kernscope info/report, data/tracer_cost.tsv) is matched on.
       {"recorded_kinds", recorded_kinds()},
       {"nvml_interval_ms", std::to_string(config_.nvml_interval_ms)},
+      {"thread_cpu_interval_us", std::to_string(config_.thread_cpu_interval_us)},
       {"cupti_api_version", cupti_version_},
       {"host_cpu", host_cpu()},
       {"command", command},

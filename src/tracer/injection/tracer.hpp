@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <algorithm>
 #include <atomic>
@@ -41,6 +42,7 @@
 #include "tracer/config/file_list.hpp"
 #include "tracer/native_recording.hpp"
 #include "tracer/nvml_sampler.hpp"
+#include "tracer/thread_cpu_sampler.hpp"
 #include "tracer/self_cost.hpp"
 #include "tracer/termination_flush.hpp"
 #include "tracer/trace_db_writer.hpp"
@@ -132,6 +134,7 @@ class Tracer {
   std::unique_ptr<ActivityDecoder> decoder_;
   std::unique_ptr<TraceDbWriter> writer_;
   std::unique_ptr<NvmlSampler> sampler_;
+  std::unique_ptr<ThreadCpuSampler> thread_cpu_;  // whether the launching threads ran on a CPU between calls
   NativeRecording native_;  // --sample cpu on a program that is not Python
   std::string path_;
   std::string nvml_note_;
