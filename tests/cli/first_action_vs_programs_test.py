@@ -45,8 +45,8 @@ def main():
     cases = [
         (fixtures / "bottlenecks" / "pageable_d2h.before.sqlite.xz", "pageable_d2h", "copy", "overlap-copies",
          "a 704-byte device-to-host cudaMemcpyAsync into pageable memory blocks the host behind 4 ms of kernels each step"),
-        (fixtures / "bottlenecks" / "python_gaps.before.sqlite.xz", "python_gaps", "idle.unexplained", "host=0",
-         "2.9 ms of unannotated Python between launches each step"),
+        (fixtures / "bottlenecks" / "python_gaps.before.sqlite.xz", "python_gaps", "host.unrecorded", "host=0",
+         "2.9 ms of unannotated Python between launches each step, traced with record's defaults (its thread CPU clocks)"),
         (fixtures / "bottlenecks" / "warmup50x.before.sqlite.xz", "warmup50x", "gpu.gemm", None,
          "GPU-bound matmul steps after a first step 45x as long (the warm-up must not decide it)"),
         (fixtures / "whatif" / "nosync.before.sqlite.xz", "nosync", "blocked", "no-sync",
