@@ -31,11 +31,11 @@ PAIRS = {  # pair: (change, the step group the program times)
 }
 
 
-def measured_after(tsv):
+def measured(tsv, variant):
     rows = list(csv.DictReader(open(tsv), delimiter="\t"))
     out = {}
     for pair in PAIRS:
-        values = [float(r["step_ms"]) for r in rows if r["pair"] == pair and r["variant"] == "after" and r["traced"] == "no"]
+        values = [float(r["step_ms"]) for r in rows if r["pair"] == pair and r["variant"] == variant and r["traced"] == "no"]
         if values:
             out[pair] = statistics.median(values)
     return out
@@ -54,7 +54,7 @@ def predict(kernscope, trace, change, group):
 def main():
     kernscope, fixtures, tsv = sys.argv[1], pathlib.Path(sys.argv[2]), sys.argv[3]
     llama_dir = pathlib.Path(sys.argv[4]) if len(sys.argv) > 4 else None
-    after = measured_after(tsv)
+    after, before_ms = measured(tsv, "after"), measured(tsv, "before")
     failures, errors = [], []
     for pair, (change, group) in PAIRS.items():
         before = fixtures / "whatif" / f"{pair}.before.sqlite.xz"
@@ -66,9 +66,15 @@ def main():
         predicted = predict(kernscope, before, change, group)
         error = (predicted - after[pair]) / after[pair]
         errors.append(abs(error))
-        ok = abs(error) <= 0.20
-        print(f"{'ok  ' if ok else 'FAIL'} {pair} --change {change}: predicted {predicted:.3f} ms, measured after {after[pair]:.3f} ms "
-              f"(untraced median of 5), error {100 * error:+.1f} %")
+        # Within 20 % of the step measured after, and nearer to it than to the step before: a change
+        # that saves little (decode_bench's graphs: 2.86 -> 2.77 ms) must still be predicted to save
+        # most of it (a replay that did nothing, 2.87 ms, is within 20 % of 2.77 too).
+        change_ms = before_ms[pair] - after[pair]
+        nearer = abs(predicted - after[pair]) <= 0.5 * abs(change_ms)
+        ok = abs(error) <= 0.20 and nearer
+        print(f"{'ok  ' if ok else 'FAIL'} {pair} --change {change}: predicted {predicted:.3f} ms, measured {before_ms[pair]:.3f} -> "
+              f"{after[pair]:.3f} ms (untraced medians of 5), error {100 * error:+.1f} %, "
+              f"{'within' if nearer else 'NOT within'} half the measured change of the after")
         if not ok:
             failures.append(pair)
     median_error = statistics.median(errors) if errors else 1.0

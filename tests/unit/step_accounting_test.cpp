@@ -100,6 +100,24 @@ TEST(StepAccounting, UnrecordedHostWorkAndQueuedWorkByHand) {
   EXPECT_EQ(a.sum(), a.window_ns);
 }
 
+// Compute beside a collective: the instant is the compute's (communication is only what runs with
+// no compute beside it, the exposed part). One step [0,200): a GEMM [0,100), an all-reduce [50,150)
+// on another stream: gpu 100 (of which 50 overlapped the collective), communication 50, idle 50.
+TEST(StepAccounting, ComputeBesideACollectiveIsGpuTimeOnlyTheRestIsCommunication) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "train_step", 0, 200);
+  s.kernel("ampere_sgemm_128x64_nn", 0, 100, 0, testing::global_pid(), 7);
+  s.kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 50, 150, 0, testing::global_pid(), 9);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 1u);
+  const TimeAccount a = account_steps(s.trace, OpRuleSet::builtin(), steps).steps[0];
+  EXPECT_EQ(a.at(TimeCategory::kGpu), 100);
+  EXPECT_EQ(part(a, "gpu.gemm"), 100);
+  EXPECT_EQ(a.at(TimeCategory::kCommunication), 50);
+  EXPECT_EQ(part(a, "communication.collectives"), 50);
+  EXPECT_EQ(a.sum(), a.window_ns);
+}
+
 // An asynchronous step: its range [0,100) ends long before its kernel [50,500). The window runs
 // to the GPU's end: [0,10) idle, [10,20) launch, [20,50) idle, [50,500) gpu.
 TEST(StepAccounting, AsynchronousStepCountsUntilItsGpuWorkEnds) {
