@@ -163,6 +163,33 @@ TEST(StepAccounting, BlockingCopiesInEverySpellingAreWaits) {
   EXPECT_EQ(a.sum(), 400);
 }
 
+// A wait by behaviour, whatever the call's name (in microseconds). One step [0,400):
+//   [0,10) cudaLaunchKernel (host.launch), its kernel [20,200)
+//   [10,260) cudaMemcpyAsync of 704 bytes device-to-host into pageable memory: its copy runs
+//   [200,250) behind the kernel and the call returns at 260, after it: a wait. GPU idle inside it:
+//   [10,20) and [250,260) (blocked.cudaMemcpyAsync, 20); the copy alone [200,250) (copy.d2h)
+//   [300,310) cudaMemcpyAsync to pinned memory, its copy [302,305) done before it returns: the
+//   same name, but not pageable, so a launch like any (host.launch) - no wait by behaviour.
+TEST(StepAccounting, AnAsyncCopyToPageableMemoryThatReturnedAfterItsCopyIsAWait) {
+  constexpr TimeNs us = 1000;
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 400 * us);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * us, 1);
+  s.kernel("gemv2T_kernel_val", 20 * us, 200 * us, 1);
+  s.api("cudaMemcpyAsync_v3020", 10 * us, 260 * us, 2);
+  s.memcpy(200 * us, 250 * us, 2, 2, /*src device*/ 2, /*dst pageable*/ 0);
+  s.api("cudaMemcpyAsync_v3020", 300 * us, 310 * us, 3);
+  s.memcpy(302 * us, 305 * us, 2, 3, /*src device*/ 2, /*dst pinned*/ 1);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  ASSERT_EQ(steps.steps.size(), 1u);
+  const TimeAccount a = account_steps(s.trace, OpRuleSet::builtin(), steps).steps[0];
+  EXPECT_EQ(part(a, "blocked.cudaMemcpyAsync"), 20 * us);
+  EXPECT_EQ(part(a, "copy.d2h"), 50 * us + 3 * us);
+  EXPECT_EQ(part(a, "host.launch"), 10 * us + 7 * us);  // [0,10) and [300,302) + [305,310)
+  EXPECT_EQ(a.at(TimeCategory::kGpu), 180 * us);
+  EXPECT_EQ(a.sum(), a.window_ns);
+}
+
 // Steps of two processes: each is accounted with its own process's work only, and the process
 // with the most GPU time leads the phases and the loop.
 TEST(StepAccounting, ProcessesAreAccountedApartAndTheBusiestLeads) {

@@ -159,9 +159,10 @@ class Advisor {
 
   // Prices `a` by replaying `change`: its prediction and ranking key (advice.hpp's ladder), or why
   // there is none. False when the replay says the change would not pay here (drop the action).
-  // `measure`: the action is to look closer (what the idle GPU waits for), worth saying even where
-  // the replay finds nothing of the part to remove; it is then not predicted, not dropped.
-  bool price(ReportAction& a, const std::string& change, const std::string& basis, double weight, bool measure = false) {
+  // `keep_why`: the action is worth saying even where the replay finds nothing to gain (look closer
+  // at what the idle GPU waits for; a wait the change cannot remove): it is then not predicted,
+  // for this reason, rather than dropped.
+  bool price(ReportAction& a, const std::string& change, const std::string& basis, double weight, const char* keep_why = nullptr) {
     a.change = change;
     const PredictedChange& p = predicted(change);
     if (!p.ran) {
@@ -182,9 +183,8 @@ class Advisor {
       return true;
     }
     if (p.saving_ns() < threshold_ns_) {
-      if (!measure) return false;
-      a.why_not_predicted = "the replay finds no host work of the steps' own there to remove (kernscope whatif --change " + change +
-                            " saves " + millis_text(p.saving_ns()) + ")";
+      if (!keep_why) return false;
+      a.why_not_predicted = std::string(keep_why) + " (kernscope whatif --change " + change + " saves " + millis_text(p.saving_ns()) + ")";
       heuristic(a);
       return true;
     }
@@ -269,11 +269,82 @@ class Advisor {
   void waits() {
     const std::int64_t ns = category(TimeCategory::kBlocked);
     if (ns < threshold_ns_) return;
-    auto& a = add("remove-waits", largest_part("blocked."), ns,
+    const std::string part = largest_part("blocked.");
+    auto& a = add("remove-waits", part, ns,
                   "Remove the host's waits: a host thread waits in " + parts_of("blocked.", 3) + of_steps() +
                       " while the GPU is idle: wait on events only where a result is read, keep a step in flight, or move what it "
                       "waits for off the step");
-    keep_if(price(a, "no-sync", "replayed", 1.0));
+    if (auto what = waited_for(part.substr(std::string("blocked.").size())); !what.empty()) a.evidence.push_back(what);
+    // A wait the replay cannot remove (what it waits for stays on the stream: a host callback, a
+    // copy) is still the steps' bottleneck: said, not dropped.
+    keep_if(price(a, "no-sync", "replayed", 1.0,
+                  "removing the waits alone gains nothing here: what they wait for (see the evidence) stays in the step"));
+  }
+
+  // What the steady steps' waits in `call` waited for: the GPU operation of the waiting process
+  // that ended last inside each wait (the work it returned with), or none (it waited for something
+  // the GPU did not do: a host callback, another thread, an event recorded late).
+  std::string waited_for(const std::string& call) const {
+    const Trace& trace = in_.context->trace();
+    const auto& api = trace.api_calls;
+    std::vector<std::pair<TimeNs, TimeNs>> windows;
+    for (const Step& s : steps_.steps) {
+      const bool steady = std::find(accounting_.steady_groups.begin(), accounting_.steady_groups.end(), s.group) != accounting_.steady_groups.end();
+      if (steady && (accounting_.process == 0 || s.global_pid == accounting_.process)) windows.push_back({s.start_ns, std::max(s.end_ns, s.gpu_end_ns)});
+    }
+    if (windows.empty()) return {};
+    TimeNs lo = INT64_MAX, hi = INT64_MIN;
+    for (const auto& [a, b] : windows) {
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+    auto mine = [&](std::int64_t global_id) { return accounting_.process == 0 || process_key(global_id) == accounting_.process; };
+    // The ends of the process's GPU operations over the steady span, in time order, with their names.
+    std::vector<std::pair<TimeNs, StringId>> ends;
+    for (RowIndex k = 0; k < trace.kernels.size(); ++k) {
+      if (trace.kernels.end_ns[k] > lo && trace.kernels.end_ns[k] <= hi && mine(trace.kernels.global_pid[k])) {
+        ends.push_back({trace.kernels.end_ns[k], trace.kernels.shown_name(k)});
+      }
+    }
+    const StringId copy_name = kNoString;  // copies are named by their kind below
+    for (RowIndex m = 0; m < trace.memcpys.size(); ++m) {
+      if (trace.memcpys.end_ns[m] > lo && trace.memcpys.end_ns[m] <= hi && mine(trace.memcpys.global_pid[m])) {
+        ends.push_back({trace.memcpys.end_ns[m], copy_name});
+      }
+    }
+    std::sort(ends.begin(), ends.end());
+    std::map<std::string, std::int64_t> returned_with;
+    std::int64_t waits = 0, nothing = 0;
+    for (RowIndex r = 0; r < api.size(); ++r) {
+      if (api.start_ns[r] < lo || api.start_ns[r] >= hi || !mine(api.global_tid[r])) continue;
+      if (api_base_name(trace.strings.get(api.name[r])) != call) continue;
+      bool inside = false;
+      for (const auto& [a, b] : windows) inside |= api.start_ns[r] >= a && api.start_ns[r] < b;
+      if (!inside) continue;
+      ++waits;
+      auto it = std::upper_bound(ends.begin(), ends.end(), std::make_pair(api.end_ns[r], StringId{kNoString}));
+      // Returned with that work: it ended inside the wait and shortly before its return (50 us, or a
+      // tenth of the wait); work that ended long before the return is not what the wait waited for.
+      const TimeNs slack = std::max<TimeNs>(50'000, (api.end_ns[r] - api.start_ns[r]) / 10);
+      if (it == ends.begin() || std::prev(it)->first <= api.start_ns[r] || api.end_ns[r] - std::prev(it)->first > slack) {
+        ++nothing;
+        continue;
+      }
+      const StringId name = std::prev(it)->second;
+      std::string n = name == kNoString ? std::string("a memory copy") : std::string(trace.strings.get(name));
+      if (n.size() > 60) n = n.substr(0, 57) + "...";
+      ++returned_with[n];
+    }
+    if (waits == 0) return {};
+    std::string out = call + ": " + std::to_string(waits) + " waits in the steady steps";
+    if (const auto [name, count] = largest(returned_with); count > 0) {
+      out += "; " + std::to_string(count) + " returned when " + name + " ended (the GPU work they waited on)";
+    }
+    if (nothing > 0) {
+      out += "; " + std::to_string(nothing) + " with no GPU work ending as they returned (they waited for something the trace's GPU "
+             "work does not show: a host callback on the stream, another thread, an event recorded late)";
+    }
+    return out;
   }
 
   void launches() {
@@ -369,7 +440,8 @@ class Advisor {
         return;
       }
     }
-    keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight, true));
+    keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight,
+                  "the replay finds no host work of the steps' own there to remove"));
   }
 
   // Changes no part proposed but the replay shows shorten the headline group's steps by 10 % or more.

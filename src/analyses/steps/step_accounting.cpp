@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 #include <tuple>
 #include <unordered_map>
 
@@ -126,6 +127,16 @@ class Sources {
     for (RowIndex i = 0; i < m.size(); ++i) {
       pageable_[i] = (i < m.src_kind.size() && pageable(m.src_kind[i])) || (i < m.dst_kind.size() && pageable(m.dst_kind[i]));
     }
+    // Waits by behaviour, whatever the call's name: a call that copies to or from pageable memory
+    // and returned only once its copy had ended waited for it (the driver stages such a copy through
+    // a pinned buffer behind the work queued on its stream: `.item()`, `.cpu()`, an "async" copy).
+    if (trace_.api_calls.size() > 0 && !m.correlation_id.empty()) {
+      for (RowIndex i = 0; i < m.size(); ++i) {
+        if (!pageable_[i] || i >= m.correlation_id.size()) continue;
+        const auto call = context.api_lookup().find(m.global_pid[i], m.correlation_id[i]);
+        if (call && trace_.api_calls.end_ns[*call] >= m.end_ns[i]) waited_.insert(*call);
+      }
+    }
   }
 
   std::string class_name(std::uint32_t id) const {
@@ -189,7 +200,8 @@ class Sources {
     api_.for_each_overlapping(lo - kLaunchGap, hi + kLaunchGap, [&](RowIndex r) {
       if (pid != 0 && process_key(a.global_tid[r]) != pid) return;
       const StringId name = a.name[r];
-      const auto call = static_cast<HostCall>(host_call_[name == kNoString ? trace_.strings.size() : name]);
+      auto call = static_cast<HostCall>(host_call_[name == kNoString ? trace_.strings.size() : name]);
+      if (call != HostCall::kBlocking && !waited_.empty() && waited_.contains(r)) call = HostCall::kBlocking;
       if (call == HostCall::kBlocking) push(a.start_ns[r], a.end_ns[r], name, EdgeKind::kBlocking);
       launches.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], call});
     });
@@ -277,6 +289,7 @@ class Sources {
   std::uint32_t whole_graph_class_ = 0;
   std::vector<std::uint8_t> host_call_;  // HostCall by StringId of API names (the last slot: no name)
   std::vector<bool> pageable_;           // per memcpy row
+  std::unordered_set<RowIndex> waited_;  // API rows that waited for their own pageable copy
 };
 
 // The sweep: between consecutive edges the running set is constant.

@@ -17,7 +17,9 @@
 //                  these (host.unrecorded: Python or other code between calls, known from the
 //                  thread CPU clocks kernscope's tracer reads; --sample cpu names the functions)
 //   blocked        the GPU was idle while a host thread waited in a blocking call (device,
-//                  stream, event or context synchronization, a synchronous copy), by call
+//                  stream, event or context synchronization, a synchronous copy, or any call that
+//                  copied to or from pageable memory and returned only once its copy had ended:
+//                  a wait by behaviour, whatever its name), by call
 //   idle           nothing recorded explains the instant: idle.queued where launched work was
 //                  waiting to start (its launch call had returned: the GPU ran something the trace
 //                  does not hold, another process's work, or its clock is offset from the host's),
