@@ -249,6 +249,19 @@ def test_the_diagnosis_headline_is_the_steady_steps(tmp_path):
     gpu = float(re.search(r"gpu ([\d.]+) %", line).group(1))
     assert "the steady steps: :measure:prefill, :measure:decode_step" in line, line
     assert abs(gpu - steady) < 1.0 and abs(gpu - everything) > 3.0, (line, steady, everything)
+    # The HTML page's first screen says the same of the same steps: its "GPU idle" tile is the time
+    # no kernel runs (host, blocked and idle alike), 100 - the busy share (it once counted only the
+    # account's idle part: 0.7 % where the GPU idles 87 %).
+    cli = os.environ.get("KERNSCOPE_CLI")
+    if cli:
+        import subprocess
+        page = tmp_path / "report.html"
+        subprocess.run([cli, "report", "-q", "--format", "html", "-o", str(page), str(NSYS / "llama_decode_h200" / "trace.sqlite.xz")],
+                       check=True, capture_output=True)
+        text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", re.sub(r"<(script|style).*?</\1>", "", page.read_text(), flags=re.S)))
+        tile = re.search(r"GPU idle in the \d+ steady steps ([\d.]+) %", text)
+        assert tile, text[:2000]
+        assert abs(float(tile.group(1)) - (100.0 - steady)) < 1.0, (tile.group(0), 100.0 - steady)
 
 
 def test_no_cuda_graph_advice_for_steps_that_replay_graphs():

@@ -100,6 +100,23 @@ TEST(StepAccounting, UnrecordedHostWorkAndQueuedWorkByHand) {
   EXPECT_EQ(a.sum(), a.window_ns);
 }
 
+// A step the GPU and the host both leave mostly idle has idle for its bottleneck (Hugging Face
+// generate() traced without the thread CPU clocks is 84 % idle): one step [0,1000) us with a launch
+// [0,10) and its kernel [10,110): gpu 100, host.launch 10, idle 890.
+TEST(StepAccounting, AMostlyIdleStepHasIdleForItsBottleneck) {
+  constexpr TimeNs us = 1000;
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 1000 * us);
+  s.api("cudaLaunchKernel_v7000", 0, 10 * us, 1);
+  s.kernel("ampere_sgemm_128x64_nn", 10 * us, 110 * us, 1);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  ASSERT_EQ(accounting.steps.size(), 1u);
+  EXPECT_EQ(accounting.steps[0].at(TimeCategory::kIdle), 890 * us);
+  EXPECT_EQ(accounting.steps[0].bottleneck(), TimeCategory::kIdle);
+  EXPECT_EQ(accounting.loop.bottleneck(), TimeCategory::kIdle);
+}
+
 // Compute beside a collective: the instant is the compute's (communication is only what runs with
 // no compute beside it, the exposed part). One step [0,200): a GEMM [0,100), an all-reduce [50,150)
 // on another stream: gpu 100 (of which 50 overlapped the collective), communication 50, idle 50.
