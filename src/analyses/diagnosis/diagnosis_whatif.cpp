@@ -97,6 +97,7 @@ PredictedChange predict_change(const TraceContext& context, const StepAnalysis& 
   out.change = change.text;
   if (steps.steps.empty()) return out;
   WhatIfOptions options;
+  options.paths = false;  // step times are all a prediction reads
   options.changes.push_back(change);
   options.only_steps = headline_steps(steps, accounting, out.headline, out.group_steps);
   if (options.only_steps.empty()) return out;

@@ -101,6 +101,7 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   // Even routing, per invocation: T tokens over E experts run min(E, T) iterations; the per-token
   // part sums to the same T tokens, so only the count of iterations changes what it costs.
   WhatIfOptions options;
+  options.paths = false;  // the groups' step times are all the estimate reads
   double hit = 0, even = 0;
   // Only invocations inside a step (a warm-up or prefill outside every step range is not replayed).
   for (const auto& list : by_invocation) {
@@ -122,7 +123,9 @@ PerfectRouter estimate_perfect_router(const TraceContext& context, const StepAna
   }
   out.experts_hit = hit / static_cast<double>(out.invocations);
   out.experts_even = even / static_cast<double>(out.invocations);
-  const WhatIfResult traced = what_if(context, steps, accounting, WhatIfOptions{});
+  WhatIfOptions as_traced;
+  as_traced.paths = false;
+  const WhatIfResult traced = what_if(context, steps, accounting, as_traced);
   const WhatIfResult replayed = what_if(context, steps, accounting, options);
   // The steadiest group (the most steps) of the replay: its medians, traced and predicted.
   const WhatIfGroup* group = nullptr;

@@ -499,7 +499,7 @@ void read_steps(const Input& in, const Part& part, const Replay& r, const PathWa
     rs.predicted_ns = after[s].completion - from;
     const bool keep = options.keep_links && s == in.link_step;
     const std::size_t first_link = result.links.size();
-    rs.path = walker.walk(after[s].last, from, after[s].completion, keep ? &result.links : nullptr);
+    if (options.paths || keep) rs.path = walker.walk(after[s].last, from, after[s].completion, keep ? &result.links : nullptr);
     for (std::size_t l = first_link; l < result.links.size(); ++l) {
       result.links[l].start += back;
       result.links[l].end += back;

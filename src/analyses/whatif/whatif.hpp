@@ -125,6 +125,9 @@ struct WhatIfOptions {
   // every step.
   std::vector<std::size_t> only_steps;
   bool keep_links = false;  // fill WhatIfResult::links (the critical path, link by link)
+  // Walk each replayed step's critical path (ReplayedStep::path, the groups' path accounts); false:
+  // step times only (report's predictions read nothing else, and the walks were most of reading them).
+  bool paths = true;
   std::size_t links_of_step = SIZE_MAX;  // which step's path to keep (SIZE_MAX: the steady group's middle step)
 };
 
