@@ -2,7 +2,7 @@
 // (the caller's thread takes the first), for analyses whose passes over millions of rows add up
 // per-chunk tallies that are merged afterwards. Why: on a 16-core host the reader loads a 1 GB
 // export in parallel in ~1.2 s, and a single-threaded pass over its 13 M API calls then held
-// `report` (bench/RESULTS.md, issue 11).
+// `report` (bench/RESULTS.md).
 #pragma once
 
 #include <algorithm>

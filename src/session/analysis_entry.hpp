@@ -64,8 +64,8 @@ const AnalysisEntry& ops_entry();
 const AnalysisEntry& analyze_entry();
 const AnalysisEntry& steps_entry();
 const AnalysisEntry& account_entry();  // where each step's time goes
-const AnalysisEntry& moe_entry();      // mixture-of-experts layers (issue 31)
-const AnalysisEntry& spec_entry();     // speculative decoding (issue 31)
+const AnalysisEntry& moe_entry();      // mixture-of-experts layers
+const AnalysisEntry& spec_entry();     // speculative decoding
 const AnalysisEntry& whatif_entry();   // each step replayed with a change
 const AnalysisEntry& critical_path_entry();
 const AnalysisEntry& report_entry();

@@ -1,4 +1,4 @@
-// moe: mixture-of-experts layers read from the trace (issue 31): kernels by MoE role, layers in
+// moe: mixture-of-experts layers read from the trace: kernels by MoE role, layers in
 // forward order, dispatch/combine and what of it no compute hides, tokens per expert where the
 // trace shows them.
 #include <cmath>

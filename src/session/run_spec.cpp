@@ -1,4 +1,4 @@
-// spec: speculative decoding read from the trace (issue 31): verify steps and their drafting,
+// spec: speculative decoding read from the trace: verify steps and their drafting,
 // tokens proposed and accepted where the trace shows them, time per emitted token against plain
 // decode, the verify's cost per position, and whether drafting is on the critical path.
 #include <sstream>

@@ -1,4 +1,4 @@
-// When a live capture records (issue 30): the decisions, apart from CUPTI and threads, so the GPU-free
+// When a live capture records: the decisions, apart from CUPTI and threads, so the GPU-free
 // tests drive them with their own clock and steps.
 //  - CaptureSchedule: windows opened and closed by `kernscope capture` requests (start, stop, a
 //    window of a duration or of N steps) and by sampling (--every S --for S, --every-steps N

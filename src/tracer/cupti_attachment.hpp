@@ -1,4 +1,4 @@
-// Paused without CUPTI (issue 30): CUPTI merely attached to a process costs about 1 % of an eager
+// Paused without CUPTI: CUPTI merely attached to a process costs about 1 % of an eager
 // decode's step time, with nothing enabled (bench/RESULTS.md, paused_attach_ab.sh), so a paused
 // tracer detaches it (flush, cuptiFinalize) between windows and attaches it again when a window
 // opens. Only where nothing between windows needs CUPTI's callbacks: windows opened by `kernscope

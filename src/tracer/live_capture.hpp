@@ -1,4 +1,4 @@
-// Live capture in one traced process (issue 30), without CUPTI: the injected tracer gives it a clock
+// Live capture in one traced process, without CUPTI: the injected tracer gives it a clock
 // and the switch that turns CUPTI's recording on and off, tells it of step ranges and hands it the
 // decoded records; the GPU-free tests give it their own (tests/unit/live_capture_test.cpp). It owns
 // the control socket `kernscope capture` talks to, the window schedule (--paused, --every,

@@ -259,7 +259,7 @@ CREATE TABLE KERNSCOPE_THREAD_CPU (
  cpuNs INTEGER NOT NULL,
  busy INTEGER NOT NULL
 );
--- The windows a live capture or capture range recorded (issue 30): [start, end) in the trace's
+-- The windows a live capture or capture range recorded: [start, end) in the trace's
 -- clock; end NULL while the window was open (the program ended or was killed during it).
 CREATE TABLE KERNSCOPE_CAPTURE_WINDOWS (
  id INTEGER PRIMARY KEY,
@@ -272,7 +272,7 @@ CREATE TABLE KERNSCOPE_TRACER_INFO (
  name TEXT NOT NULL,
  value TEXT
 );
--- The tracer's own time on each thread (issue 18): a CUPTI callback, its set-up or its finish, with
+-- The tracer's own time on each thread: a CUPTI callback, its set-up or its finish, with
 -- how often it ran and its summed duration; programThread 1 for threads of the program (they made
 -- CUDA calls), 0 for CUPTI's or the tracer's own.
 CREATE TABLE KERNSCOPE_TRACER_COST (

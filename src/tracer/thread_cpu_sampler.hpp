@@ -1,5 +1,5 @@
-// Whether the threads that call CUDA were running on a CPU, read on a thread of its own (issue 46
-// item 5): between two CUDA calls, a launching thread that computes (Python, a tokenizer, the
+// Whether the threads that call CUDA were running on a CPU, read on a thread of its own: between
+// two CUDA calls, a launching thread that computes (Python, a tokenizer, the
 // framework) and one that sleeps or waits look the same in a trace of calls, and the GPU's idle time
 // in that gap was "unexplained". Each tick reads every watched thread's CPU clock (the kernel's
 // per-thread CPU time, clock_gettime on the thread's clock id: one system call a thread, none in the

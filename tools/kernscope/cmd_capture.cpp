@@ -1,6 +1,6 @@
 // kernscope capture start|stop|status|window [SESSION|PID] [--duration 2s | --steps 20]: opens and
-// closes recording windows in the processes of a `kernscope record --paused` launch (live capture,
-// issue 30), through each process's control socket (tracer/config/control_channel.hpp). A session
+// closes recording windows in the processes of a `kernscope record --paused` launch (live capture),
+// through each process's control socket (tracer/config/control_channel.hpp). A session
 // names every process of one launch; a pid names one process of any session.
 #include <unistd.h>
 

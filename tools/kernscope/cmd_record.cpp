@@ -52,7 +52,7 @@ struct RecordOptions {
   std::int64_t ncu_launch_skip = 0, ncu_launch_count = 0;
   std::string ncu_nvtx_include;
   std::string sample = "none";
-  // Live capture (issue 30).
+  // Live capture.
   bool paused = false;
   // Live capture: CUPTI between windows, "detached" or "attached"; empty when not given, so that a
   // KERNSCOPE_PAUSED_DETACH of the user's environment still holds.

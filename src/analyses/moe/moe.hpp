@@ -1,4 +1,4 @@
-// Mixture-of-experts layers read from a trace (issue 31, `kernscope moe`): the kernels of each MoE
+// Mixture-of-experts layers read from a trace (`kernscope moe`): the kernels of each MoE
 // role (routed-expert GEMMs, router/top-k, token permute/align, dispatch/combine communication) by
 // the names engines give them (data/moe_roles.tsv), the layers they form (one router invocation
 // starts a layer, counted in launch order within each step), and how much of the dispatch/combine

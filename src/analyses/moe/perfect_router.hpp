@@ -1,4 +1,4 @@
-// The perfect-router estimate (issue 31, item 2; TensorRT-LLM's profiling guide reruns a model with
+// The perfect-router estimate (TensorRT-LLM's profiling guide reruns a model with
 // its router forced even and calls routing the bottleneck when that is 10 % faster or more), made
 // from the trace alone where the trace shows tokens per expert: an eager per-expert loop under
 // record_shapes (eager_experts.hpp).

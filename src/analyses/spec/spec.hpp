@@ -1,4 +1,4 @@
-// Speculative decoding read from a trace (issue 31, `kernscope spec`): the verify steps and the
+// Speculative decoding read from a trace (`kernscope spec`): the verify steps and the
 // drafting before each, found from the ranges engines leave (data/spec_markers.tsv: Hugging Face
 // assisted generation's candidate generator, SGLang's EAGLE worker and step spans, vLLM's
 // proposers), the tokens proposed and accepted per verify where the trace shows them, time per

@@ -182,7 +182,7 @@ TracerCostEstimate estimate_tracer_cost(const Trace& trace, const StepAnalysis* 
 
   // The calibration row.
   if (e.cupti.empty() || recorded.empty()) {
-    e.not_estimated = "the trace does not say its CUPTI version and recorded kinds (written by a tracer before issue 18)";
+    e.not_estimated = "the trace does not say its CUPTI version and recorded kinds (written by a tracer older than its cost measurement)";
     return e;
   }
   for (const auto& row : calibration) {
@@ -240,7 +240,7 @@ std::vector<std::string> TracerCostEstimate::lines() const {
     }
     out.push_back(line);
   } else {
-    out.push_back("the tracer's own time on the program's threads is not in this trace (a tracer before issue 18)");
+    out.push_back("the tracer's own time on the program's threads is not in this trace (written by a tracer older than its cost measurement)");
   }
   if (overhead_loaded) {
     out.push_back(fmt::format("CUPTI's overhead records: {} ({})", overhead_records, ms(static_cast<double>(overhead_ns))));

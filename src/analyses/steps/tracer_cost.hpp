@@ -1,4 +1,4 @@
-// What kernscope's tracer cost the program it traced (issue 18), for `info`, `report` and `steps`:
+// What kernscope's tracer cost the program it traced, for `info`, `report` and `steps`:
 //  - measured in the trace: the tracer's own time on the program's threads (KERNSCOPE_TRACER_COST:
 //    its CUPTI callbacks, set-up, finish) and CUPTI's overhead records (PROFILER_OVERHEAD);
 //  - estimated: what CUPTI's instrumentation adds inside each launch call, which the process cannot

@@ -511,7 +511,7 @@ Result<void> Reader::read_tracer_info() {
       trace_.source.product_version = value;
     }
   }
-  // The tracer's time on each thread (written before the info rows, by tracers since issue 18).
+  // The tracer's time on each thread (written before the info rows, by tracers that measure their own cost).
   if (has_table(kTracerCostTable)) {
     auto cost = db_.prepare(std::string("SELECT globalTid, site, calls, totalNs, programThread FROM ") + kTracerCostTable);
     if (!cost) return std::unexpected(cost.error());
@@ -523,7 +523,7 @@ Result<void> Reader::read_tracer_info() {
           {cost->int64(0), std::string(cost->text(1)), cost->int64(2), cost->int64(3), cost->int64(4) != 0});
     }
   }
-  // Whether the launching threads ran on a CPU between their calls (tracers since issue 46).
+  // Whether the launching threads ran on a CPU between their calls (tracers that read the threads' CPU clocks).
   if (has_table(kThreadCpuTable)) {
     auto cpu = db_.prepare(std::string("SELECT globalTid, start, end, cpuNs, busy FROM ") + kThreadCpuTable + " ORDER BY globalTid, start");
     if (!cpu) return std::unexpected(cpu.error());

@@ -1,5 +1,5 @@
 // The channel between `kernscope capture` and the traced processes of `kernscope record --paused`
-// (live capture, issue 30): each traced process listens on a Unix socket named after its pid in its
+// (live capture): each traced process listens on a Unix socket named after its pid in its
 // session's folder; `capture` sends one request line and reads one reply line. A socket costs the
 // program nothing while nobody talks to it (one thread blocked in poll), works for every process of
 // a launch (workers included: they inherit the session through the environment) and, unlike a

@@ -30,7 +30,7 @@ Result<std::int64_t> whole_number(const char* name, const char* text) {
   return v;
 }
 
-// Live capture's variables (issue 30), checked together: the modes exclude each other.
+// Live capture's variables, checked together: the modes exclude each other.
 Result<void> live_settings(const std::function<const char*(const char*)>& getenv, TracerConfig& c) {
   CaptureSettings& l = c.live;
   if (const char* v = getenv(env::kPaused); v && *v) {

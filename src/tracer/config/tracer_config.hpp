@@ -52,7 +52,7 @@ inline constexpr const char* kSample = "KERNSCOPE_SAMPLE";  // also read by the 
 
 using Ns = std::int64_t;
 
-// Live capture (issue 30): when the tracer records, set by record --paused, --every/--for,
+// Live capture: when the tracer records, set by record --paused, --every/--for,
 // --every-steps/--steps, --keep-last-steps/--when (capture_schedule.hpp decides from it).
 struct CaptureSettings {
   bool paused = false;              // --paused: recording off until asked

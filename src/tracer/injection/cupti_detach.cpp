@@ -1,4 +1,4 @@
-// Paused with CUPTI detached between windows (issue 30; the policy in cupti_attachment.hpp): the
+// Paused with CUPTI detached between windows (the policy in cupti_attachment.hpp): the
 // clock while detached, attaching CUPTI again for a window, and the detach itself (flush, then
 // cuptiFinalize on a program thread leaving a CUDA call, or on the tracer's thread).
 #include "tracer/injection/tracer.hpp"

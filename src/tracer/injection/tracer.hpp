@@ -169,7 +169,7 @@ class Tracer {
   StringId capture_text_ = kNoString, capture_domain_ = kNoString;
   std::map<nvtxDomainHandle_t, std::string> domain_names_;
 
-  // Live capture (issue 30: live_capture.hpp): --paused, --every, --every-steps, --keep-last-steps.
+  // Live capture (live_capture.hpp): --paused, --every, --every-steps, --keep-last-steps.
   std::unique_ptr<LiveCapture> live_;
   bool watch_steps_ = false;
   std::atomic<int> step_depth_{0};  // the nesting level of step ranges that count (the innermost seen)
