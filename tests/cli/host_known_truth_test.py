@@ -17,7 +17,9 @@ Checked, from `kernscope host --format json`:
     intervals in the trace (see main(): at ~100 Hz on a loaded 2-core machine that is about +-1.2 ms on f and
     +-1 ms on g; it used to be 15 % at >= 160 Hz and no check below);
   - collections are found in steps 40 and 90, and only full (gen 2) ones there;
-  - those two steps are the slow ones and the GC finding says collections explain them;
+  - those two steps are the slow ones and the GC finding says collections explain them (where the program's
+    own clocks say so: on a starved machine other steps run slow too, and the finding must then say only the
+    share collections take; a case within 20 % of the criterion's edge is not judged);
   - the collapsed stacks hold f under the step group, and speedscope's JSON parses.
 Breaking checks: taking f's measured time as g's truth fails the first check (again 2026-11-27 with the
 new bound: all three runs); moving gc.collect() from step 40
@@ -51,6 +53,13 @@ def garbage():
         a = []; b = [a]; a.append(b); junk.append(a)
     del junk
 live = [[] for _ in range(1000000)]  # a full collection walks these: it takes long, the garbage is quick to make
+gcs = []  # the program's own clock of every collection (start, end)
+def on_gc(phase, info):
+    if phase == "start":
+        on_gc.start = time.time_ns()
+    else:
+        gcs.append((on_gc.start, time.time_ns()))
+gc.callbacks.append(on_gc)
 steps, f_ns, g_ns = [], [], []
 for i in range(120):
     start = time.time_ns()
@@ -65,7 +74,7 @@ for i in range(120):
         garbage()
         gc.collect()
     steps.append((start, time.time_ns()))
-json.dump({"steps": steps, "f_ns": f_ns, "g_ns": g_ns}, open(sys.argv[1], "w"))
+json.dump({"steps": steps, "f_ns": f_ns, "g_ns": g_ns, "gcs": gcs}, open(sys.argv[1], "w"))
 '''
 
 
@@ -184,8 +193,28 @@ def main():
     full_steps = sorted({i for s, e in full for i, (a, b) in enumerate(steps) if a <= s < b})
     if full_steps != [40, 90]:
         fail("full collections in steps %s, want [40, 90]" % full_steps)
-    if not any("garbage collection explains the slow" in f and "decode_step" in f for f in doc["findings"]):
-        fail("no GC finding: %s" % doc["findings"])
+    # Whether collections explain the slow steps, from the program's own clocks (its step walls and its
+    # collections): slow = over 1.5x the median wall; explained when collections hold at least half of
+    # the slow steps' summed excess over the median. Unloaded, steps 40 and 90 are the slow ones and
+    # their collections explain them; on a starved machine other steps run slow too and collections
+    # then only take a share of the steps: the finding must say whichever the program measured.
+    walls = [b - a for a, b in steps]
+    median = sorted(walls)[len(walls) // 2]
+    excess = excess_gc = slow_with_gc = 0
+    for (a, b), wall in zip(steps, walls):
+        if wall <= 1.5 * median:
+            continue
+        excess += wall - median
+        inside = sum(max(0, min(b, e) - max(a, s)) for s, e in truth["gcs"])
+        if inside > 0:
+            slow_with_gc += 1
+            excess_gc += min(inside, wall - median)
+    explained = slow_with_gc > 0 and excess > 0 and 2 * excess_gc >= excess
+    margin = abs(2 * excess_gc - excess) / max(1, excess)
+    want = "garbage collection explains the slow" if explained else "garbage collection takes"
+    if margin >= 0.2 and not any(want in f and "decode_step" in f for f in doc["findings"]):
+        fail("no GC finding '%s' (the program's clocks: slow steps' excess %.1f ms, %.1f ms of it collections): %s"
+             % (want, excess / 1e6, excess_gc / 1e6, doc["findings"]))
 
     collapsed = subprocess.run([kernscope, "host", "--format", "collapsed", trace], capture_output=True, text=True, check=True).stdout
     if not any(line.split(" [")[0].endswith("decode_step") and ";f (workload.py);spin (workload.py) " in line for line in collapsed.splitlines()):
