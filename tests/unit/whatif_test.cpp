@@ -59,6 +59,33 @@ TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
 
 // The same, but the range ends 1k after the sync: the sync waited for the kernel, which is the
 // critical path. no-sync: the range ends at 25k + 1k, the kernel still at 500k: 6k saved.
+// Replays that share a graph cache (report prices several changes of the same steps) give what
+// each gives on its own graph: the cached graph is copied, so one change's edits do not reach the
+// next. The step of SyncOnTheCriticalPath..: no-sync saves 100k, graphs nothing, and a no-sync
+// replayed after the graphs one from the same cache still saves its 100k.
+TEST(WhatIf, ReplaysSharingAGraphCacheEachStartFromTheTracedGraph) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 600 * k);
+  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
+  s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
+  const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+  const auto accounting = account_steps(s.trace, OpRuleSet::builtin(), steps);
+  const TraceContext context(s.trace, OpRuleSet::builtin());
+  auto cache = make_whatif_graph_cache();
+  auto run = [&](const char* change, bool cached) {
+    WhatIfOptions options;
+    options.changes.push_back(parse_whatif_change(change).value());
+    if (cached) options.graphs = cache;
+    return predicted(what_if(context, steps, accounting, options));
+  };
+  const std::int64_t no_sync = run("no-sync", false), graphs = run("graphs", false);
+  EXPECT_EQ(no_sync, 500 * k);
+  EXPECT_EQ(run("graphs", true), graphs);
+  EXPECT_EQ(run("no-sync", true), no_sync);
+  EXPECT_EQ(run("graphs", true), graphs);
+}
+
 TEST(WhatIf, SyncOffTheCriticalPathSavesNothingButItsReturn) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 506 * k);

@@ -149,10 +149,10 @@ class Advisor {
         roof.op_class = r.name;
         roof.factor = std::min(1.0, r.ideal_ns / static_cast<double>(r.time_ns));
         roof.text = change;
-        return predict_change(*in_.context, steps_, accounting_, roof);
+        return predict_change(*in_.context, steps_, accounting_, roof, graphs_);
       }
     }
-    return predict_change(*in_.context, steps_, accounting_, change);
+    return predict_change(*in_.context, steps_, accounting_, change, graphs_);
   }
 
   // The replays the actions will ask for, started at once on threads of their own: each rebuilds
@@ -574,6 +574,8 @@ class Advisor {
   std::string scope_;
   std::int64_t graph_launches_ = 0;
   std::counting_semaphore<2> replaying_{2};
+  // The headline group's graph, built by the first replay and copied by the others.
+  std::shared_ptr<WhatIfGraphCache> graphs_ = make_whatif_graph_cache();
   std::map<std::string, std::shared_future<PredictedChange>> predictions_;
   std::vector<ReportAction> actions_;
 };

@@ -80,7 +80,7 @@ std::string PredictedChange::source() const {
 }
 
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
-                               const std::string& change) {
+                               const std::string& change, std::shared_ptr<WhatIfGraphCache> graphs) {
   auto parsed = parse_whatif_change(change);
   if (!parsed) {
     PredictedChange out;
@@ -88,16 +88,17 @@ PredictedChange predict_change(const TraceContext& context, const StepAnalysis& 
     return out;
   }
   parsed->text = change;
-  return predict_change(context, steps, accounting, *parsed);
+  return predict_change(context, steps, accounting, *parsed, std::move(graphs));
 }
 
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
-                               const WhatIfChange& change) {
+                               const WhatIfChange& change, std::shared_ptr<WhatIfGraphCache> graphs) {
   PredictedChange out;
   out.change = change.text;
   if (steps.steps.empty()) return out;
   WhatIfOptions options;
   options.paths = false;  // step times are all a prediction reads
+  options.graphs = std::move(graphs);
   options.changes.push_back(change);
   options.only_steps = headline_steps(steps, accounting, out.headline, out.group_steps);
   if (options.only_steps.empty()) return out;

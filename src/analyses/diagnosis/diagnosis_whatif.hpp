@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,11 +33,12 @@ struct PredictedChange {
 
 // Replays the headline group's steps of the leading process (at most 64, the middle ones) with
 // `change`; ran is false where there are no steps.
+// `graphs`: replays of one report share it, so the headline group's graph is built once.
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
-                               const std::string& change);
+                               const std::string& change, std::shared_ptr<WhatIfGraphCache> graphs = nullptr);
 // The same with the change already made (its text is what the prediction cites): roof=CLASS is a
 // scale of the class by its roofline's ideal over its time, which the caller knows.
 PredictedChange predict_change(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
-                               const WhatIfChange& change);
+                               const WhatIfChange& change, std::shared_ptr<WhatIfGraphCache> graphs = nullptr);
 
 }  // namespace kernscope

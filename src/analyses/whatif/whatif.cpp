@@ -7,6 +7,8 @@
 #include <charconv>
 #include <cmath>
 #include <map>
+#include <mutex>
+#include <future>
 #include <set>
 #include <tuple>
 
@@ -331,6 +333,41 @@ WhatIfResult what_if(const Trace& trace, const OpRuleSet& rules, const StepAnaly
   return what_if(context, steps, accounting, options);
 }
 
+class WhatIfGraphCache {
+ public:
+  // The graph of `process` over [lo, hi) with `replayed` steps: built by the first caller, a copy for each.
+  template <class Build>
+  whatif::Graph get(std::int64_t process, TimeNs lo, TimeNs hi, const std::vector<bool>& replayed, Build&& build) {
+    std::shared_future<std::shared_ptr<const whatif::Graph>> ready;
+    std::promise<std::shared_ptr<const whatif::Graph>> mine;
+    bool builder = false;
+    {
+      std::lock_guard lock(mutex_);
+      auto key = std::make_tuple(process, lo, hi, replayed);
+      auto it = graphs_.find(key);
+      if (it == graphs_.end()) {
+        it = graphs_.emplace(std::move(key), mine.get_future().share()).first;
+        builder = true;
+      }
+      ready = it->second;
+    }
+    if (builder) {
+      try {
+        mine.set_value(std::make_shared<const whatif::Graph>(build()));
+      } catch (...) {
+        mine.set_exception(std::current_exception());
+      }
+    }
+    return *ready.get();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::tuple<std::int64_t, TimeNs, TimeNs, std::vector<bool>>, std::shared_future<std::shared_ptr<const whatif::Graph>>> graphs_;
+};
+
+std::shared_ptr<WhatIfGraphCache> make_whatif_graph_cache() { return std::make_shared<WhatIfGraphCache>(); }
+
 namespace {
 
 // One trace of a replay: its analyses, its clock's offset and what is replayed of it.
@@ -405,7 +442,8 @@ void build_parts(std::size_t input, Input& in, const WhatIfOptions& options, Wha
     }
   }
   for (const auto& [process, window] : windows) {
-    Graph g = whatif::build_graph(*in.context, *in.analysis, process, window.first, window.second + 1, in.replayed);
+    auto build = [&] { return whatif::build_graph(*in.context, *in.analysis, process, window.first, window.second + 1, in.replayed); };
+    Graph g = options.graphs ? options.graphs->get(process, window.first, window.second + 1, in.replayed, build) : build();
     for (const WhatIfChange& c : *in.changes) whatif::apply_change(*in.context, *in.analysis, c, g);
     whatif::apply_edits(options.edits, g);
     if (process == in.accounting->process || windows.size() == 1) {

@@ -29,6 +29,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <map>
 #include <string>
 #include <vector>
@@ -118,6 +119,12 @@ struct WhatIfEdit {
   std::int64_t host_ns = 0, gpu_ns = 0;
 };
 
+// Dependency graphs built for a replay, kept for the next replay of the same steps with another
+// change (report prices up to six changes on one group's steps: each built the same graph). Shared
+// by the replays that are given it; safe to use from several threads.
+class WhatIfGraphCache;
+std::shared_ptr<WhatIfGraphCache> make_whatif_graph_cache();
+
 struct WhatIfOptions {
   std::vector<WhatIfChange> changes;
   std::vector<WhatIfEdit> edits;  // applied after `changes`
@@ -128,6 +135,9 @@ struct WhatIfOptions {
   // Walk each replayed step's critical path (ReplayedStep::path, the groups' path accounts); false:
   // step times only (report's predictions read nothing else, and the walks were most of reading them).
   bool paths = true;
+  // Where a replay of the same steps and process already built the graph, start from a copy of it
+  // (changes and edits are applied to the copy). Null: build it.
+  std::shared_ptr<WhatIfGraphCache> graphs;
   std::size_t links_of_step = SIZE_MAX;  // which step's path to keep (SIZE_MAX: the steady group's middle step)
 };
 
