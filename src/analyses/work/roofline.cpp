@@ -156,6 +156,14 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
       from += fmt::format("; work from {} ({})", analytic->source, analytic->detail);
     } else {
       if (covered_ns <= 0) continue;
+      // A speed-of-light figure from the work of a minority of the kernels says little of the step:
+      // given only where the known work covers half its kernel time or more.
+      if (2 * covered_ns < kernel_ns) {
+        result.notes.push_back(fmt::format("{} {}: no {} headline: kernel work is known for {} of the steps' kernel time (under half)",
+                                           phase_name(phase), group->name, phase == Phase::kDecode ? "MBU" : "MFU",
+                                           percent(covered_ns / kernel_ns)));
+        continue;
+      }
       from += fmt::format("; work of the kernels with known work ({} of the steps' kernel time)", percent(covered_ns / kernel_ns));
     }
     if (phase == Phase::kDecode) {
