@@ -70,9 +70,8 @@ class Advisor {
     account_ = &(accounting_.steady_is_loop ? accounting_.loop : accounting_.steady);
     threshold_ns_ = account_->window_ns / 100;
     for (const auto& g : accounting_.steady_groups) scope_ += (scope_.empty() ? "" : ", ") + g;
-    for (const Step& s : steps_.steps) {
-      if (accounting_.process != 0 && s.global_pid != accounting_.process) continue;
-      for (const auto& g : accounting_.steady_groups) graph_launches_ += s.group == g ? s.graph_launches : 0;
+    for (std::size_t i = 0; i < steps_.steps.size(); ++i) {
+      if (steady(i)) graph_launches_ += steps_.steps[i].graph_launches;
     }
   }
 
@@ -98,6 +97,17 @@ class Advisor {
 
  private:
   double share(std::int64_t ns) const { return static_cast<double>(ns) / static_cast<double>(account_->window_ns); }
+  // Whether step i is one of the steady steps the account's scope holds (step_accounting.hpp).
+  bool steady(std::size_t i) const { return i < accounting_.steady_step.size() && accounting_.steady_step[i]; }
+  // The steady steps' windows: each from its start until its range or its GPU work ends.
+  std::vector<std::pair<TimeNs, TimeNs>> steady_windows() const {
+    std::vector<std::pair<TimeNs, TimeNs>> windows;
+    for (std::size_t i = 0; i < steps_.steps.size(); ++i) {
+      const Step& s = steps_.steps[i];
+      if (steady(i)) windows.push_back({s.start_ns, std::max(s.end_ns, s.gpu_end_ns)});
+    }
+    return windows;
+  }
   std::int64_t part(const std::string& name) const {
     const auto it = account_->parts.find(name);
     return it == account_->parts.end() ? 0 : it->second;
@@ -318,11 +328,7 @@ class Advisor {
   std::string waited_for(const std::string& call) const {
     const Trace& trace = in_.context->trace();
     const auto& api = trace.api_calls;
-    std::vector<std::pair<TimeNs, TimeNs>> windows;
-    for (const Step& s : steps_.steps) {
-      const bool steady = std::find(accounting_.steady_groups.begin(), accounting_.steady_groups.end(), s.group) != accounting_.steady_groups.end();
-      if (steady && (accounting_.process == 0 || s.global_pid == accounting_.process)) windows.push_back({s.start_ns, std::max(s.end_ns, s.gpu_end_ns)});
-    }
+    const std::vector<std::pair<TimeNs, TimeNs>> windows = steady_windows();
     if (windows.empty()) return {};
     TimeNs lo = INT64_MAX, hi = INT64_MIN;
     for (const auto& [a, b] : windows) {
@@ -522,11 +528,7 @@ class Advisor {
   std::pair<std::int64_t, std::string> copy_calls_that_waited() const {
     const Trace& trace = in_.context->trace();
     const auto& m = trace.memcpys;
-    std::vector<std::pair<TimeNs, TimeNs>> windows;
-    for (const Step& s : steps_.steps) {
-      const bool steady = std::find(accounting_.steady_groups.begin(), accounting_.steady_groups.end(), s.group) != accounting_.steady_groups.end();
-      if (steady && (accounting_.process == 0 || s.global_pid == accounting_.process)) windows.push_back({s.start_ns, std::max(s.end_ns, s.gpu_end_ns)});
-    }
+    const std::vector<std::pair<TimeNs, TimeNs>> windows = steady_windows();
     auto in_steady = [&](TimeNs t) {
       for (const auto& [lo, hi] : windows) {
         if (t >= lo && t < hi) return true;

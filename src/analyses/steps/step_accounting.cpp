@@ -522,11 +522,12 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
   result.steady_is_loop = std::all_of(groups_per_phase.begin(), groups_per_phase.end(), [](const auto& g) { return g.second == 1; });
   result.steady = result.steady_is_loop ? result.loop : TimeAccount{};
   for (const auto& [phase, group] : last_group) result.steady_groups.push_back(group);
-  if (!result.steady_is_loop) {
-    for (const std::size_t w : order) {
-      const Step& s = steps[w];
-      if (s.global_pid == result.process && last_group[s.phase] == s.group) result.steady.add(result.steps[w]);
-    }
+  result.steady_step.assign(steps.size(), false);
+  for (const std::size_t w : order) {
+    const Step& s = steps[w];
+    if (s.global_pid != result.process || last_group[s.phase] != s.group) continue;
+    result.steady_step[w] = true;
+    if (!result.steady_is_loop) result.steady.add(result.steps[w]);
   }
   if (result.processes > 1) {
     result.notes.push_back("steps of " + std::to_string(result.processes) + " processes: phases and the loop are process " +

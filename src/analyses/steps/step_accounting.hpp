@@ -90,6 +90,9 @@ struct StepAccounting {
   // group (steady_is_loop).
   TimeAccount steady;
   std::vector<std::string> steady_groups;
+  // Per step of StepAnalysis::steps: whether it is one of those steady steps (the one definition the
+  // report's tiles, charts and actions read).
+  std::vector<bool> steady_step;
   bool steady_is_loop = true;
   std::vector<std::string> notes;
 };

@@ -44,18 +44,13 @@ std::string joined(const std::vector<std::string>& items, const std::string& sep
   return out;
 }
 
-// The steady state: the steps of the last group of each phase, the ones TPOT and TTFT are read from
-// (steps.hpp). Earlier groups (a warm-up, a first measured pass) stay out of the step charts and
-// tiles so that one 400 ms warm-up step does not flatten the decode steps; tables list every step.
-std::vector<bool> steady_steps(const StepAnalysis& steps) {
-  std::map<Phase, std::string> last_group;
-  for (const auto& g : steps.groups) last_group[g.phase] = g.name;
-  std::vector<bool> steady(steps.steps.size(), false);
-  for (std::size_t i = 0; i < steps.steps.size(); ++i) {
-    const auto it = last_group.find(steps.steps[i].phase);
-    steady[i] = it != last_group.end() && it->second == steps.steps[i].group;
-  }
-  return steady;
+// The steady steps (the leading process's last group of each phase, the ones TPOT and TTFT are read
+// from): the accounting's one definition (step_accounting.hpp). Earlier groups (a warm-up, a first
+// measured pass) stay out of the step charts and tiles so that one 400 ms warm-up step does not
+// flatten the decode steps; tables list every step.
+std::vector<bool> steady_steps(const Diagnosis& d) {
+  if (d.accounting.steady_step.size() == d.steps.steps.size()) return d.accounting.steady_step;
+  return std::vector<bool>(d.steps.steps.size(), false);
 }
 
 // Names of the groups left out of the steady state, with their step counts.
@@ -94,7 +89,7 @@ std::string headline(const Diagnosis& d, Page& page) {
                 std::to_string(d.api_calls) + " CUDA API calls");
   const auto& w = d.steps.workload;
   page.subtitle("Workload: " + std::string(workload_name(w.kind)) + (w.evidence.empty() ? "" : " (" + joined(w.evidence, "; ") + ")"));
-  const std::vector<bool> steady = steady_steps(d.steps);
+  const std::vector<bool> steady = steady_steps(d);
   // GPU idle over the steady steps, from the accounting where there is one (the share of each
   // step's window in which no GPU operation runs: host, blocked and idle), so the tile agrees with
   // the bar below it; else from the steps' busy time.
@@ -177,7 +172,7 @@ std::string accounting_section(const Diagnosis& d) {
   rows.push_back(account_row("all steps", a.loop));
   std::string body = figure(stacked_share_chart("chart-accounting-groups", "Where the steps' time goes, by group of steps", rows),
                             "Each bar is 100 % of its steps' time; the last is every step of the leading process.");
-  const std::vector<bool> steady = steady_steps(d.steps);
+  const std::vector<bool> steady = steady_steps(d);
   std::vector<StepLayer> layers;
   for (const TimeCategory c : kAllTimeCategories) layers.push_back({std::string(category_name(c)), kCategoryColors[static_cast<std::size_t>(c)], {}});
   std::vector<std::string> labels;
@@ -202,7 +197,7 @@ std::string steps_section(const Diagnosis& d) {
   std::string body = paragraph("Steps found from " + d.steps.method + ".", "note");
   for (const auto& n : d.steps.notes) body += paragraph("Note: " + n, "note");
   if (steps.empty()) return body;
-  const std::vector<bool> steady = steady_steps(d.steps);
+  const std::vector<bool> steady = steady_steps(d);
   const std::string left_out = left_out_groups(d.steps, steady);
   if (!left_out.empty()) {
     body += paragraph("The charts show the steady steps (the last group of each phase, those TPOT and TTFT are read from); left out: " +
