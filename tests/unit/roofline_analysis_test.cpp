@@ -68,6 +68,43 @@ TEST(Roofline, DecodeGemmByHand) {
   EXPECT_NE(summary[2].find("work known for 90.9 % of kernel time"), std::string::npos) << summary[2];
 }
 
+// A decode MBU only from work known for half the decode steps' kernel time or more. Four decode
+// steps, each [k ms, k ms + 500 us): an aten::mm whose GEMV kernel (100 us) has known work, and a
+// kernel nothing describes (an attention kernel without shapes), of `unknown_us`: 300 us leaves 100 / 400 = 25 % known (no headline, a
+// note instead); 50 us leaves 100 / 150 = 67 % (the headline).
+TEST(Roofline, NoDecodeMbuFromWorkKnownForUnderHalfTheKernelTime) {
+  for (const TimeNs unknown_us : {300, 50}) {
+    auto s = h100_trace();
+    std::uint32_t correlation = 0;
+    for (int step = 0; step < 4; ++step) {
+      const TimeNs t = step * 1'000'000;
+      s.nvtx(kNvtxPushPopRange, "decode_step", t, t + 500'000);
+      op(s, "aten::mm", t + 1'000, t + 2'000, "[[8, 4096], [4096, 14336]]", R"(["c10::BFloat16", "c10::BFloat16"])");
+      s.api("cudaLaunchKernel", t + 1'100, t + 1'200, ++correlation);
+      s.kernel("nvjet_gemv", t + 10'000, t + 110'000, correlation);
+      s.api("cudaLaunchKernel", t + 3'000, t + 3'100, ++correlation);
+      // An attention kernel (the decode's other work; it makes the trace LLM inference) with no shapes.
+      s.kernel("flash_fwd_splitkv_kernel", t + 120'000, t + 120'000 + unknown_us * 1'000, correlation);
+    }
+    const auto steps = analyze_steps(s.trace, OpRuleSet::builtin(), {}).value();
+    RooflineOptions options;
+    options.rules = &OpRuleSet::builtin();
+    options.step_analysis = &steps;
+    auto r = roofline(s.trace, options).value();
+    bool mbu = false, note = false;
+    for (const auto& line : r.headline) mbu |= line.starts_with("decode MBU");
+    for (const auto& n : r.notes) note |= n.find("no MBU headline: kernel work is known for 25.0 %") != std::string::npos;
+    if (unknown_us == 300) {
+      EXPECT_FALSE(mbu) << "25 % known: " << (r.headline.empty() ? "" : r.headline[0]);
+      EXPECT_TRUE(note);
+    } else {
+      std::string said;
+      for (const auto& n : r.notes) said += n + " | ";
+      EXPECT_TRUE(mbu) << "67 % known; notes: " << said;
+    }
+  }
+}
+
 // One operator, two kernels (30 us and 10 us): the longest gets the work, the other none of it.
 TEST(Roofline, OperatorWorkSplitByKernelTime) {
   auto s = h100_trace();
