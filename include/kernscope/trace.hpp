@@ -431,6 +431,20 @@ struct Trace {
   // Labels of nsys enumerations (copy kind, memory kind), read from the file where it has them.
   std::map<std::int32_t, std::string> memcpy_kind_labels;
   std::map<std::int32_t, std::string> memory_kind_labels;
+  // Whether a memory kind is pageable host memory: by the file's label where it has one, else by
+  // nsys's numbering (0 is pageable).
+  bool pageable_memory(std::int32_t kind) const {
+    if (has_memory_kind_labels) {
+      const auto it = memory_kind_labels.find(kind);
+      if (it != memory_kind_labels.end()) return it->second.find("ageable") != std::string::npos;
+    }
+    return kind == 0;
+  }
+  // Whether memcpy row `r` copies to or from pageable host memory.
+  bool pageable_memcpy(RowIndex r) const {
+    return (r < memcpys.src_kind.size() && pageable_memory(memcpys.src_kind[r])) ||
+           (r < memcpys.dst_kind.size() && pageable_memory(memcpys.dst_kind[r]));
+  }
 
   EventKinds present = 0;   // kinds whose source table exists (it may be empty)
   EventKinds loaded = 0;    // kinds read into the columns above

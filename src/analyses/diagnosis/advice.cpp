@@ -535,18 +535,11 @@ class Advisor {
       }
       return false;
     };
-    auto pageable = [&](std::int32_t kind) {
-      if (trace.has_memory_kind_labels) {
-        const auto it = trace.memory_kind_labels.find(kind);
-        return it != trace.memory_kind_labels.end() && it->second.find("ageable") != std::string::npos;
-      }
-      return kind == 0;  // nsys's numbering: 0 is pageable
-    };
     std::int64_t waited = 0;
     std::map<std::string, std::int64_t> names;
     for (RowIndex r = 0; r < m.size(); ++r) {
       if (r >= m.correlation_id.size() || !in_steady(m.start_ns[r])) continue;
-      if (!((r < m.src_kind.size() && pageable(m.src_kind[r])) || (r < m.dst_kind.size() && pageable(m.dst_kind[r])))) continue;
+      if (!trace.pageable_memcpy(r)) continue;
       const auto call = in_.context->api_lookup().find(m.global_pid[r], m.correlation_id[r]);
       if (!call || trace.api_calls.end_ns[*call] < m.end_ns[r]) continue;
       ++waited;

@@ -115,17 +115,10 @@ class Sources {
       const std::size_t slot = name == kNoString ? trace_.strings.size() : name;
       if (host_call_[slot] == 0xFF) host_call_[slot] = static_cast<std::uint8_t>(host_call_of(trace_.strings.get(name)));
     }
-    const auto pageable = [&](std::int32_t kind) {
-      if (trace_.has_memory_kind_labels) {
-        auto it = trace_.memory_kind_labels.find(kind);
-        if (it != trace_.memory_kind_labels.end()) return it->second.find("ageable") != std::string::npos;
-      }
-      return kind == 0;  // nsys's numbering: 0 is pageable
-    };
     const auto& m = trace_.memcpys;
     pageable_.resize(m.size());
     for (RowIndex i = 0; i < m.size(); ++i) {
-      pageable_[i] = (i < m.src_kind.size() && pageable(m.src_kind[i])) || (i < m.dst_kind.size() && pageable(m.dst_kind[i]));
+      pageable_[i] = trace_.pageable_memcpy(i);
     }
     // Waits by behaviour, whatever the call's name: a call that copies to or from pageable memory
     // and returned only once its copy had ended waited for it (the driver stages such a copy through

@@ -59,14 +59,6 @@ double median_or(std::vector<double> v) {
   return *mid;
 }
 
-bool pageable_kind(const Trace& trace, std::int32_t kind) {
-  if (trace.has_memory_kind_labels) {
-    auto it = trace.memory_kind_labels.find(kind);
-    if (it != trace.memory_kind_labels.end()) return it->second.find("ageable") != std::string::npos;
-  }
-  return kind == 0;  // nsys's numbering: 0 is pageable
-}
-
 // The first row of data/whatif_calibration.tsv for `quantity` whose GPU part is in `device` (or *).
 double calibration_value(std::string_view quantity, const std::string& device) {
   std::string_view text = kernscope_builtin_whatif_calibration;
@@ -254,8 +246,7 @@ class GraphBuilder {
       n.op = OpKind::kCopy;
       n.copy_kind = value_or_zero(m.copy_kind, r);
       n.bytes = value_or_zero(m.bytes, r);
-      n.pageable = (r < m.src_kind.size() && pageable_kind(trace_, m.src_kind[r])) ||
-                   (r < m.dst_kind.size() && pageable_kind(trace_, m.dst_kind[r]));
+      n.pageable = trace_.pageable_memcpy(r);
       add_op(n, m.global_pid[r], value_or_zero(m.correlation_id, r), step_of(steps_.memcpy_step, r));
       // A copy call that returned only once its copy had ended waited for it, whatever its name: an
       // "async" copy to or from pageable memory does (the driver stages it through a pinned buffer),
