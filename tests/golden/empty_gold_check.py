@@ -8,7 +8,8 @@ gives, read from the export with sqlite3 (not from kernscope):
               for nvtx_startend_sum, no OS runtime calls for osrt_sum, ...)
   filtered    a report under gold/filters/: the trace has the data, the filter keeps none of it
   known       a case gold_skips.txt already lists as differing from nsys (an export nsys refuses)
-  no-finding  an analyze rule's file (gold/analyze/RULE.json) where the rule found nothing
+  no-finding  an analyze rule's file (gold/analyze/RULE.json, gold/analyze_options/RULE.csv at other
+              thresholds) where the rule found nothing
 
 An empty gold file for which the export has the data and no reason holds fails the check: its gold
 should hold what nsys prints (bench/gpu/gold_collect.sh), or the reason belongs here.
@@ -101,7 +102,7 @@ def main():
         fixture = gold.parent.name
         for f in sorted(p for p in gold.rglob("*") if p.is_file()):
             rel = str(f.relative_to(gold)).removesuffix(".xz")
-            if f.name == "MANIFEST.txt" or rel == "analyze.txt":
+            if f.name in ("MANIFEST.txt", "command.txt") or rel in ("analyze.txt", "analyze_options/analyze.txt"):
                 continue
             if holds_rows(f):
                 compared += 1
@@ -111,7 +112,7 @@ def main():
                 name = name.split("_", 1)[1]
             needs = needs_of(name)
             reason = None
-            if rel.startswith("analyze/"):
+            if rel.startswith(("analyze/", "analyze_options/")):
                 reason = "no-finding"  # the rule found nothing at these thresholds; kernscope must find nothing too
             elif (fixture, rel) in known or (fixture, rel.removeprefix("variants/")) in known:
                 reason = "known"

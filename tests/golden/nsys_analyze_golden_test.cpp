@@ -19,8 +19,9 @@ namespace kernscope {
 namespace {
 
 std::map<std::string, std::string> gold_sections(const std::string& text) {
-  // A section is everything after "Processing [FILE] with [.../rules/RULE.py]... \n" up to the next.
-  static const std::regex header(R"(Processing \[[^\]]*\] with \[[^\]]*/rules/([a-z0-9_]+)\.py\]\.\.\. \n)");
+  // A section is everything after "Processing [FILE] with [.../rules/RULE.py]... \n" (with "(OPTIONS)"
+  // before the dots when options were given) up to the next.
+  static const std::regex header(R"(Processing \[[^\]]*\] with \[[^\]]*/rules/([a-z0-9_]+)\.py\](?:\([^)]*\))?\.\.\. \n)");
   std::map<std::string, std::string> sections;
   std::string rule;
   std::size_t body = 0;
@@ -91,6 +92,51 @@ TEST_P(NsysAnalyzeGolden, JsonRowsEqualNsys) {
     ++compared;
   }
   std::cout << compared << " rules compared\n";
+}
+
+// The three rules with thresholds, run by nsys at other values than its defaults (gold/analyze_options/:
+// command.txt is the nsys command, analyze.txt its console output, RULE.csv its --format csv rows): the
+// thresholds must reach the rules, not only the defaults' numbers.
+TEST_P(NsysAnalyzeGolden, NonDefaultThresholdsEqualNsys) {
+  const auto dir = testing::fixtures_dir() / "nsys" / GetParam() / "gold/analyze_options";
+  if (!std::filesystem::is_directory(dir)) GTEST_SKIP() << "no nsys analyze gold at non-default thresholds";
+  const std::string command = testing::read_file(dir / "command.txt");
+  const auto option = [&](const char* name) {
+    std::smatch m;
+    const std::regex re(std::string(name) + "=([0-9]+)");
+    EXPECT_TRUE(std::regex_search(command, m, re)) << name << " not in " << command;
+    return m.empty() ? 0 : std::stoll(m[1]);
+  };
+  AnalyzeOptions options;
+  options.gap_ms = option("gap");
+  options.utilization_threshold = static_cast<int>(option("threshold"));
+  options.utilization_chunks = static_cast<int>(option("chunks"));
+  options.rows = static_cast<std::size_t>(option("rows"));
+  ASSERT_NE(options.gap_ms, AnalyzeOptions{}.gap_ms);
+  ASSERT_NE(options.utilization_threshold, AnalyzeOptions{}.utilization_threshold);
+  ASSERT_NE(options.utilization_chunks, AnalyzeOptions{}.utilization_chunks);
+  const auto gold = gold_sections(testing::read_file(dir / "analyze.txt"));
+  ASSERT_EQ(gold.size(), 3u);
+  auto trace = open_trace((testing::fixtures_dir() / "nsys" / GetParam() / "trace.sqlite.xz").string());
+  ASSERT_TRUE(trace) << trace.error().message;
+  int compared = 0;
+  for (const auto& f : run_nsys_rules(*trace, options)) {
+    if (!gold.contains(f.rule)) continue;
+    const std::string got = render_finding_console(f, options.rows);
+    EXPECT_TRUE(got == gold.at(f.rule)) << f.rule << " first difference at "
+                                        << testing::first_difference(got, gold.at(f.rule));
+    std::ostringstream csv;
+    render(csv, f.rows, RenderOptions{Format::kCsv, TimeUnit::kNs});
+    const std::string want_csv = testing::read_file(dir / (f.rule + ".csv"));
+    // nsys's CSV holds the rows shown (rows=N), kernscope's table every offending one.
+    std::string shown;
+    std::istringstream lines(csv.str());
+    std::string line;
+    for (std::size_t n = 0; n <= options.rows && std::getline(lines, line); ++n) shown += line + "\n";
+    EXPECT_TRUE(shown == want_csv) << f.rule << " csv first difference at " << testing::first_difference(shown, want_csv);
+    ++compared;
+  }
+  EXPECT_EQ(compared, 3);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, NsysAnalyzeGolden, ::testing::ValuesIn(testing::gold_fixture_names()));
