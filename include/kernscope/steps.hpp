@@ -73,6 +73,9 @@ struct Step {
   // not the wall, is how long the step took.
   TimeNs gpu_start_ns = 0, gpu_end_ns = 0;
   std::int64_t gpu_span_ns = 0;
+  // When the step's sampled token reached the host (a forward pass's device-to-host copy after its
+  // sampling kernel); 0: not seen. TTFT ends there where it is seen.
+  TimeNs token_ns = 0;
   std::map<std::string, std::int64_t> class_ns;  // kernel time by operation class
 };
 

@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "analyses/steps/step_latency.hpp"
 #include "analyses/steps/step_windows.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
@@ -30,12 +31,18 @@ struct Loop {
   bool moe = false;                  // each layer routes: a top-k and an expert gather
   TimeNs cold_pause_ns = 0;          // a host pause inside the very first forward (lazy set-up)
   TimeNs gap_ns = 50'000'000;        // between generate() calls
+  TimeNs setup_ns = 200'000;         // generate()'s Python between its set-up kernel and the first forward
+  TimeNs before_first_call_ns = 0;   // Python after the thread wakes, before the call's first CUDA call
+  bool cpu_clocks = false;           // the thread's CPU stretches: idle over each gap, busy otherwise
+  bool token_copies = false;         // each forward copies its token to the host after the argmax
 };
 
 struct Built {
   SyntheticTrace t;
   std::vector<TimeNs> forward_launch;  // each forward's embedding launch
   std::vector<TimeNs> call_start;      // each call's first launch (its set-up kernel)
+  std::vector<TimeNs> wake;            // where the thread woke for each call
+  std::vector<TimeNs> token_on_host;   // each forward's token copy returning (token_copies)
 };
 
 Built build(const Loop& loop) {
@@ -48,10 +55,14 @@ Built build(const Loop& loop) {
     ++correlation;
     now += 30'000;
   };
+  TimeNs asleep = 0;  // where the thread went to sleep before this call (0: the first call)
   for (int c = 0; c < loop.calls; ++c) {
+    b.wake.push_back(now);
+    if (loop.cpu_clocks && asleep != 0) b.t.thread_cpu(asleep, now, false);
+    now += loop.before_first_call_ns;
     b.call_start.push_back(now);
     launch(kMaskScan);
-    now += 200'000;  // generate()'s Python set-up
+    now += loop.setup_ns;  // generate()'s Python set-up
     for (int f = 0; f < loop.tokens; ++f) {
       b.forward_launch.push_back(now);
       launch(kEmbedding);
@@ -67,9 +78,17 @@ Built build(const Loop& loop) {
       }
       launch(kGemm);  // the LM head
       launch(kArgmax);
+      if (loop.token_copies) {  // the argmax ended at now; the copy starts after it, its call returns after it lands
+        b.t.api("cudaMemcpyAsync", now, now + 60'000, correlation);
+        b.t.memcpy(now + 10'000, now + 50'000, 2, correlation++);
+        b.token_on_host.push_back(now + 60'000);
+        now += 60'000;
+      }
       b.t.api("cudaStreamSynchronize", now, now + 40'000, correlation++);
       now += 300'000;  // the loop's own Python between tokens
     }
+    if (loop.cpu_clocks) b.t.thread_cpu(b.wake.back(), now, true);
+    asleep = now;
     now += loop.gap_ns;
   }
   return b;
@@ -93,6 +112,78 @@ TEST(ForwardPasses, EachGenerateCallIsOneStepPerToken) {
   // The 50 ms between calls lie between steps: no step is longer than a forward and its Python.
   for (const auto& step : s.steps) EXPECT_LT(step.wall_ns, 2'000'000) << step.start_ns;
   EXPECT_NE(s.method.find("2 gap(s) between requests"), std::string::npos) << s.method;
+}
+
+// generate()'s Python set-up between its first CUDA call and its first forward (2.5 ms, no CUDA
+// call) is a quiet stretch longer than the 1 ms that makes a gap between requests: from CUDA calls
+// alone the request starts at the first forward and loses it; where the thread's CPU clocks show it
+// working there, the request starts at its first CUDA call, where it woke (0.1 ms before: below the
+// clocks' resolution, not moved). By construction.
+TEST(ForwardPasses, AThreadWorkingWithoutCudaCallsIsNotBetweenRequests) {
+  Loop loop;
+  loop.setup_ns = 2'500'000;
+  loop.before_first_call_ns = 100'000;
+  const Built cuda_only = build(loop);
+  const auto a = steps_of(cuda_only.t.trace);
+  ASSERT_EQ(a.steps.size(), cuda_only.forward_launch.size()) << a.method;
+  EXPECT_EQ(a.steps[6].start_ns, cuda_only.forward_launch[6]) << a.method;  // the set-up lost
+  loop.cpu_clocks = true;
+  const Built clocked = build(loop);
+  const auto b = steps_of(clocked.t.trace);
+  ASSERT_EQ(b.steps.size(), clocked.forward_launch.size()) << b.method;
+  for (int c = 1; c < 3; ++c) EXPECT_EQ(b.steps[6 * c].start_ns, clocked.call_start[c]) << c << ": " << b.method;
+  EXPECT_NE(b.method.find("and the thread off its CPU"), std::string::npos) << b.method;
+  EXPECT_NE(b.method.find("2 gap(s) between requests"), std::string::npos) << b.method;
+}
+
+// Python work of a millisecond or more after the thread woke and before the call's first CUDA call
+// (generate() given inputs already on the GPU) is the request's: it starts where the thread woke.
+TEST(ForwardPasses, ARequestStartsWhereItsThreadWoke) {
+  Loop loop;
+  loop.before_first_call_ns = 3'000'000;
+  loop.cpu_clocks = true;
+  const Built b = build(loop);
+  const auto s = steps_of(b.t.trace);
+  ASSERT_EQ(s.steps.size(), b.forward_launch.size()) << s.method;
+  for (int c = 1; c < 3; ++c) EXPECT_EQ(s.steps[6 * c].start_ns, b.wake[c]) << c << ": " << s.method;
+  EXPECT_NE(s.method.find("2 request(s) start where their thread woke"), std::string::npos) << s.method;
+  loop.cpu_clocks = false;
+  const Built blind = build(loop);
+  const auto t = steps_of(blind.t.trace);
+  for (int c = 1; c < 3; ++c) EXPECT_EQ(t.steps[6 * c].start_ns, blind.call_start[c]) << c;
+}
+
+// A pass's token reaches the host at the return of its device-to-host copy after the argmax, not
+// where the next pass starts (the loop's 0.3 ms of Python after it), and TTFT ends there. By
+// construction.
+TEST(ForwardPasses, AStepsTokenReachesTheHostAtItsCopy) {
+  Loop loop;
+  loop.token_copies = true;
+  const Built b = build(loop);
+  const auto s = steps_of(b.t.trace);
+  ASSERT_EQ(s.steps.size(), b.forward_launch.size()) << s.method;
+  for (std::size_t i = 0; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].token_ns, b.token_on_host[i]) << i;
+  loop.token_copies = false;
+  for (const auto& step : steps_of(build(loop).t.trace).steps) EXPECT_EQ(step.token_ns, 0);  // no copy: not seen
+}
+
+TEST(StepLatency, TtftEndsWhereTheTokenReachesTheHost) {
+  StepAnalysis result;
+  result.groups.push_back({.name = "forward", .phase = Phase::kPrefill});
+  std::vector<Step> steps(2);
+  for (auto& st : steps) {
+    st.name = st.group = "forward";
+    st.phase = Phase::kPrefill;
+  }
+  steps[0].start_ns = 1'000;
+  steps[0].end_ns = 9'000;
+  steps[0].gpu_end_ns = 8'000;
+  steps[0].token_ns = 7'000;  // seen: 6,000 ns
+  steps[1].start_ns = 10'000;
+  steps[1].end_ns = 14'000;
+  steps[1].gpu_end_ns = 15'000;  // not seen: until the later of its end and its GPU work's, 5,000 ns
+  read_ttft(steps, result);
+  EXPECT_EQ(result.ttft_samples, (std::vector<std::int64_t>{6'000, 5'000}));
 }
 
 TEST(ForwardPasses, RouterTopkAndExpertGathersDoNotSplitPassesIntoLayers) {

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
@@ -217,6 +219,38 @@ TEST(SummaryColumnsOnly, ReportsThatNeedDetailsRefuseAndFiltersStillWork) {
   EXPECT_LT(lean->kernels.size(), unfiltered);
   EXPECT_EQ(lean->kernels.start_ns, full->kernels.start_ns);
   EXPECT_EQ(csv(*lean, "cuda_gpu_kern_sum"), csv(*full, "cuda_gpu_kern_sum"));
+}
+
+}  // namespace
+}  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+// nsys's scheduling events (SCHED_EVENTS) become the CUDA-calling threads' CPU stretches: busy from a
+// switch in to the next switch out, idle from a switch out to the next switch in; a repeated switch
+// changes nothing, the time after the last switch is not known, and threads that made no CUDA call
+// (and rows of no thread) are left out. Expected stretches by hand from the rows inserted.
+TEST(SchemaVariants, SchedulingEventsGiveTheCallingThreadsCpuStretches) {
+  TempDb db("sched_events");
+  build_2022_style(db);
+  db.exec("CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
+          " globalTid INTEGER, threadState INTEGER, threadBlock INTEGER);"
+          "INSERT INTO SCHED_EVENTS VALUES (700, 0, 1, (100 << 24) | 1, 0, NULL), (100, 0, 1, (100 << 24) | 1, 0, NULL),"
+          " (400, 0, 0, (100 << 24) | 1, 0, NULL), (750, 1, 1, (100 << 24) | 1, 0, NULL),"
+          " (1500, 1, 0, (100 << 24) | 1, 0, NULL), (2000, 1, 1, (100 << 24) | 1, 0, NULL),"
+          " (300, 2, 1, (100 << 24) | 2, 0, NULL), (900, 2, 0, (100 << 24) | 2, 0, NULL), (50, 3, 1, NULL, 0, NULL);");
+  auto trace = open_trace(db.close());
+  ASSERT_TRUE(trace) << trace.error().message;
+  const auto& c = trace->thread_cpu;
+  ASSERT_EQ(c.size(), 4u);
+  const std::int64_t tid = (std::int64_t{100} << 24) | 1;
+  const std::vector<std::tuple<TimeNs, TimeNs, std::int64_t, int>> want = {
+      {100, 400, 300, 1}, {400, 700, 0, 0}, {700, 1500, 800, 1}, {1500, 2000, 0, 0}};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(c.global_tid[i], tid);
+    EXPECT_EQ(std::make_tuple(c.start_ns[i], c.end_ns[i], c.cpu_ns[i], static_cast<int>(c.busy[i])), want[i]) << i;
+  }
 }
 
 }  // namespace

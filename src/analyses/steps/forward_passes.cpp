@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "analyses/nsys/api_lookup.hpp"
+#include "analyses/steps/thread_on_cpu.hpp"
 #include "analyses/tail.hpp"
 #include "analyses/trace_context.hpp"
 
@@ -98,30 +99,34 @@ struct Gap {
   std::int64_t length() const { return end - start; }
 };
 
-// The longest stretch inside [lo, hi) with no activity.
-Gap longest_gap(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs lo, TimeNs hi) {
+// A quiet stretch [a, b) of the activity in which the thread was still working on a CPU (`cpu`:
+// where the trace says so) is host work, not a pause.
+bool host_worked(const ThreadOnCpu* cpu, TimeNs a, TimeNs b) { return cpu != nullptr && cpu->mostly_busy(a, b); }
+
+// The longest stretch inside [lo, hi) with no activity (and, where known, the thread off its CPU).
+Gap longest_gap(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs lo, TimeNs hi, const ThreadOnCpu* cpu) {
   Gap best;
   TimeNs reach = lo;
   auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{lo, std::numeric_limits<TimeNs>::min()});
   // An interval that began before lo may still run into the window.
   if (it != busy.begin()) reach = std::max(reach, std::prev(it)->second);
   for (; it != busy.end() && it->first < hi; ++it) {
-    if (it->first > reach && it->first - reach > best.length()) best = {reach, it->first};
+    if (it->first > reach && it->first - reach > best.length() && !host_worked(cpu, reach, it->first)) best = {reach, it->first};
     reach = std::max(reach, it->second);
   }
-  if (hi > reach && hi - reach > best.length()) best = {reach, hi};
+  if (hi > reach && hi - reach > best.length() && !host_worked(cpu, reach, hi)) best = {reach, hi};
   return best;
 }
 
 // Where the request holding a step that starts at `anchor` began: the first activity after the
 // last gap longer than `gap` before it, if that lies within `reach` of the anchor (else the anchor).
 TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs anchor, std::int64_t gap, std::int64_t reach,
-                     TimeNs not_before) {
+                     TimeNs not_before, const ThreadOnCpu* cpu = nullptr) {
   auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{anchor, std::numeric_limits<TimeNs>::min()});
   TimeNs earliest = anchor;
   while (it != busy.begin()) {
     --it;
-    if (it->second < earliest - gap) return earliest;  // the gap before the request
+    if (it->second < earliest - gap && !host_worked(cpu, it->second, earliest)) return earliest;  // the gap before the request
     earliest = std::min(earliest, it->first);
     if (earliest < anchor - reach || earliest < not_before) return anchor;
   }
@@ -129,11 +134,15 @@ TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs 
 }
 
 // Steps from their starts: each runs until the next starts, except across a gap between requests.
-// `busy`: activity() of the starts' thread (or process, for GPU-time starts).
-StepWindows windows_from_starts(const std::vector<std::pair<TimeNs, TimeNs>>& busy, const std::vector<Start>& starts,
+// `busy`: activity() of the starts' thread (or process, for GPU-time starts). Where the trace knows
+// when that thread was on a CPU, a quiet stretch in which it kept working is not a gap, and a request
+// starts where its thread woke from the gap (its Python set-up before the first CUDA call included).
+StepWindows windows_from_starts(const Trace& trace, const std::vector<std::pair<TimeNs, TimeNs>>& busy, const std::vector<Start>& starts,
                                 std::int64_t global_pid, const std::string& name) {
   StepWindows out;
   const bool host = starts.front().global_tid != 0;
+  const ThreadOnCpu on_cpu(trace, host ? starts.front().global_tid : 0);
+  const ThreadOnCpu* cpu = host && on_cpu.known() ? &on_cpu : nullptr;
   std::vector<std::int64_t> sorted;  // the spacing of the starts
   for (std::size_t j = 1; j < starts.size(); ++j) sorted.push_back(starts[j].time - starts[j - 1].time);
   std::sort(sorted.begin(), sorted.end());
@@ -150,7 +159,7 @@ StepWindows windows_from_starts(const std::vector<std::pair<TimeNs, TimeNs>>& bu
   for (std::size_t j = 0; j < starts.size(); ++j) {
     begin[j] = starts[j].time;
     end[j] = j + 1 < starts.size() ? starts[j + 1].time : last_end;
-    gaps[j] = longest_gap(busy, std::clamp(starts[j].done, begin[j], end[j]), end[j]);
+    gaps[j] = longest_gap(busy, std::clamp(starts[j].done, begin[j], end[j]), end[j], cpu);
     gap_lengths.push_back(gaps[j].length());
   }
   std::sort(gap_lengths.begin(), gap_lengths.end());
@@ -167,9 +176,25 @@ StepWindows windows_from_starts(const std::vector<std::pair<TimeNs, TimeNs>>& bu
     end[j] = gaps[j].start;
     if (j + 1 < starts.size()) first_of_request[j + 1] = true;
   }
+  std::size_t woke = 0;
   for (std::size_t j = 0; j < starts.size(); ++j) {
     if (!first_of_request[j]) continue;
-    begin[j] = request_start(busy, starts[j].time, threshold, median, j > 0 ? end[j - 1] : 0);
+    const TimeNs not_before = j > 0 ? end[j - 1] : 0;
+    // After a gap the walk back stops at that gap; where the thread's CPU shows what a quiet stretch
+    // was, the set-up may be longer than a pass. Before the first request (the program's start-up
+    // beside it) the walk keeps within a pass of the first one.
+    const bool after_gap = cpu != nullptr && j > 0;
+    begin[j] = request_start(busy, starts[j].time, threshold, after_gap ? std::numeric_limits<std::int64_t>::max() / 2 : median, not_before, cpu);
+    // Back to where the thread woke, where it worked longer than a gap's threshold (at least 1 ms,
+    // the CPU clocks' resolution) before its first CUDA call (generate()'s set-up when the input is
+    // already on the GPU); before the first request, within two passes of it (not the program's
+    // start-up). A shorter run is below what the clocks resolve, and the first call marks the start.
+    if (cpu == nullptr) continue;
+    if (auto w = cpu->woke_before(begin[j], threshold, after_gap ? not_before : std::max(not_before, starts[j].time - 2 * median));
+        w && *w + threshold <= begin[j]) {
+      begin[j] = *w;
+      ++woke;
+    }
   }
   std::int32_t request = -1;
   for (std::size_t j = 0; j < starts.size(); ++j) {
@@ -179,8 +204,12 @@ StepWindows windows_from_starts(const std::vector<std::pair<TimeNs, TimeNs>>& bu
   out.request_gap_ns = threshold;
   if (cut > 0) {
     out.method = fmt::format("; {} gap(s) between requests (no {} for over {:.3f} ms, {:.3f} ms in all) lie between steps", cut,
-                             host ? "CUDA call on the thread" : "GPU work", static_cast<double>(threshold) / 1e6,
-                             static_cast<double>(cut_ns) / 1e6);
+                             !host ? "GPU work" : cpu ? "CUDA call on the thread, and the thread off its CPU," : "CUDA call on the thread",
+                             static_cast<double>(threshold) / 1e6, static_cast<double>(cut_ns) / 1e6);
+  }
+  if (woke > 0) {
+    out.method += fmt::format("; {} request(s) start where their thread woke ({}), their set-up before the first CUDA call included",
+                              woke, thread_cpu_source(trace));
   }
   return out;
 }
@@ -283,6 +312,34 @@ std::string shortened(std::string_view name) {
   return s;
 }
 
+// When each pass's sampled token reached the host: the first device-to-host copy of the process
+// that starts on the GPU after the pass's sampling kernel ends (and before the next pass's sampling
+// ends), at the later of its GPU end and its call's return where the call is traced. Per pass in
+// `sampling_rows` (kernel rows); 0 where no such copy is seen.
+std::vector<TimeNs> token_arrivals(const TraceContext& context, std::int64_t global_pid, const std::vector<RowIndex>& sampling_rows) {
+  const Trace& trace = context.trace();
+  const auto& m = trace.memcpys;
+  const auto& k = trace.kernels;
+  std::vector<std::pair<TimeNs, RowIndex>> d2h;  // GPU start, row
+  for (RowIndex i = 0; i < m.size(); ++i) {
+    if (m.global_pid[i] == global_pid && m.copy_kind[i] == 2) d2h.push_back({m.start_ns[i], i});
+  }
+  std::sort(d2h.begin(), d2h.end());
+  std::vector<TimeNs> out(sampling_rows.size(), 0);
+  for (std::size_t j = 0; j < sampling_rows.size(); ++j) {
+    const TimeNs sampled = k.end_ns[sampling_rows[j]];
+    const TimeNs next = j + 1 < sampling_rows.size() ? k.end_ns[sampling_rows[j + 1]] : std::numeric_limits<TimeNs>::max();
+    auto it = std::lower_bound(d2h.begin(), d2h.end(), std::pair<TimeNs, RowIndex>{sampled, 0});
+    if (it == d2h.end() || it->first >= next) continue;
+    TimeNs arrived = m.end_ns[it->second];
+    if (auto call = context.api_lookup().find(global_pid, m.correlation_id[it->second])) {
+      arrived = std::max(arrived, trace.api_calls.end_ns[*call]);
+    }
+    out[j] = arrived;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::optional<StepWindows> forward_passes_from_modules(const TraceContext& context, const std::vector<IndexedRange>& ranges,
@@ -332,7 +389,7 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
   if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
   const auto busy = activity(trace, launches.global_tid, process.global_pid);  // the thread's CUDA calls, read once
-  StepWindows out = windows_from_starts(busy, starts, process.global_pid, "forward");
+  StepWindows out = windows_from_starts(trace, busy, starts, process.global_pid, "forward");
   std::vector<TimeNs> anchors;
   for (const auto& st : starts) anchors.push_back(st.time);
   const std::size_t from_callers = start_requests_at_callers(trace, ranges, launches.global_tid, busy, out.request_gap_ns, anchors, out.windows);
@@ -432,7 +489,13 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     ++start_names[k.demangled_name[process.order[p]]];
   }
   const StringId start_name = std::max_element(start_names.begin(), start_names.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  StepWindows out = windows_from_starts(activity(trace, starts.front().global_tid, process.global_pid), starts, process.global_pid, "forward");
+  StepWindows out = windows_from_starts(trace, activity(trace, starts.front().global_tid, process.global_pid), starts, process.global_pid, "forward");
+  std::vector<RowIndex> sampling_rows;
+  for (std::size_t q : best->ends) sampling_rows.push_back(process.order[q]);
+  const std::vector<TimeNs> tokens = token_arrivals(context, process.global_pid, sampling_rows);
+  for (std::size_t j = 0; j < out.windows.size(); ++j) {
+    if (tokens[j] > out.windows[j].start && tokens[j] <= out.windows[j].end) out.windows[j].token_ns = tokens[j];
+  }
   out.method = fmt::format("no step annotations: forward passes, each from the token embedding lookup ({}{}) through the token "
                            "sampling {} ({} passes; one sampling per pass, the embedding lookup first){}",
                            shortened(trace.strings.get(start_name)), start_names.size() > 1 ? " and others" : "",

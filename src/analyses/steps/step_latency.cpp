@@ -27,8 +27,10 @@ void read_ttft(const std::vector<Step>& steps, StepAnalysis& result) {
       // of its host range, or of its GPU work when that ends later (a serving engine's prefill
       // range ends when its kernels are queued). Waiting inside the step for earlier GPU work
       // (a stream waiting on an event) is time the request waits too, so it counts.
+      // Where the trace shows the first token reaching the host (a forward pass's copy of its
+      // sampled token), it ends there: the host work after it (the next pass's input) is not TTFT.
       if (st.group == it->name && st.phase == Phase::kPrefill) {
-        felt.push_back(std::max(st.end_ns, st.gpu_end_ns) - st.start_ns);
+        felt.push_back((st.token_ns > st.start_ns ? st.token_ns : std::max(st.end_ns, st.gpu_end_ns)) - st.start_ns);
         // Said when most of that time is not the step's own GPU work (a serving engine's step
         // waiting on an event of earlier work): TTFT is right, the prefill itself is shorter.
         if (10 * (st.gpu_end_ns - st.end_ns) > felt.back() && felt.back() > 2 * st.kernel_ns) {

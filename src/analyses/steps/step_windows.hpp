@@ -39,6 +39,9 @@ struct StepWindow {
   // For forward passes (forward_passes.hpp): the request the pass belongs to, counting the runs of
   // passes separated by gaps between requests from 0; -1 for steps found otherwise.
   std::int32_t request = -1;
+  // For forward passes from their sampling kernel: when the pass's sampled token reached the host
+  // (its device-to-host copy); 0: not seen.
+  TimeNs token_ns = 0;
 };
 
 enum class StepSource { kStepRange, kAnnotations, kForwardPasses, kKernelPeriod, kGpuGaps, kNone };

@@ -442,6 +442,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     steps[w].phase = windows[w].phase;
     steps[w].start_ns = windows[w].start;
     steps[w].end_ns = windows[w].end;
+    steps[w].token_ns = windows[w].token_ns;
     steps[w].global_tid = windows[w].global_tid;
     steps[w].global_pid = windows[w].global_pid != 0 ? windows[w].global_pid
                           : windows[w].global_tid != 0 ? process_key(windows[w].global_tid) : 0;

@@ -1,6 +1,7 @@
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
 #include "readers/nsys_sqlite/host_tables.hpp"
+#include "readers/nsys_sqlite/scheduling_events.hpp"
 
 #include "base/progress.hpp"
 #include "model/kineto_names.hpp"
@@ -783,6 +784,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   // info): not for stats or tail, which never use them and would pay for reading them.
   if ((options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx))) {
     if (auto r = read_host_tables(db_, tables_, trace_); !r) return std::unexpected(r.error());
+    if (auto r = read_scheduling_events(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 
   if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
