@@ -84,7 +84,8 @@ struct ColumnDefs<KernelColumns> {
       detail(column(&C::external_id, "external_id")), string_column(&C::demangled_name, "name", "demangledName"),
       name_variant(string_column(&C::short_name, "short_name", "shortName")),
       detail(column(&C::green_context_id, nullptr, "greenContextId")), detail(column(&C::launch_type, nullptr, "launchType")),
-      name_variant(string_column(&C::mangled_name, nullptr, "mangledName")));
+      name_variant(string_column(&C::mangled_name, nullptr, "mangledName")),
+      not_from_nsys(column(&C::token_grid, nullptr)));  // the readers fill it (model/token_grids.hpp)
 };
 
 template <>

@@ -39,6 +39,10 @@ struct KernelColumns {
   std::vector<StringId> demangled_name, short_name, mangled_name;
   // Detail columns some sources lack (0 there): the CUDA graph, the launching framework op.
   std::vector<std::int64_t> graph_id, external_id;
+  // The grid's x of kernels that launch one block per new token (model/token_grids.hpp), 0 for
+  // the others; empty where the trace has none. Read whatever the load plan (which may leave the
+  // grid unread), so a step's tokens do not depend on the command.
+  std::vector<std::int32_t> token_grid;
 
   template <class Self, class F>
   static void visit(Self& s, F&& f) {
@@ -46,7 +50,7 @@ struct KernelColumns {
     f(s.green_context_id); f(s.stream_id); f(s.correlation_id); f(s.grid_x); f(s.grid_y);
     f(s.grid_z); f(s.block_x); f(s.block_y); f(s.block_z); f(s.registers_per_thread);
     f(s.static_smem_bytes); f(s.dynamic_smem_bytes); f(s.launch_type); f(s.graph_node_id);
-    f(s.demangled_name); f(s.short_name); f(s.mangled_name); f(s.graph_id); f(s.external_id);
+    f(s.demangled_name); f(s.short_name); f(s.mangled_name); f(s.graph_id); f(s.external_id); f(s.token_grid);
   }
   std::size_t size() const { return start_ns.size(); }
   // The name a kernel is shown by: demangled, else its short name (where short names were read).

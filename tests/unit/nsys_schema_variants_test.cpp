@@ -255,3 +255,34 @@ TEST(SchemaVariants, SchedulingEventsGiveTheCallingThreadsCpuStretches) {
 
 }  // namespace
 }  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+// The grids of kernels that launch one block per token (model/token_grids.hpp) are read whatever
+// the plan: with the kernels' details (from the grid) and without (one scan for those kernels
+// alone), the same by hand: 1049 and 1 for the two KV-cache writes, 0 for the other kernels.
+TEST(SchemaVariants, TokenGridsAreReadWhateverThePlan) {
+  for (const bool details : {true, false}) {
+    TempDb db(details ? "token_grids_detail" : "token_grids_lean");
+    build_2022_style(db);
+    db.exec("INSERT INTO StringIds VALUES (5, 'void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>');"
+            "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES"
+            " (4000, 4010, 0, 1, 7, 14, 100 << 24, 5, 5, 1049, 1, 1, 512, 1, 1, 32, 0, 0, 0),"
+            " (5000, 5010, 0, 1, 7, 15, 100 << 24, 5, 5, 1, 1, 1, 512, 1, 1, 32, 0, 0, 0);");
+    OpenOptions options;
+    if (!details) options.detail_kinds = 0;
+    auto trace = open_trace(db.close(), options);
+    ASSERT_TRUE(trace) << trace.error().message;
+    EXPECT_EQ(trace->kernels.grid_x.empty(), !details);
+    EXPECT_EQ(trace->kernels.token_grid, (std::vector<std::int32_t>{0, 0, 0, 1049, 1})) << details;
+  }
+  TempDb none("token_grids_none");
+  build_2022_style(none);
+  auto trace = open_trace(none.close());
+  ASSERT_TRUE(trace) << trace.error().message;
+  EXPECT_TRUE(trace->kernels.token_grid.empty());  // no such kernel: nothing kept
+}
+
+}  // namespace
+}  // namespace kernscope

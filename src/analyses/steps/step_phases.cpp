@@ -159,6 +159,7 @@ const char* phase_evidence_name(PhaseEvidence evidence) {
   switch (evidence) {
     case PhaseEvidence::kAnnotation: return "annotation";
     case PhaseEvidence::kShapes: return "shapes";
+    case PhaseEvidence::kCacheWriteTokens: return "tokens (KV-cache write grids)";
     case PhaseEvidence::kAttentionKind: return "attention kernels";
     case PhaseEvidence::kRequestStructure: return "request structure (a request's first forward pass)";
     case PhaseEvidence::kKernelMix: return "kernel mix";
@@ -175,12 +176,22 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   const auto shape = shapes_per_step(trace, steps, step_tid);
   const auto by_request = phases_by_request(steps, facts);
   std::map<std::int64_t, std::int64_t> query_seen;  // query lengths seen, for the summary
+  // Rule 3's run: the fewest and most tokens a step's KV-cache writes show.
+  std::int64_t fewest = 0, most = 0;
+  for (const auto& f : facts) {
+    if (f.cache_write_tokens <= 0) continue;
+    fewest = fewest == 0 ? f.cache_write_tokens : std::min(fewest, f.cache_write_tokens);
+    most = std::max(most, f.cache_write_tokens);
+  }
+  std::map<std::int64_t, std::int64_t> cache_tokens_seen;
   for (std::size_t i = 0; i < steps.size(); ++i) {
     Step& s = steps[i];
     if (const auto annotated = annotated_tokens(s.name); annotated >= 0) {
       s.tokens = annotated;
     } else if (shape[i].embedding_total > 0) {
       s.tokens = shape[i].embedding_total;
+    } else if (facts[i].cache_write_tokens > 0) {
+      s.tokens = facts[i].cache_write_tokens;
     }
     if (s.phase != Phase::kUnknown) {
       d.evidence[i] = PhaseEvidence::kAnnotation;
@@ -197,6 +208,12 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
     }
     const std::int64_t prefill_attn = class_time(s, {"attention_prefill"});
     const std::int64_t decode_attn = class_time(s, {"attention_decode", "splitkv_reduce"});
+    if (const std::int64_t t = facts[i].cache_write_tokens; t > 0 && (t == 1 || 8 * fewest <= most)) {
+      s.phase = t == 1 || 8 * fewest > t ? Phase::kDecode : decode_attn > 0 ? Phase::kMixed : Phase::kPrefill;
+      d.evidence[i] = PhaseEvidence::kCacheWriteTokens;
+      ++cache_tokens_seen[t];
+      continue;
+    }
     if (prefill_attn > 0 || decode_attn > 0) {
       s.phase = prefill_attn > 0 && decode_attn > 0 ? Phase::kMixed : prefill_attn > 0 ? Phase::kPrefill : Phase::kDecode;
       d.evidence[i] = PhaseEvidence::kAttentionKind;
@@ -216,7 +233,7 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   }
   // In words: how many steps of each phase, and which evidence decided how many.
   std::array<std::int64_t, 4> per_phase{};
-  std::array<std::int64_t, 6> per_evidence{};
+  std::array<std::int64_t, 7> per_evidence{};
   for (std::size_t i = 0; i < steps.size(); ++i) {
     ++per_phase[static_cast<std::size_t>(steps[i].phase)];
     ++per_evidence[static_cast<std::size_t>(d.evidence[i])];
@@ -234,6 +251,9 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
       std::string q;
       for (auto it = query_seen.rbegin(); it != query_seen.rend(); ++it) q += (q.empty() ? "" : " / ") + std::to_string(it->first);
       what += " (query tokens per sequence " + q + ")";
+    }
+    if (e == static_cast<std::size_t>(PhaseEvidence::kCacheWriteTokens)) {
+      what += fmt::format(": {} to {} tokens a step", cache_tokens_seen.begin()->first, cache_tokens_seen.rbegin()->first);
     }
     from += fmt::format("{}{} from {}", from.empty() ? "" : ", ", per_evidence[e], what);
   }

@@ -5,18 +5,23 @@
 //      attention operators (scaled_dot_product_attention's q is [batch, heads, query, dim]), else
 //      the token ids the embedding looked up ([batch, tokens]); more than one query token per
 //      sequence is a prefill, one is a decode;
-//   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
+//   3. the step's new tokens from its KV-cache writes where the kernel launches one block per token
+//      (model/token_grids.hpp: vLLM's reshape_and_cache kernels, concat_and_cache_mla): one token is a decode; a step with 8x the run's fewest tokens or more
+//      is a prefill (mixed where it also runs decode attention kernels); where the run holds such
+//      steps, the steps below that are decodes (a batch of sequences, one token each);
+//   4. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
 //      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
-//   4. where steps are forward passes split into requests (forward_passes.hpp): a request's first
+//   5. where steps are forward passes split into requests (forward_passes.hpp): a request's first
 //      pass is its prefill when it launches rare kernels (launched by at most a quarter of the
 //      passes: a prefill's attention and GEMM tiles for many tokens, its mask set-up), and any pass
 //      launching those is a prefill too (a second prompt with no gap before it); the rest are
 //      decodes, which repeat one set of kernels (a Hugging Face generate() call is one request: a
 //      prefill, then a decode per token). A first pass with nothing rare is a decode (a pause inside
 //      a request, e.g. a cold first call's, can look like a gap between requests);
-//   5. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
-// Not the launch size of attention kernels (grid): the CLI's load plans for steps and report leave
-// kernels' grid columns unread, and a decision must not depend on which columns were loaded.
+//   6. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
+// Not the launch size of other kernels: the load plans for steps and report leave kernels' grid
+// columns unread, and a decision must not depend on which columns were loaded (the readers keep
+// the token grids of rule 3 whatever the plan).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +34,7 @@
 
 namespace kernscope::report {
 
-enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kRequestStructure, kKernelMix, kNone };
+enum class PhaseEvidence { kAnnotation, kShapes, kCacheWriteTokens, kAttentionKind, kRequestStructure, kKernelMix, kNone };
 
 // Words for a table cell: "annotation", "shapes", "attention kernels", "request structure", "kernel mix", "none".
 const char* phase_evidence_name(PhaseEvidence evidence);
@@ -38,6 +43,7 @@ struct StepPhaseFacts {
   std::int64_t global_tid = 0;  // the step window's thread (0: a window in GPU time)
   std::int32_t request = -1;    // the request of a forward pass (StepWindow::request), -1: none
   std::vector<StringId> kernel_names;  // a forward pass's kernel names, sorted, once each
+  std::int64_t cache_write_tokens = -1;  // its first KV-cache write's KernelColumns::token_grid; -1: none
 };
 
 struct PhaseDecisions {

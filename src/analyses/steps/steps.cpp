@@ -760,6 +760,16 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
         f.kernel_names.erase(std::unique(f.kernel_names.begin(), f.kernel_names.end()), f.kernel_names.end());
       }
     }
+    // A step's first one-block-per-token KV-cache write gives its new tokens (rule 3).
+    if (k.token_grid.size() == k.size()) {
+      std::vector<TimeNs> first_write(phase_facts.size(), std::numeric_limits<TimeNs>::max());
+      for (RowIndex i = 0; i < k.size(); ++i) {
+        const auto w = result.kernel_step[i];
+        if (w < 0 || k.token_grid[i] <= 0 || k.start_ns[i] >= first_write[static_cast<std::size_t>(w)]) continue;
+        first_write[static_cast<std::size_t>(w)] = k.start_ns[i];
+        phase_facts[static_cast<std::size_t>(w)].cache_write_tokens = k.token_grid[i];
+      }
+    }
     const auto decided = report::decide_step_phases(trace, steps, phase_facts);
     if (!decided.summary.empty()) result.method += "; " + decided.summary;
     if (found->source == report::StepSource::kForwardPasses) result.method += name_warm_up_request(steps);

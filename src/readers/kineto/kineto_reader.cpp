@@ -1,5 +1,7 @@
 #include "readers/kineto/kineto_reader.hpp"
 
+#include "model/token_grids.hpp"
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -644,6 +646,7 @@ Result<Trace> read_kineto(ByteSource& raw_source, const std::string& label, cons
   if (!split) return make_error(split.error().code, label + ": " + split.error().message);
   auto finished = builder.finish(*split, source);
   if (!finished) return make_error(finished.error().code, label + ": " + finished.error().message);
+  token_grids_from_grids(trace.kernels, trace.strings);  // Kineto writes every kernel's grid
   // A trace with no complete event of any category kernscope reads is an error, as an empty nsys
   // export is.
   if (builder.complete_events() == 0) {

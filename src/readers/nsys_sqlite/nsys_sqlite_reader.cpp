@@ -1,5 +1,6 @@
 #include "readers/nsys_sqlite/nsys_sqlite_reader.hpp"
 
+#include "model/token_grids.hpp"
 #include "readers/nsys_sqlite/host_tables.hpp"
 #include "readers/nsys_sqlite/scheduling_events.hpp"
 
@@ -19,6 +20,7 @@
 #include <set>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace kernscope::nsys {
 namespace {
@@ -100,6 +102,7 @@ class Reader {
   Result<void> read_samples(const Database& db, GpuSampleColumns& g, const RowRange& range);
   Result<void> read_graph_execs(const Database& db, GraphExecColumns& g, const RowRange& range);
   Result<void> read_tracer_info();
+  Result<void> read_token_grids();
   Result<void> read_capture_windows();
   void map_samples_to_cuda_devices();
 
@@ -175,6 +178,7 @@ class Reader {
   std::string label_;
   std::unique_ptr<progress::Meter> meter_;  // the progress line (base/progress.hpp): rows read
   std::map<std::uint32_t, std::string> nvml_uuids_;  // kernscope tracer: NVML index -> UUID
+  std::vector<std::pair<std::int64_t, StringId>> token_grid_names_;  // StringIds of one-block-per-token kernels: nsys id, pool id
   OpenOptions options_;
   const std::string* file_path_;  // set when more connections to the same file can be opened
   std::size_t database_bytes_ = 0;
@@ -293,8 +297,46 @@ Result<void> Reader::read_strings() {
     return {};
   }
   return scan("StringIds", {{"id", nullptr}, {"value", "''"}}, [&](const Statement& s) {
-    strings_.add(s.int64(0), trace_.strings.intern(s.text(1)));
+    const StringId id = trace_.strings.intern(s.text(1));
+    strings_.add(s.int64(0), id);
+    if (launches_one_block_per_token(s.text(1))) token_grid_names_.push_back({s.int64(0), id});
   });
+}
+
+// The grids of kernels that launch one block per token (model/token_grids.hpp): from the grid
+// where the plan read it, else for those kernels alone with one more scan of the kernel table, so
+// only traces that have them pay for it.
+Result<void> Reader::read_token_grids() {
+  auto& k = trace_.kernels;
+  if (token_grid_names_.empty() || k.size() == 0) return {};
+  if (k.grid_x.size() == k.size()) {
+    token_grids_from_grids(k, trace_.strings);
+    return {};
+  }
+  auto columns = columns_of(kKernelTable);
+  if (!columns) return std::unexpected(columns.error());
+  if (!columns->contains("gridX") || !columns->contains("demangledName")) return {};
+  std::string ids;
+  std::unordered_set<StringId> names;
+  for (const auto& [nsys_id, pool_id] : token_grid_names_) {
+    ids += (ids.empty() ? "" : ", ") + std::to_string(nsys_id);
+    names.insert(pool_id);
+  }
+  auto stmt = db_.prepare(std::string("SELECT gridX FROM ") + kKernelTable + " WHERE demangledName IN (" + ids + ") ORDER BY rowid");
+  if (!stmt) return std::unexpected(stmt.error());
+  // The kernel rows are in rowid order (the slices are joined in order): the n-th such row takes
+  // the n-th grid.
+  RowIndex i = 0;
+  while (true) {
+    auto more = stmt->step();
+    if (!more) return std::unexpected(more.error());
+    if (!*more) break;
+    while (i < k.size() && !names.contains(k.demangled_name[i])) ++i;
+    if (i == k.size()) break;
+    if (k.token_grid.empty()) k.token_grid.assign(k.size(), 0);
+    k.token_grid[i++] = static_cast<std::int32_t>(stmt->int64(0));
+  }
+  return {};
 }
 
 Result<void> Reader::read_enums() {
@@ -768,6 +810,9 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     if (!r) return std::unexpected(r.error());
   }
   for (auto& merge : merges) merge();
+  if (wanted(EventKind::kKernels, kKernelTable)) {
+    if (auto r = read_token_grids(); !r) return std::unexpected(r.error());
+  }
   map_samples_to_cuda_devices();
   for (const auto& k : kinds) {
     if (k.kind != EventKind::kNvtx && wanted(k.kind, k.table)) trace_.loaded |= bit(k.kind);
