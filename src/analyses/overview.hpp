@@ -2,6 +2,8 @@
 // processes and threads, top-level NVTX ranges, and what is missing.
 #pragma once
 
+#include "analyses/steps/tracer_cost.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -48,10 +50,8 @@ struct TraceOverview {
   std::int64_t graph_replay_kernels = 0;
   std::int64_t graph_launches = 0;
   std::vector<std::string> missing;  // plain sentences
-  // Traces of kernscope's tracer: what tracing cost the program (src/analyses/steps/tracer_cost.hpp),
-  // as sentences, and the estimated inflation of host times when there is one.
-  std::vector<std::string> tracer_cost;
-  std::optional<double> tracer_inflation_percent;
+  // Traces of kernscope's tracer: what tracing cost the program (src/analyses/steps/tracer_cost.hpp).
+  std::optional<TracerCostEstimate> tracer_cost;
 };
 
 TraceOverview describe(const Trace& trace);

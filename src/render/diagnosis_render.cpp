@@ -6,6 +6,7 @@
 #include "render/document_render.hpp"
 #include "render/accounting_render.hpp"
 #include "render/json_writer.hpp"
+#include "render/tracer_cost_render.hpp"
 
 namespace kernscope {
 namespace {
@@ -113,7 +114,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   }
   if (d.steps.ttft.count) o << "  TTFT (prefill step, from its start until its host range or GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
-  for (const auto& line : d.tracer_cost) o << "  tracer: " << line << "\n";
+  for (const auto& line : tracer_cost_sentences(d.tracer_cost)) o << "  tracer: " << line << "\n";
   speed_of_light_text(o, d);
   // A section with nothing to show is left out, not printed as a bare heading (a trace without
   // kernels, a run where no rule fired).
@@ -168,9 +169,7 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   json.key("workload").begin_object().member("kind", workload_name(d.steps.workload.kind)).key("evidence").begin_array();
   for (const auto& e : d.steps.workload.evidence) json.value(e);
   json.end_array().end_object();
-  json.key("tracer_cost").begin_array();
-  for (const auto& line : d.tracer_cost) json.value(line);
-  json.end_array();
+  write_tracer_cost_json(json.key("tracer_cost"), d.tracer_cost);
   if (!d.recording.empty()) json.member("recording", d.recording);
   if (d.moe) {
     json.key("moe").begin_object().member("layers", static_cast<std::int64_t>(d.moe->layers.size())).key("roles").begin_object();

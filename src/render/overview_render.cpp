@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "render/tracer_cost_render.hpp"
 #include "render/document_render.hpp"
 #include "render/json_writer.hpp"
 
@@ -76,9 +77,9 @@ std::string render_overview_text(const TraceOverview& o, bool all) {
       put(fmt::format("  ({} more range names: --all lists them)\n", o.top_level_ranges.size() - shown));
     }
   }
-  if (!o.tracer_cost.empty()) {
+  if (o.tracer_cost) {
     put("Tracer cost:\n");
-    for (const auto& line : o.tracer_cost) put("  " + line + '\n');
+    for (const auto& line : tracer_cost_sentences(*o.tracer_cost)) put("  " + line + '\n');
   }
   if (!o.missing.empty()) {
     put("Missing or degraded:\n");
@@ -144,14 +145,7 @@ std::string render_overview_json(const TraceOverview& o) {
   json.key("missing").begin_array();
   for (const auto& m : o.missing) json.value(m);
   json.end_array();
-  if (!o.tracer_cost.empty()) {
-    json.key("tracer_cost").begin_object().key("inflation_percent");
-    if (o.tracer_inflation_percent) json.value(*o.tracer_inflation_percent);
-    else json.null();
-    json.key("sentences").begin_array();
-    for (const auto& line : o.tracer_cost) json.value(line);
-    json.end_array().end_object();
-  }
+  if (o.tracer_cost) write_tracer_cost_json(json.key("tracer_cost"), *o.tracer_cost);
   json.end_object();
   return json.finish();
 }

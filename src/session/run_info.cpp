@@ -22,8 +22,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
       if (auto s = analyze_steps(trace, *rules, StepOptions{})) steps = std::move(*s);
     }
     const auto cost = estimate_tracer_cost(trace, steps ? &*steps : nullptr, builtin_tracer_cost_calibration());
-    overview.tracer_cost = cost.lines();
-    if (cost.calibration && cost.not_estimated.empty()) overview.tracer_inflation_percent = cost.inflation_percent;
+    if (cost.kernscope_trace) overview.tracer_cost = cost;
   }
   AnalysisOutput out;
   out.text = output.format == "json" ? render_overview_json(overview) : render_overview_text(overview, o.flag("all"));

@@ -20,7 +20,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   if (!rules) return std::unexpected(rules.error());
   auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
   if (!d) return std::unexpected(d.error());
-  d->tracer_cost = estimate_tracer_cost(trace, &d->steps, builtin_tracer_cost_calibration()).lines();
+  d->tracer_cost = estimate_tracer_cost(trace, &d->steps, builtin_tracer_cost_calibration());
   ModelOptionValues model;
   for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
   if (!o.text("peaks").empty() && o.text("model").empty()) {

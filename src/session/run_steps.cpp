@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "analyses/steps/tracer_cost.hpp"
+#include "render/tracer_cost_render.hpp"
 #include "kernscope/steps.hpp"
 #include "render/steps_render.hpp"
 #include "session/analysis_entry.hpp"
@@ -30,7 +31,7 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   // The tracer's cost (kernscope tracer traces), and with --correct-tracer-cost host times without
   // it where the estimate is sound: a column "Host Corrected" after "Wall".
   const TracerCostEstimate cost = estimate_tracer_cost(trace, &*steps, builtin_tracer_cost_calibration());
-  std::vector<std::string> cost_lines = cost.lines();
+  std::vector<std::string> cost_lines = tracer_cost_sentences(cost);
   if (o.flag("correct-tracer-cost")) {
     const StepCorrection correction = correct_step_times(*steps, cost);
     if (correction.sound) {

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "analyses/steps/tracer_cost.hpp"
+#include "render/tracer_cost_render.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/open.hpp"
 #include "tracer/config/file_list.hpp"
@@ -234,7 +235,7 @@ TEST(TracerCostEstimate, LaunchesPerStepTimesTheCalibratedCost) {
   EXPECT_NEAR(e.added_ns, 7'350'000, 1e-6);
   EXPECT_NEAR(e.inflation_percent, 100.0 * 7.35 / 12.65, 1e-9);
   EXPECT_EQ(e.total_launches, 5600);
-  const auto lines = e.lines();
+  const auto lines = tracer_cost_sentences(e);
   ASSERT_GE(lines.size(), 2u);
   EXPECT_EQ(lines[0].rfind("traced host times inflated by about 58 % (700 launches per step x 10.5 us, calibrated on test host)", 0), 0u)
       << lines[0];
@@ -274,7 +275,7 @@ TEST(TracerCostEstimate, NoMatchingCalibrationSaysSoInsteadOfANumber) {
   ASSERT_TRUE(steps.has_value());
   const auto e = estimate_tracer_cost(*trace, &*steps, *calibration);
   EXPECT_FALSE(e.calibration.has_value());
-  const auto lines = e.lines();
+  const auto lines = tracer_cost_sentences(e);
   ASSERT_FALSE(lines.empty());
   EXPECT_EQ(lines[0].rfind("tracer cost not estimated: no calibration for NVIDIA B200 with CUPTI 130001 recording defaults", 0), 0u)
       << lines[0];
@@ -311,10 +312,10 @@ TEST(TracerCostEstimate, CorrectionIsCappedByTheGpuIdleTime) {
 TEST(TracerCostEstimate, OlderTracesAndOtherSourcesGetNoFigure) {
   Trace nsys;
   nsys.source.format = "nsys-sqlite";
-  EXPECT_TRUE(estimate_tracer_cost(nsys, nullptr, builtin_tracer_cost_calibration()).lines().empty());
+  EXPECT_TRUE(tracer_cost_sentences(estimate_tracer_cost(nsys, nullptr, builtin_tracer_cost_calibration())).empty());
   Trace old;
   old.source.format = "kernscope-tracer";
-  const auto lines = estimate_tracer_cost(old, nullptr, builtin_tracer_cost_calibration()).lines();
+  const auto lines = tracer_cost_sentences(estimate_tracer_cost(old, nullptr, builtin_tracer_cost_calibration()));
   ASSERT_FALSE(lines.empty());
   EXPECT_NE(lines[0].find("written by a tracer older than its cost measurement"), std::string::npos) << lines[0];
 }
@@ -345,7 +346,7 @@ TEST(TracerCostCommands, InfoReportAndStepsSayIt) {
   ASSERT_TRUE(trace.has_value());
   auto steps = steps_of(*trace);
   ASSERT_TRUE(steps.has_value());
-  const auto expected = estimate_tracer_cost(*trace, &*steps, builtin_tracer_cost_calibration()).lines();
+  const auto expected = tracer_cost_sentences(estimate_tracer_cost(*trace, &*steps, builtin_tracer_cost_calibration()));
   ASSERT_FALSE(expected.empty());
   for (const char* analysis : {"info", "report", "steps"}) {
     AnalysisRequest request;
@@ -361,6 +362,22 @@ TEST(TracerCostCommands, InfoReportAndStepsSayIt) {
       // The trace was recorded with the default kinds (recorded_kinds has no sync): absent, not zero.
       EXPECT_NE(out->text.find("not recorded by kernscope record: sync ("), std::string::npos) << out->text;
     }
+  }
+  // JSON carries the figures, not only the sentences (issue 45 item 6): the same as the estimate.
+  const auto estimate = estimate_tracer_cost(*trace, &*steps, builtin_tracer_cost_calibration());
+  for (const char* analysis : {"info", "report"}) {
+    AnalysisRequest request;
+    request.analysis = analysis;
+    request.format = "json";
+    auto out = run_analysis(path, request);
+    ASSERT_TRUE(out.has_value()) << analysis << ": " << out.error().message;
+    const auto at = out->text.find("\"tracer_cost\":");
+    ASSERT_NE(at, std::string::npos) << out->text;
+    const std::string cost = out->text.substr(at, 2000);
+    EXPECT_NE(cost.find("\"program_ns\": " + std::to_string(estimate.program_ns)), std::string::npos) << cost;
+    EXPECT_NE(cost.find("\"program_calls\": " + std::to_string(estimate.program_calls)), std::string::npos) << cost;
+    EXPECT_NE(cost.find("\"not_estimated_why\": \""), std::string::npos) << cost;
+    EXPECT_NE(cost.find("\"" + expected[0].substr(0, 40)), std::string::npos) << cost;
   }
   // Every kind recorded: nothing said.
   const std::string every = synthetic_trace("every.sqlite", "NVIDIA B200 test", 4, 20'000'000, 700,

@@ -11,6 +11,7 @@
 #include "kernscope/error.hpp"
 #include "kernscope/op_classes.hpp"
 #include "analyses/steps/step_accounting.hpp"
+#include "analyses/steps/tracer_cost.hpp"
 #include "kernscope/steps.hpp"
 #include "analyses/tail.hpp"
 #include "kernscope/trace.hpp"
@@ -79,7 +80,7 @@ struct Diagnosis {
   std::vector<ReportAction> next_actions;      // most valuable first
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
   std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
-  std::vector<std::string> tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
+  TracerCostEstimate tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
   // A live capture's trace: which windows it recorded of how long a run (the reader's note), so no
   // total is read as the whole run's. Empty for a trace recorded whole.
   std::string recording;

@@ -216,38 +216,6 @@ TracerCostEstimate estimate_tracer_cost(const Trace& trace, const StepAnalysis* 
   return e;
 }
 
-std::vector<std::string> TracerCostEstimate::lines() const {
-  std::vector<std::string> out;
-  if (!kernscope_trace) return out;
-  if (calibration && not_estimated.empty()) {
-    out.push_back(fmt::format("traced host times inflated by about {:.0f} % ({:.0f} launches per step x {:.1f} us, calibrated on {}): "
-                              "{}, {} traced, about {} without the tracer{}",
-                              inflation_percent, launches, calibration->us_per_launch, calibration->host, basis, ms(host_ns),
-                              ms(host_ns - added_ns), host_cpu.empty() ? "" : " (traced on " + host_cpu + ")"));
-  } else {
-    out.push_back("tracer cost not estimated: " + not_estimated + "; traced host times include an unknown cost of the tracer");
-  }
-  if (program_calls + other_calls > 0) {
-    std::string sites;
-    for (const auto& s : by_site) sites += fmt::format("{}{} {} x, {}", sites.empty() ? "" : "; ", s.site, s.calls, ms(static_cast<double>(s.total_ns)));
-    std::string line = fmt::format("the tracer's own code on the program's threads: {} in {} calls ({})", ms(static_cast<double>(program_ns)),
-                                   program_calls, sites.empty() ? "none" : sites);
-    if (total_launches > 0) line += fmt::format(", {:.1f} ns per launch", static_cast<double>(program_ns) / static_cast<double>(total_launches));
-    if (other_calls > 0) line += fmt::format("; on CUPTI's threads {} in {} calls", ms(static_cast<double>(other_ns)), other_calls);
-    if (timing_cost_ns >= 0) {
-      line += fmt::format("; timing it adds about {} ns per call ({} in all)", timing_cost_ns,
-                          ms(static_cast<double>(timing_cost_ns * (program_calls + other_calls))));
-    }
-    out.push_back(line);
-  } else {
-    out.push_back("the tracer's own time on the program's threads is not in this trace (written by a tracer older than its cost measurement)");
-  }
-  if (overhead_loaded) {
-    out.push_back(fmt::format("CUPTI's overhead records: {} ({})", overhead_records, ms(static_cast<double>(overhead_ns))));
-  }
-  return out;
-}
-
 StepCorrection correct_step_times(const StepAnalysis& steps, const TracerCostEstimate& estimate) {
   StepCorrection c;
   if (!estimate.kernscope_trace) {

@@ -52,9 +52,7 @@ struct TracerCostEstimate {
   double added_ns = 0;        // launches x cost
   double inflation_percent = 0;  // added / (host - added)
   std::int64_t total_launches = 0;
-
-  // The sentences `info` and `report` print: the estimate (or why none), then what was measured.
-  std::vector<std::string> lines() const;
+  // In words and as JSON: render/tracer_cost_render.hpp.
 };
 
 // `steps` (the step analysis of the trace) chooses the group of steps the estimate is stated for:
