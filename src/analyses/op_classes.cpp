@@ -8,6 +8,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "analyses/ops.hpp"
 #include "analyses/nsys/api_lookup.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/nsys/nvtx_ranges.hpp"

@@ -41,6 +41,8 @@ double percentile_linear(const std::vector<std::int64_t>& sorted, double q);
 void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer_list<double> qs);
 
 Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject);
+class TraceContext;
+Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);  // sharing the run's context
 // As a report table (nsys-style headers with units); at most `limit` rows (0: all).
 Table tail_table(const std::vector<TailRow>& rows, TailSubject subject, bool by_score, std::size_t limit);
 

@@ -13,15 +13,10 @@
 #include <vector>
 
 #include "analyses/nsys/api_lookup.hpp"
-#include "analyses/nsys/analyze.hpp"
-#include "analyses/steps/host_profile.hpp"
 #include "kernscope/op_classes.hpp"
-#include "analyses/steps/step_accounting.hpp"
 #include "analyses/steps/step_windows.hpp"
 #include "kernscope/steps.hpp"
-#include "analyses/tail.hpp"
 #include "kernscope/trace.hpp"
-#include "analyses/whatif/whatif.hpp"
 
 namespace kernscope {
 
@@ -77,29 +72,8 @@ class TraceContext {
   mutable std::vector<std::pair<std::optional<std::string>, std::unique_ptr<Result<report::StepWindows>>>> windows_;
 };
 
-// The analyses that share the context (the overloads taking a trace build a private one).
-Result<OpsResult> classify_operations(const TraceContext& context);
-Result<StepAnalysis> analyze_steps(const TraceContext& context, const StepOptions& options);
-Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);
-HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
-                            const HostProfileOptions& options);
-StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);
-WhatIfResult what_if(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
-                     const WhatIfOptions& options);
-// Several traces, each on its own clock (the ranks of one run, a file each), replayed as one: trace
-// i's times less its offset_ns are on one clock (the ranks' offsets, ranks_skew.hpp), and the
-// collectives of its processes wait for the others' as in one trace (whatif_graph.hpp,
-// link_collectives). One result per trace, in its order and in its own clock. Of the options only
-// the changes are taken (step indices and edit times belong to one trace); every step is replayed.
-struct WhatIfTrace {
-  const TraceContext* context = nullptr;
-  const StepAnalysis* steps = nullptr;
-  const StepAccounting* accounting = nullptr;
-  std::int64_t offset_ns = 0;
-  std::vector<WhatIfChange> changes;  // this trace's changes (roof= factors are its own); empty: the options'
-};
-std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& options);
-std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
-                                   const TailResult* kernel_tail);
+// The analyses that take a context declare that entry point in their own header beside the one
+// taking a trace (which builds a private context): ops.hpp, steps/analyze_steps.hpp, tail.hpp,
+// steps/host_profile.hpp, steps/step_accounting.hpp, whatif/whatif.hpp, nsys/analyze.hpp (LLM rules).
 
 }  // namespace kernscope

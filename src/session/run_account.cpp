@@ -1,6 +1,7 @@
 // account: where each step's time goes, in exclusive categories that sum to the step's window.
 #include <sstream>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/steps/step_accounting.hpp"
 #include "analyses/trace_context.hpp"
 #include "render/accounting_render.hpp"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/moe/perfect_router.hpp"
 #include "analyses/trace_context.hpp"
 #include "render/moe_render.hpp"

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/whatif/whatif.hpp"
 #include "ranks/ranks_set.hpp"

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/whatif/whatif.hpp"

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/steps/step_accounting.hpp"
 #include "analyses/trace_context.hpp"
 #include "kernscope/steps.hpp"

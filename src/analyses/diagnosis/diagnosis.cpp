@@ -7,6 +7,8 @@
 #include <set>
 #include <sstream>
 
+#include "analyses/ops.hpp"
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/diagnosis/advice.hpp"
 #include "analyses/moe/perfect_router.hpp"
 #include "analyses/spec/spec.hpp"

@@ -55,6 +55,9 @@ struct TailResult;
 // `kernel_tail`: the kernel tail statistics when the caller has them already (else computed).
 std::vector<Finding> run_llm_rules(const Trace& trace, const StepAnalysis& steps, const AnalyzeOptions& options,
                                    const TailResult* kernel_tail = nullptr);
+class TraceContext;
+std::vector<Finding> run_llm_rules(const TraceContext& context, const StepAnalysis& steps, const AnalyzeOptions& options,
+                                   const TailResult* kernel_tail);  // sharing the run's context
 
 // Every rule `analyze` runs, in its order (nsys analyze's six, then the LLM rules above), with what it
 // looks for: for `analyze -r RULE` and `analyze --help-rules`.

@@ -110,6 +110,9 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
 // steps: the whole run is one window.
 HostProfile host_profile_of(const Trace& trace, std::vector<Step> steps, const std::string& step_method,
                             const HostProfileOptions& options);
+class TraceContext;
+HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps, const std::string& step_method,
+                            const HostProfileOptions& options);  // sharing the run's context
 
 // Tables: per group (phase summary), per function (top `limit` per group; 0 all), per step.
 Table host_groups_table(const HostProfile& profile);

@@ -100,6 +100,8 @@ struct StepAccounting {
 // The accounting of `steps` (found in `trace` with `rules`); trace_context.hpp has the overload
 // that shares a run's context.
 StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps);
+class TraceContext;
+StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);  // sharing the run's context
 
 // Where each step's accounted window ends: when its range or its GPU work ends, whichever is
 // later, except that GPU work still running when the next step of its process starts counts in

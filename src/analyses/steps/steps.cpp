@@ -16,6 +16,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "analyses/nsys/api_lookup.hpp"
 #include "analyses/nsys/nvtx_ranges.hpp"
 #include "analyses/steps/step_chunks.hpp"

@@ -160,5 +160,21 @@ struct WhatIfResult {
 // has the overload that shares a run's context.
 WhatIfResult what_if(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps, const StepAccounting& accounting,
                      const WhatIfOptions& options);
+class TraceContext;
+WhatIfResult what_if(const TraceContext& context, const StepAnalysis& steps, const StepAccounting& accounting,
+                     const WhatIfOptions& options);  // sharing the run's context
+// Several traces, each on its own clock (the ranks of one run, a file each), replayed as one: trace
+// i's times less its offset_ns are on one clock (the ranks' offsets, ranks_skew.hpp), and the
+// collectives of its processes wait for the others' as in one trace (whatif_graph.hpp,
+// link_collectives). One result per trace, in its order and in its own clock. Of the options only
+// the changes are taken (step indices and edit times belong to one trace); every step is replayed.
+struct WhatIfTrace {
+  const TraceContext* context = nullptr;
+  const StepAnalysis* steps = nullptr;
+  const StepAccounting* accounting = nullptr;
+  std::int64_t offset_ns = 0;
+  std::vector<WhatIfChange> changes;  // this trace's changes (roof= factors are its own); empty: the options'
+};
+std::vector<WhatIfResult> what_if_together(const std::vector<WhatIfTrace>& traces, const WhatIfOptions& options);
 
 }  // namespace kernscope
