@@ -7,6 +7,7 @@
 #include "render/accounting_render.hpp"
 #include "render/json_writer.hpp"
 #include "render/tracer_cost_render.hpp"
+#include "render/advice_render.hpp"
 
 namespace kernscope {
 namespace {
@@ -155,8 +156,32 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   o << "\nDiagnosis\n";
   for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
   if (!d.next_actions.empty()) o << "\nNext actions\n";
-  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << d.next_actions[i].text << "\n";
+  for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << action_sentence(d.next_actions[i]) << "\n";
   return o.str();
+}
+
+// What an action's sentence rests on: the share and scope, then only the fields its kind fills.
+static void write_action_facts(JsonWriter& json, const ActionFacts& f) {
+  json.begin_object().member("share", f.share).key("scope").begin_array();
+  for (const auto& g : f.scope) json.value(g);
+  json.end_array();
+  if (!f.parts.empty()) {
+    json.key("parts").begin_array();
+    for (const auto& [name, share] : f.parts) json.begin_object().member("name", name).member("share", share).end_object();
+    json.end_array();
+  }
+  if (f.pageable_share > 0) json.member("pageable_share", f.pageable_share);
+  if (f.kernels > 0) {
+    json.member("roof", f.roof).member("roof_fraction", f.roof_fraction).member("tflop_per_s", f.tflop_per_s).member("gb_per_s", f.gb_per_s);
+    json.member("kernels", f.kernels).member("kernel_ns", f.kernel_ns).member("ideal_ns", f.ideal_ns);
+  }
+  if (f.graph_launches > 0) json.member("graph_launches", f.graph_launches);
+  if (!f.frame.empty()) json.member("frame", f.frame).member("frame_share", f.frame_share);
+  if (!f.outer_frame.empty()) json.member("outer_frame", f.outer_frame).member("outer_share", f.outer_share);
+  if (f.replay_only) json.member("replay_only", true);
+  if (f.waited_calls > 0) json.member("waited_calls", f.waited_calls).member("waited_call", f.waited_call);
+  if (!f.steps_method.empty()) json.member("steps_method", f.steps_method);
+  json.end_object();
 }
 
 std::string render_diagnosis_json(const Diagnosis& d) {
@@ -276,7 +301,8 @@ std::string render_diagnosis_json(const Diagnosis& d) {
     json.key("evidence").begin_array();
     for (const auto& e : a.evidence) json.value(e);
     json.end_array();
-    json.member("rank_ns", a.rank_ns).member("rank_basis", a.rank_basis).member("text", a.text).end_object();
+    write_action_facts(json.key("facts"), a.facts);
+    json.member("rank_ns", a.rank_ns).member("rank_basis", a.rank_basis).member("text", action_sentence(a)).end_object();
   }
   json.end_array();
   json.end_object();

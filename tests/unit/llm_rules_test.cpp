@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "render/advice_render.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
 #include "render/document_render.hpp"
@@ -204,13 +205,13 @@ TEST(Report, AnIdleGapIsOneActionOnItsPartWithTheRulesAsEvidence) {
     ++idle_actions;
     EXPECT_EQ(a.part, "idle.unexplained");
     EXPECT_EQ(a.kind, "find-host-work");
-    EXPECT_EQ(a.time_ns, 899'999'000) << a.text;  // the gap: 901,000,000 - 1,001,000 ns
-    ASSERT_EQ(a.evidence.size(), 2u) << a.text;
+    EXPECT_EQ(a.time_ns, 899'999'000) << action_sentence(a);  // the gap: 901,000,000 - 1,001,000 ns
+    ASSERT_EQ(a.evidence.size(), 2u) << action_sentence(a);
     EXPECT_TRUE(a.evidence[0].starts_with(rule(d->findings, "gpu_gaps").title) ||
                 a.evidence[1].starts_with(rule(d->findings, "gpu_gaps").title));
   }
   EXPECT_EQ(idle_actions, 1) << render_diagnosis_text(*d);
-  for (const auto& a : d->next_actions) EXPECT_FALSE(a.text.starts_with("Keep the GPU fed")) << a.text;
+  for (const auto& a : d->next_actions) EXPECT_FALSE(action_sentence(a).starts_with("Keep the GPU fed")) << action_sentence(a);
 }
 
 TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
@@ -221,7 +222,7 @@ TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
   ASSERT_FALSE(d.decode_classes.empty());
   EXPECT_EQ(d.decode_classes.front().op_class, "gemv");
   ASSERT_FALSE(d.next_actions.empty());
-  EXPECT_NE(d.next_actions.front().text.find("CUDA graph"), std::string::npos);
+  EXPECT_NE(action_sentence(d.next_actions.front()).find("CUDA graph"), std::string::npos);
   // The first action as data: CUDA graphs on the host's launch time, priced by the replay of the
   // measured decode steps (TPOT from the trace, to a predicted one below it).
   const ReportAction& first = d.next_actions.front();
@@ -233,9 +234,9 @@ TEST(ReportOnLlama, DiagnosesLaunchBoundDecodeAndGemv) {
   EXPECT_GT(first.predicted->from_ns, first.predicted->to_ns);
   EXPECT_GT(first.predicted->to_ns, 0);
   // An action the replay cannot price says why, and carries no prediction.
-  for (const auto& a : d.next_actions) EXPECT_TRUE(a.predicted.has_value() || !a.why_not_predicted.empty()) << a.text;
+  for (const auto& a : d.next_actions) EXPECT_TRUE(a.predicted.has_value() || !a.why_not_predicted.empty()) << action_sentence(a);
   // The low-utilization region is the launch-bound steps' idle GPU: said, not advised twice.
-  for (const auto& a : d.next_actions) EXPECT_FALSE(a.text.starts_with("Keep the GPU fed")) << a.text;
+  for (const auto& a : d.next_actions) EXPECT_FALSE(action_sentence(a).starts_with("Keep the GPU fed")) << action_sentence(a);
   bool attention_decode = false;
   for (const auto& c : d.decode_classes) attention_decode |= c.op_class == "attention_decode";
   EXPECT_TRUE(attention_decode);

@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "render/advice_render.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
@@ -203,13 +204,13 @@ TEST(Roofline, ReportActionsRankedByRecoverableTime) {
   ASSERT_TRUE(gemm.predicted.has_value()) << gemm.why_not_predicted;
   EXPECT_NEAR(static_cast<double>(gemm.predicted->from_ns), 105'000, 1'000);
   EXPECT_NEAR(static_cast<double>(gemm.predicted->to_ns), 40'000, 1'000);
-  EXPECT_TRUE(gemm.text.starts_with("Bring the gemm kernels to their memory roof:")) << gemm.text;
-  EXPECT_NE(gemm.text.find("run at 35.1 % of the roof (9.395 TFLOP/s, 1177.4 GB/s over 1 kernels, 0.100 ms; ideal 0.035 ms)"),
-            std::string::npos) << gemm.text;
+  EXPECT_TRUE(action_sentence(gemm).starts_with("Bring the gemm kernels to their memory roof:")) << action_sentence(gemm);
+  EXPECT_NE(action_sentence(gemm).find("run at 35.1 % of the roof (9.395 TFLOP/s, 1177.4 GB/s over 1 kernels, 0.100 ms; ideal 0.035 ms)"),
+            std::string::npos) << action_sentence(gemm);
   // The add second: latency-bound, 5 us against its 2 us floor: 0.105 - 0.003 = 0.102 ms.
   const ReportAction& add = d->next_actions[1];
   EXPECT_EQ(add.part, "gpu.elementwise");
-  EXPECT_NE(add.text.find("Bring the elementwise kernels to their latency roof:"), std::string::npos) << add.text;
+  EXPECT_NE(action_sentence(add).find("Bring the elementwise kernels to their latency roof:"), std::string::npos) << action_sentence(add);
   ASSERT_TRUE(add.predicted.has_value()) << add.why_not_predicted;
   EXPECT_NEAR(static_cast<double>(add.predicted->to_ns), 102'000, 1'000);
   bool coverage = false;

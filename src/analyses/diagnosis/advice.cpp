@@ -8,6 +8,7 @@
 #include <semaphore>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "analyses/diagnosis/diagnosis_whatif.hpp"
 #include "model/api_roles.hpp"
@@ -22,7 +23,6 @@ using text::fixed;
 constexpr double kUpperBoundWeight = 0.5;
 constexpr double kHeuristicWeight = 0.3;
 
-std::string percent_text(double share) { return fixed(share * 100, 1) + " %"; }
 std::string millis_text(std::int64_t ns) { return fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
 
 std::string lowercase(std::string_view s) {
@@ -48,28 +48,11 @@ std::pair<std::string, std::int64_t> largest(const std::map<std::string, std::in
   return best;
 }
 
-// How the kernels of an operation class are made faster, where their work is not known.
-std::string speed_up_advice(const std::string& op_class) {
-  if (op_class == "moe_gemm") return "grouped expert GEMMs, expert load evened out (kernscope moe), fewer bytes of expert weights (quantized experts)";
-  if (op_class == "gemm" || op_class == "gemv" || op_class == "quantized_gemm")
-    return "compare their FLOP rate and bandwidth with the device's roofs (kernscope roofline, with shapes recorded or --model); "
-           "memory-bound ones gain from fewer bytes of weights per token (quantized weights, larger batches), compute-bound ones "
-           "from better-tuned tiles or FP8";
-  if (op_class.starts_with("attention")) return "a fused attention kernel (FlashAttention, FlashInfer) and a KV-cache layout it reads at full bandwidth";
-  if (op_class == "convolution") return "channels-last tensors, cuDNN's benchmark mode and mixed precision";
-  if (op_class == "elementwise" || op_class == "copy_cast" || op_class == "norm" || op_class == "rope" || op_class == "activation" ||
-      op_class == "embedding" || op_class == "reduction")
-    return "fuse them with their neighbours (torch.compile, fused kernels): each reads and writes its tensors once more";
-  if (op_class == "cuda graph (not itemized)") return "trace the graphs' kernels (nsys --cuda-graph-trace=node) to see which of them take the time";
-  return "see which kernels they are (kernscope ops --by kernel, kernscope tail)";
-}
-
 class Advisor {
  public:
   explicit Advisor(const AdviceInputs& in) : in_(in), steps_(*in.steps), accounting_(*in.accounting) {
     account_ = &(accounting_.steady_is_loop ? accounting_.loop : accounting_.steady);
     threshold_ns_ = account_->window_ns / 100;
-    for (const auto& g : accounting_.steady_groups) scope_ += (scope_.empty() ? "" : ", ") + g;
     for (std::size_t i = 0; i < steps_.steps.size(); ++i) {
       if (steady(i)) graph_launches_ += steps_.steps[i].graph_launches;
     }
@@ -113,15 +96,15 @@ class Advisor {
     return it == account_->parts.end() ? 0 : it->second;
   }
   std::int64_t category(TimeCategory c) const { return account_->at(c); }
-  // "h2d 81.4 %, d2d 1.7 %": the largest parts under `prefix`.
-  std::string parts_of(const std::string& prefix, std::size_t n) const {
+  // The largest parts under `prefix`, with their shares ("h2d" 0.814, "d2d" 0.017).
+  std::vector<std::pair<std::string, double>> parts_of(const std::string& prefix, std::size_t n) const {
     std::vector<std::pair<std::int64_t, std::string>> parts;
     for (const auto& [k, v] : account_->parts) {
       if (k.starts_with(prefix) && v > 0) parts.push_back({v, k.substr(prefix.size())});
     }
     std::stable_sort(parts.begin(), parts.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-    std::string out;
-    for (std::size_t i = 0; i < parts.size() && i < n; ++i) out += (i ? ", " : "") + parts[i].second + " " + percent_text(share(parts[i].first));
+    std::vector<std::pair<std::string, double>> out;
+    for (std::size_t i = 0; i < parts.size() && i < n; ++i) out.push_back({parts[i].second, share(parts[i].first)});
     return out;
   }
   std::string largest_part(const std::string& prefix) const {
@@ -134,9 +117,6 @@ class Advisor {
       }
     }
     return best;
-  }
-  std::string of_steps() const {
-    return accounting_.steady_is_loop ? " of the steps' time" : " of the steady steps' time (" + scope_ + ")";
   }
 
   // The replay of `change` over the headline group's steps (started by start_replays where it could
@@ -188,12 +168,14 @@ class Advisor {
     }
   }
 
-  ReportAction& add(std::string kind, std::string part, std::int64_t time_ns, std::string text) {
+  // An action on `part`, whose share of the steady steps is `share_ns` (its time, unless said).
+  ReportAction& add(std::string kind, std::string part, std::int64_t time_ns, std::int64_t share_ns = -1) {
     ReportAction a;
     a.kind = std::move(kind);
     a.part = std::move(part);
     a.time_ns = time_ns;
-    a.text = std::move(text);
+    a.facts.share = share(share_ns >= 0 ? share_ns : time_ns);
+    if (!accounting_.steady_is_loop) a.facts.scope = accounting_.steady_groups;
     actions_.push_back(std::move(a));
     return actions_.back();
   }
@@ -240,16 +222,11 @@ class Advisor {
     a.predicted = PredictedStep{p.headline, from, to, basis, p.source()};
     a.rank_ns = static_cast<std::int64_t>(weight * static_cast<double>(p.saving_ns()));
     a.rank_basis = weight == 1.0 ? "replayed saving" : "half the replayed upper bound";
-    const double f = static_cast<double>(from) / 1e6, t = static_cast<double>(to) / 1e6;
-    a.text += std::string(" (predicted") + (change == "overlap-comm" || weight != 1.0 ? " at best" : "") + ": " + p.headline + " " +
-              fixed(f, 3) + " -> " + fixed(t, 3) + " ms (" + (t <= f ? "-" : "+") + fixed(std::abs(100.0 * (f - t) / f), 1) + " %, " +
-              p.source() + "))";
     return true;
   }
   void heuristic(ReportAction& a) {
     a.rank_ns = static_cast<std::int64_t>(kHeuristicWeight * static_cast<double>(std::max<std::int64_t>(a.time_ns, 0)));
     a.rank_basis = "30 % of the part's time (heuristic)";
-    a.text += " (not predicted: " + a.why_not_predicted + ")";
   }
   // Drops the action just added where its pricing said it would not pay.
   void keep_if(bool keep) {
@@ -265,21 +242,18 @@ class Advisor {
     }
     if (row && row->time_ns > 0) {
       const double seconds = static_cast<double>(row->time_ns) / 1e9;
-      const std::string how = row->roof == Roof::kMemory    ? "move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches)"
-                              : row->roof == Roof::kCompute ? "use faster math (better-tuned GEMM tiles, FP8 where accuracy allows)"
-                                                            : "launch fewer, larger kernels (fusion, CUDA graphs)";
-      auto& a = add("roofline", "gpu." + op_class, ns,
-                    "Bring the " + op_class + " kernels to their " + std::string(roof_name(row->roof)) + " roof: they hold " + percent_text(share(ns)) +
-                        of_steps() + " and run at " + percent_text(row->percent_of_roof() / 100) + " of the roof (" +
-                        fixed(row->flops / seconds / 1e12, 3) + " TFLOP/s, " + fixed(row->bytes / seconds / 1e9, 1) + " GB/s over " +
-                        std::to_string(row->count) + " kernels, " + millis_text(row->time_ns) + "; ideal " + fixed(row->ideal_ns / 1e6, 3) +
-                        " ms): " + how);
+      auto& a = add("roofline", "gpu." + op_class, ns);
+      a.facts.roof = std::string(roof_name(row->roof));
+      a.facts.roof_fraction = row->percent_of_roof() / 100;
+      a.facts.tflop_per_s = row->flops / seconds / 1e12;
+      a.facts.gb_per_s = row->bytes / seconds / 1e9;
+      a.facts.kernels = row->count;
+      a.facts.kernel_ns = row->time_ns;
+      a.facts.ideal_ns = row->ideal_ns;
       keep_if(price(a, "roof=" + op_class, "roofline: its kernels at their roof, an upper bound", kUpperBoundWeight));
       return;
     }
-    auto& a = add("speed-up-kernels", "gpu." + op_class, ns,
-                  "Speed up the " + op_class + " kernels: they hold " + percent_text(share(ns)) + of_steps() + " (" + millis_text(ns) + "): " +
-                      speed_up_advice(op_class));
+    auto& a = add("speed-up-kernels", "gpu." + op_class, ns);
     a.why_not_predicted = "what these kernels could reach is not known: no kernel work for them (recorded shapes or --model give their "
                           "roofline; kernscope whatif --change scale=" + op_class + ":F replays a speed-up you choose)";
     heuristic(a);
@@ -288,22 +262,16 @@ class Advisor {
   void communication() {
     const std::int64_t ns = category(TimeCategory::kCommunication);
     if (ns < threshold_ns_) return;
-    auto& a = add("overlap-comm", "communication.collectives", ns,
-                  "Overlap communication with compute: collectives run with no compute beside them for " + percent_text(share(ns)) + of_steps() +
-                      " (exposed communication): start them earlier (bucketing, prefetch), run them on their own stream, or split "
-                      "compute so it hides them");
+    auto& a = add("overlap-comm", "communication.collectives", ns);
     keep_if(price(a, "overlap-comm", "replayed: an upper bound (collectives fully hidden where compute can)", 1.0));
   }
 
   void copies() {
     const std::int64_t ns = category(TimeCategory::kCopy);
     if (ns < threshold_ns_) return;
-    const std::string pageable =
-        share(account_->pageable_copy_ns) >= 0.01 ? "; " + percent_text(share(account_->pageable_copy_ns)) + " from pageable memory" : "";
-    auto& a = add("overlap-copies", largest_part("copy."), ns,
-                  "Take the copies off the critical path: the GPU does nothing but copy for " + percent_text(share(ns)) + of_steps() + " (" +
-                      parts_of("copy.", 3) + pageable + "): keep the data on the GPU where it is reused, pin host buffers, and "
-                      "overlap copies with compute on their own stream");
+    auto& a = add("overlap-copies", largest_part("copy."), ns);
+    a.facts.parts = parts_of("copy.", 3);
+    a.facts.pageable_share = share(account_->pageable_copy_ns);
     keep_if(price(a, "overlap-copies", "replayed", 1.0));
   }
 
@@ -311,10 +279,8 @@ class Advisor {
     const std::int64_t ns = category(TimeCategory::kBlocked);
     if (ns < threshold_ns_) return;
     const std::string part = largest_part("blocked.");
-    auto& a = add("remove-waits", part, ns,
-                  "Remove the host's waits: a host thread waits in " + parts_of("blocked.", 3) + of_steps() +
-                      " while the GPU is idle: wait on events only where a result is read, keep a step in flight, or move what it "
-                      "waits for off the step");
+    auto& a = add("remove-waits", part, ns);
+    a.facts.parts = parts_of("blocked.", 3);
     if (auto what = waited_for(part.substr(std::string("blocked.").size())); !what.empty()) a.evidence.push_back(what);
     // A wait the replay cannot remove (what it waits for stays on the stream: a host callback, a
     // copy) is still the steps' bottleneck: said, not dropped.
@@ -388,13 +354,8 @@ class Advisor {
     const std::int64_t ns = part("host.launch");
     if (ns < threshold_ns_) return;
     const bool graphed = graph_launches_ > 0;
-    auto& a = add(graphed ? "launch-less" : "cuda-graphs", "host.launch", ns,
-                  graphed ? "Launch less from the host: the steps replay CUDA graphs (" + std::to_string(graph_launches_) +
-                                " graph launches), yet the GPU idles while the host launches work for " + percent_text(share(ns)) + of_steps() +
-                                ": capture what still runs outside the graphs, or fuse kernels so fewer are launched"
-                          : "Capture the step in a CUDA graph (torch.compile mode=\"reduce-overhead\", torch.cuda.graphs, the engine's "
-                            "CUDA-graph mode): the GPU idles while the host launches work for " + percent_text(share(ns)) + of_steps() +
-                                " (the launch calls and the framework's time between them)");
+    auto& a = add(graphed ? "launch-less" : "cuda-graphs", "host.launch", ns);
+    a.facts.graph_launches = graph_launches_;
     keep_if(price(a, "graphs", "replayed", 1.0));
   }
 
@@ -419,28 +380,24 @@ class Advisor {
     const auto [inner, inner_ns] = largest(account_->framework_inner);
     const auto [outer, outer_ns] = largest(account_->framework);
     if (loader * 2 >= ns) {
-      auto& a = add("data-loader", "host.framework", ns,
-                    "Load the data off the step: the GPU idles while the host is in the data loader (" + loader_name + " " +
-                        percent_text(share(loader)) + of_steps() + "): DataLoader workers (num_workers > 0), pin_memory=True and prefetching "
-                        "prepare the next batch while the GPU runs this one");
+      auto& a = add("data-loader", "host.framework", ns);
+      a.facts.frame = loader_name;
+      a.facts.frame_share = share(loader);
       keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
       return;
     }
-    std::string where = inner.empty() ? "" : " (innermost " + inner + " " + percent_text(share(inner_ns));
-    if (!where.empty() && outer != inner && !outer.empty()) where += ", inside " + outer + " " + percent_text(share(outer_ns));
-    if (!where.empty()) where += ")";
-    auto& a = add("host-work", "host.framework", ns,
-                  "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " + percent_text(share(ns)) +
-                      of_steps() + where + ": move it out of the step, or run it while the GPU works on the previous one");
+    auto& a = add("host-work", "host.framework", ns);
+    a.facts.frame = inner;
+    a.facts.frame_share = share(inner_ns);
+    a.facts.outer_frame = outer;
+    a.facts.outer_share = share(outer_ns);
     keep_if(price(a, "host=0", "upper bound: the host's own work between calls removed", kUpperBoundWeight));
   }
 
   void runtime() {
     const std::int64_t ns = part("host.runtime");
     if (ns < threshold_ns_) return;
-    auto& a = add("runtime-calls", "host.runtime", ns,
-                  "Take runtime calls that launch nothing (allocations, attribute queries, frees) out of the step: they hold the host "
-                  "while the GPU idles for " + percent_text(share(ns)) + of_steps() + "; allocate once, before the loop, or from a caching allocator");
+    auto& a = add("runtime-calls", "host.runtime", ns);
     a.why_not_predicted = "no what-if change removes runtime calls";
     heuristic(a);
   }
@@ -448,21 +405,14 @@ class Advisor {
   void unexplained() {
     const std::int64_t ns = part("idle.unexplained");
     if (ns < threshold_ns_) return;
-    auto& a = add("find-host-work", "idle.unexplained", ns,
-                  "Find what the host does while the GPU idles: nothing recorded explains " + percent_text(share(ns)) + of_steps() +
-                      " (no call and no range open, no GPU work queued): sample the host (kernscope record --sample cpu, or nsys "
-                      "--sample=cpu --python-sampling=true) to name it");
+    auto& a = add("find-host-work", "idle.unexplained", ns);
     price_host_work(a);
   }
 
   void unrecorded() {
     const std::int64_t ns = part("host.unrecorded");
     if (ns < threshold_ns_) return;
-    auto& a = add("host-work", "host.unrecorded", ns,
-                  "Take the host's own work off the GPU's critical path: a launching thread was busy on a CPU while the GPU "
-                  "idled for " + percent_text(share(ns)) + of_steps() + ", in code no call or range records (Python, "
-                  "tokenization, the framework): sample it (kernscope record --sample cpu) to name the functions, then move "
-                  "it out of the step or run it while the GPU works");
+    auto& a = add("host-work", "host.unrecorded", ns);
     price_host_work(a);
   }
 
@@ -488,18 +438,9 @@ class Advisor {
       const char* kind;
       const char* part_prefix;
       const char* category;
-      const char* text;
     };
-    for (const Candidate& c : {Candidate{"no-sync", "remove-waits", "blocked.", "blocked", "Let the host run ahead of the GPU: remove the per-step "
-                                                                           "synchronizations (wait on events only where a result is "
-                                                                           "read, keep a step or two in flight), so the host's work "
-                                                                           "overlaps the GPU's"},
-                               Candidate{"graphs", "cuda-graphs", "host.launch", "host.launch", "Capture the step in a CUDA graph (torch.cuda.graphs, "
-                                                                                 "torch.compile mode=\"reduce-overhead\", the engine's "
-                                                                                 "CUDA-graph mode)"},
-                               Candidate{"overlap-copies", "overlap-copies", "copy.", "copy", "Overlap the copies with compute: pinned host "
-                                                                                      "buffers, cudaMemcpyAsync on their own stream, "
-                                                                                      "double-buffered"}}) {
+    for (const Candidate& c : {Candidate{"no-sync", "remove-waits", "blocked.", "blocked"}, Candidate{"graphs", "cuda-graphs", "host.launch", "host.launch"},
+                               Candidate{"overlap-copies", "overlap-copies", "copy.", "copy"}}) {
       bool proposed = false;
       for (const auto& a : actions_) proposed |= a.change && *a.change == c.change;
       if (proposed) continue;
@@ -509,15 +450,9 @@ class Advisor {
       std::string part = largest_part(c.part_prefix);
       if (part.empty()) part = c.category;  // the part holds nothing in the steady steps
       const std::int64_t held = this->part(part);
-      std::string text = std::string(c.text) + ": its part holds only " + percent_text(share(held)) + of_steps() + ", but the replay shows it";
-      const auto waited = std::string(c.change) == "overlap-copies" ? copy_calls_that_waited() : std::pair<std::int64_t, std::string>{0, ""};
-      if (waited.first > 0) {
-        text = "Let the host run ahead of its copies: " + std::to_string(waited.first) + " " + waited.second +
-               " calls in the steady steps returned only when their copy to or from pageable memory had ended, so the host waited "
-               "for the GPU work queued before each: copy into pinned buffers (cudaMallocHost, pin_memory) asynchronously and read "
-               "the result a step later";
-      }
-      auto& a = add(c.kind, part, held, text);
+      auto& a = add(c.kind, part, held);
+      a.facts.replay_only = true;
+      if (std::string(c.change) == "overlap-copies") std::tie(a.facts.waited_calls, a.facts.waited_call) = copy_calls_that_waited();
       keep_if(price(a, c.change, "replayed", 1.0));
     }
   }
@@ -566,7 +501,6 @@ class Advisor {
   const StepAccounting& accounting_;
   const TimeAccount* account_ = nullptr;
   std::int64_t threshold_ns_ = 0;
-  std::string scope_;
   std::int64_t graph_launches_ = 0;
   std::counting_semaphore<2> replaying_{2};
   // The headline group's graph, built by the first replay and copied by the others.
@@ -593,8 +527,7 @@ std::vector<ReportAction> advise(const AdviceInputs& in) {
     if (in.context->trace().kernels.size() == 0 && in.context->trace().memcpys.size() == 0) return {};
     ReportAction a;
     a.kind = "find-steps";
-    a.text = "Mark the steps so that their time can be accounted and each fix priced: no steps were found (" + in.steps->method +
-             "); an NVTX range around each iteration (or --step-range NAME) makes them";
+    a.facts.steps_method = in.steps->method;
     a.why_not_predicted = "no steps: nothing to account or replay";
     a.rank_basis = "none";
     return {a};

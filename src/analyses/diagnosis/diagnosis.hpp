@@ -48,6 +48,28 @@ struct PredictedStep {
 // One of report's next actions as data: what to do, the account part it acts on, the what-if change
 // that stands for it and what the replay predicts, with the sentence said beside them. Made and
 // ranked by advice.hpp.
+// What an action's sentence rests on, as figures and names: render/advice_render.hpp writes the
+// sentence from these, the action's kind and its prediction. Shares are of the steady steps' time
+// (the account's scope); a field a kind does not use stays empty.
+struct ActionFacts {
+  double share = 0;                                   // the part's (or category's) share
+  std::vector<std::string> scope;                     // the steady step groups; empty: every step is one loop
+  std::vector<std::pair<std::string, double>> parts;  // the largest sub-parts with their shares (copies, waits)
+  double pageable_share = 0;                          // copies from pageable memory
+  // gpu.<class> with a roofline: which roof, how near, and the figures behind it.
+  std::string roof;                                   // "memory", "compute", "latency" (roof_name); kind roofline only
+  double roof_fraction = 0, tflop_per_s = 0, gb_per_s = 0;
+  std::int64_t kernels = 0, kernel_ns = 0;
+  double ideal_ns = 0;
+  std::int64_t graph_launches = 0;                    // launches: graph launches in the steady steps
+  std::string frame, outer_frame;                     // host.framework: the data-loader or innermost frame, the outermost
+  double frame_share = 0, outer_share = 0;
+  bool replay_only = false;                           // proposed by the replay alone (its part is small)
+  std::int64_t waited_calls = 0;                      // copies: calls that returned only when their pageable copy ended
+  std::string waited_call;                            // the call most of them were
+  std::string steps_method;                           // find-steps: how steps were looked for
+};
+
 struct ReportAction {
   std::string kind;                   // speed-up-kernels, roofline, overlap-comm, overlap-copies, remove-waits, cuda-graphs,
                                       // launch-less, data-loader, host-work, runtime-calls, find-host-work
@@ -58,7 +80,7 @@ struct ReportAction {
   std::optional<PredictedStep> predicted;
   std::string why_not_predicted;      // where predicted is empty
   std::vector<std::string> evidence;  // the rules' findings on its part ("title: evidence"), other figures that back it
-  std::string text;                   // the sentence
+  ActionFacts facts;                  // what its sentence says (render/advice_render.hpp writes it)
   std::int64_t rank_ns = -1;          // the ranking key: the saving expected over the steady steps (advice.hpp)
   std::string rank_basis;             // how rank_ns was found: replayed saving, half an upper bound, or a heuristic share
 };

@@ -1,3 +1,4 @@
+#include "render/advice_render.hpp"
 #include "render/html/report_page.hpp"
 
 #include <algorithm>
@@ -139,7 +140,7 @@ std::string headline(const Diagnosis& d, Page& page) {
           (d.next_actions.empty() ? paragraph("None.", "note")
                                   : std::string("<ol class=\"actions\" id=\"actions\">") + [&] {
                                       std::string items;
-                                      for (const auto& action : d.next_actions) items += "<li>" + escape(action.text) + "</li>";
+                                      for (const auto& action : d.next_actions) items += "<li>" + escape(action_sentence(action)) + "</li>";
                                       return items;
                                     }() + "</ol>");
   body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(d.diagnosis));
