@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "render/diagnosis_words.hpp"
 #include "base/text_util.hpp"
 #include "render/document_render.hpp"
 #include "render/accounting_render.hpp"
@@ -154,7 +155,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
     o << "  [" << f.severity << "] " << f.rule << ": " << f.evidence << "\n";
   }
   o << "\nDiagnosis\n";
-  for (const auto& s : d.diagnosis) o << "  - " << s << "\n";
+  for (const auto& s : diagnosis_sentences(d.diagnosis)) o << "  - " << s << "\n";
   if (!d.next_actions.empty()) o << "\nNext actions\n";
   for (std::size_t i = 0; i < d.next_actions.size(); ++i) o << "  " << i + 1 << ". " << action_sentence(d.next_actions[i]) << "\n";
   return o.str();
@@ -274,7 +275,7 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   }
   json.end_array();
   json.key("diagnosis").begin_array();
-  for (const auto& s : d.diagnosis) json.value(s);
+  for (const auto& s : diagnosis_sentences(d.diagnosis)) json.value(s);
   json.end_array();
   // Each action as data (docs/interfaces.md), its sentence beside it.
   json.key("next_actions").begin_array();

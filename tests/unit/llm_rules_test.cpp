@@ -5,6 +5,7 @@
 
 #include <map>
 
+#include "render/diagnosis_words.hpp"
 #include "render/advice_render.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
@@ -148,7 +149,7 @@ TEST(Report, TraceWithoutKernelsSaysSoAndStillReportsItsCalls) {
   EXPECT_TRUE(d->steps.steps.empty());
   // The lack of GPU work is the one diagnosis; with nothing on the GPU there is nothing to advise.
   ASSERT_EQ(d->diagnosis.size(), 1u);
-  EXPECT_TRUE(d->diagnosis[0].starts_with("No GPU kernels")) << d->diagnosis[0];
+  EXPECT_TRUE(diagnosis_sentence(d->diagnosis[0]).starts_with("No GPU kernels")) << diagnosis_sentence(d->diagnosis[0]);
   EXPECT_TRUE(d->next_actions.empty());
   // One call has no tail (its max is its median): no tail anomaly is reported.
   EXPECT_TRUE(d->api_tail.empty());

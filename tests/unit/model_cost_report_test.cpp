@@ -17,6 +17,7 @@
 // bytes move by 16,384 and the test fails.
 #include <gtest/gtest.h>
 
+#include "render/diagnosis_words.hpp"
 #include "analyses/work/model_cost_report.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
@@ -71,7 +72,8 @@ TEST(ModelCostReport, DecodeMbuOnTheBundledLlamaTrace) {
   EXPECT_NEAR(kernels->fraction, 0.195228138, 1e-9);
   EXPECT_NE(mbu->peak_source.find("H200 4800 GB/s"), std::string::npos) << mbu->peak_source;
   ASSERT_FALSE(d.diagnosis.empty());
-  EXPECT_EQ(d.diagnosis.front().rfind("Speed of light for llama_decode_workload.json: decode MBU 2.5 %", 0), 0u) << d.diagnosis.front();
+  const std::string first = diagnosis_sentence(d.diagnosis.front());
+  EXPECT_EQ(first.rfind("Speed of light for llama_decode_workload.json: decode MBU 2.5 %", 0), 0u) << first;
   // The model's own figures lead the notes: 852,559,872 parameters, 32,768 B of KV cache per token.
   ASSERT_FALSE(d.speed_of_light_notes.empty());
   EXPECT_NE(d.speed_of_light_notes.front().find("0.8526 B parameters"), std::string::npos) << d.speed_of_light_notes.front();

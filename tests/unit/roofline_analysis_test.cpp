@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "render/diagnosis_words.hpp"
 #include "render/advice_render.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
@@ -214,7 +215,7 @@ TEST(Roofline, ReportActionsRankedByRecoverableTime) {
   ASSERT_TRUE(add.predicted.has_value()) << add.why_not_predicted;
   EXPECT_NEAR(static_cast<double>(add.predicted->to_ns), 102'000, 1'000);
   bool coverage = false;
-  for (const auto& line : d->diagnosis) coverage |= line.starts_with("Speed of light: work known for 100.0 % of kernel time");
+  for (const auto& line : diagnosis_sentences(d->diagnosis)) coverage |= line.starts_with("Speed of light: work known for 100.0 % of kernel time");
   EXPECT_TRUE(coverage);
 }
 

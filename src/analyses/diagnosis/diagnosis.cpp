@@ -22,7 +22,6 @@ namespace {
 
 using text::fixed;
 
-std::string pct(double share) { return fixed(share * 100, 1) + " %"; }
 
 std::vector<ClassShare> classes_of(const StepAnalysis& s, Phase phase) {
   // The last group of the phase, as for the headline figures.
@@ -205,7 +204,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   if (ops) {
     d.ops = std::move(*ops);
   } else if (ops.error().code == ErrorCode::kNoData) {
-    d.diagnosis.push_back("No GPU kernels or memory operations in this trace: " + ops.error().message);
+    d.diagnosis.push_back(diagnosis_line::NoGpuWork{ops.error().message});
   } else {
     return std::unexpected(ops.error());
   }
@@ -223,45 +222,16 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // perfect-router estimate that tells whether evening it would pay (the guide's 10 % test).
     const MoeLayer* worst = most_skewed_layer(*d.moe);
     if (worst && *worst->imbalance >= 2) {
-      char line[320];
-      std::snprintf(line, sizeof line,
-                    "Experts are unevenly loaded: in MoE layer %lld the busiest expert gets %.2fx the mean tokens "
-                    "(kernscope moe lists every layer's tokens per expert).",
-                    static_cast<long long>(worst->layer), *worst->imbalance);
-      std::string text = line;
       const PerfectRouter& router = d.moe->perfect_router;
-      if (router.estimated) {
-        text += " Perfect-router estimate: " + router.verdict +
-                (router.saving_pct >= 10 ? "; expert load balancing (EPLB, a capacity factor, an auxiliary balance loss) is worth it."
-                                         : ".");
-      } else {
-        text += " Expert load balancing (EPLB, a capacity factor, an auxiliary balance loss) evens it; whether that pays is not "
-                "estimated: " + router.why_not + ".";
-      }
-      d.diagnosis.push_back(text);
+      d.diagnosis.push_back(diagnosis_line::ExpertImbalance{worst->layer, *worst->imbalance, router.estimated, router.verdict, router.why_not,
+                                                            router.saving_pct});
     }
   }
   // Speculative decoding, where the engine's markers show it (kernscope spec has the steps).
   if (auto spec = analyze_spec(trace); spec && spec->present) {
-    std::string text = "Speculative decoding (" + spec->engine + "): " + std::to_string(spec->steps.size()) + " verify steps";
-    char part[256];
-    if (spec->acceptance) {
-      std::snprintf(part, sizeof part, ", %lld of %lld proposed tokens accepted (%.1f %%)", static_cast<long long>(spec->accepted),
-                    static_cast<long long>(spec->proposed), *spec->acceptance * 100);
-      text += part;
-    }
-    if (spec->ms_per_emitted && spec->plain_decode_ms && spec->speedup) {
-      std::snprintf(part, sizeof part, "; %.2f ms per emitted token against %.2f ms for a plain decode step (%.2fx%s)", *spec->ms_per_emitted,
-                    *spec->plain_decode_ms, *spec->speedup, *spec->speedup < 1 ? ": speculation costs more than it saves here" : "");
-      text += part;
-    }
-    const std::int64_t total = spec->draft_ns + spec->verify_ns;
-    if (total > 0) {
-      std::snprintf(part, sizeof part, "; drafting is %.0f %% of the verify steps' time%s", 100.0 * static_cast<double>(spec->draft_ns) / static_cast<double>(total),
-                    spec->draft_on_critical_path ? ", all of it on the critical path" : "");
-      text += part;
-    }
-    d.diagnosis.push_back(text + " (kernscope spec).");
+    d.diagnosis.push_back(diagnosis_line::Speculation{spec->engine, static_cast<std::int64_t>(spec->steps.size()), spec->accepted, spec->proposed,
+                                                      spec->acceptance, spec->ms_per_emitted, spec->plain_decode_ms, spec->speedup,
+                                                      spec->draft_ns, spec->verify_ns, spec->draft_on_critical_path});
   }
   d.decode_classes = classes_of(d.steps, Phase::kDecode);
   d.prefill_classes = classes_of(d.steps, Phase::kPrefill);
@@ -304,35 +274,29 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // One scope (the steady steps: the last group of each phase) for the diagnosis line, as the
   // headlines read; the whole loop where there is no warm-up group.
   const TimeAccount& loop = d.accounting.steady_is_loop ? d.accounting.loop : d.accounting.steady;
-  std::string steady_scope;
-  for (const auto& g : d.accounting.steady_groups) steady_scope += (steady_scope.empty() ? "" : ", ") + g;
   auto loop_share = [&](std::int64_t ns) { return loop.window_ns > 0 ? static_cast<double>(ns) / static_cast<double>(loop.window_ns) : 0.0; };
   auto part_time = [&](const char* part) { return loop.parts.count(part) ? loop.parts.at(part) : 0; };
   if (loop.window_ns > 0) {
     const TimeCategory b = loop.bottleneck();
-    std::string line = "Where the steps' time goes: " + std::string(category_name(b)) + " " + pct(loop_share(loop.at(b)));
+    diagnosis_line::WhereTimeGoes where;
+    where.categories.push_back({std::string(category_name(b)), loop_share(loop.at(b))});
     for (const TimeCategory c : kAllTimeCategories) {
-      if (c != b && loop_share(loop.at(c)) >= 0.05) line += ", " + std::string(category_name(c)) + " " + pct(loop_share(loop.at(c)));
+      if (c != b && loop_share(loop.at(c)) >= 0.05) where.categories.push_back({std::string(category_name(c)), loop_share(loop.at(c))});
     }
-    d.diagnosis.insert(d.diagnosis.begin(), line + (d.accounting.steady_is_loop ? std::string(" (kernscope account).")
-                                                                                : " (the steady steps: " + steady_scope +
-                                                                                      "; earlier groups left out; kernscope account)."));
+    if (!d.accounting.steady_is_loop) where.scope = d.accounting.steady_groups;
+    d.diagnosis.insert(d.diagnosis.begin(), std::move(where));
     if (const std::int64_t queued = part_time("idle.queued"); loop_share(queued) >= 0.05) {
-      d.diagnosis.push_back("The GPU sat idle for " + pct(loop_share(queued)) + " of the steps' time with work already launched to it "
-                            "(its launch calls had returned): it ran something this trace does not hold (another process), or its clock "
-                            "is offset from the host's; not the program's step time to optimize.");
+      d.diagnosis.push_back(diagnosis_line::IdleQueued{loop_share(queued)});
     }
     if (const std::int64_t idle = part_time("idle.unexplained"); loop_share(idle) >= 0.10) {
-      d.diagnosis.push_back("Nothing recorded explains " + pct(loop_share(idle)) + " of the steps' time (the GPU idle, no host call "
-                            "or range open): trace the host too (kernscope record --sample cpu, nsys --sample=cpu "
-                            "--python-sampling=true) to see what ran there.");
+      d.diagnosis.push_back(diagnosis_line::IdleUnexplained{loop_share(idle)});
     }
   }
 
   const auto& dw = d.steps.decode_wall;
   if (const Finding* lb = find(d.findings, "llm_launch_bound"); lb && lb->count > 0) {
     said.insert(lb->rule);
-    d.diagnosis.push_back("Decode is launch/host-bound: " + lb->evidence + ".");
+    d.diagnosis.push_back(diagnosis_line::RuleFinding{lb->rule, lb->title, lb->evidence});
   }
   // Speed of light: without steps (a trace without GPU work), the roofline runs here on its own.
   if (!steps) {
@@ -340,25 +304,24 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     after_steps.sol = roofline(trace, sol_options);
   }
   if (auto& sol = after_steps.sol; sol && sol->covered_ns > 0 && sol->peaks.peaks) {
-    d.diagnosis.push_back("Speed of light: " + roofline_summary(*sol)[2] + ".");
-    for (const auto& line : sol->headline) d.diagnosis.push_back(line + ".");
+    d.diagnosis.push_back(diagnosis_line::AnalysisSentence{"Speed of light: " + roofline_summary(*sol)[2] + "."});
+    for (const auto& line : sol->headline) d.diagnosis.push_back(diagnosis_line::AnalysisSentence{line + "."});
   }
   if (!d.decode_classes.empty()) {
-    std::string line = "In decode, " + d.decode_classes[0].op_class + " takes " + pct(d.decode_classes[0].share) + " of kernel time";
-    if (d.decode_classes.size() > 1) line += ", then " + d.decode_classes[1].op_class + " " + pct(d.decode_classes[1].share);
-    if (d.decode_classes.size() > 2) line += " and " + d.decode_classes[2].op_class + " " + pct(d.decode_classes[2].share);
-    d.diagnosis.push_back(line + ".");
+    diagnosis_line::DecodeClasses classes;
+    for (std::size_t i = 0; i < d.decode_classes.size() && i < 3; ++i) classes.classes.push_back({d.decode_classes[i].op_class, d.decode_classes[i].share});
+    d.diagnosis.push_back(std::move(classes));
   }
   if (const Finding* tiny = find(d.findings, "llm_tiny_kernels"); tiny && tiny->count > 0) {
     said.insert(tiny->rule);
-    d.diagnosis.push_back("Kernels are tiny: " + tiny->evidence + ".");
+    d.diagnosis.push_back(diagnosis_line::RuleFinding{tiny->rule, tiny->title, tiny->evidence});
   }
   // Findings whose evidence rows measure the time involved: said only above the threshold.
-  auto sized = [&](const Finding& f, const std::string& sentence) {
+  auto sized = [&](const Finding& f) {
     said.insert(f.rule);
     const std::int64_t involved = time_involved(f);
     if (involved >= 0 && involved < threshold_ns) return;
-    d.diagnosis.push_back(sentence);
+    d.diagnosis.push_back(diagnosis_line::RuleFinding{f.rule, f.title, f.evidence});
   };
   for (const char* rule : {"llm_sync_in_loop", "llm_alloc_in_loop", "llm_h2d_in_loop", "llm_graphs_hidden"}) {
     const Finding* f = find(d.findings, rule);
@@ -368,26 +331,22 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // ends, and removing them saves nothing.
     if (f->rule == "llm_sync_in_loop" && loop.window_ns > 0 && loop.at(TimeCategory::kBlocked) < threshold_ns) {
       said.insert(f->rule);
-      d.diagnosis.push_back(f->title + ": " + f->evidence + "; the GPU is idle during only " +
-                            fixed(static_cast<double>(loop.at(TimeCategory::kBlocked)) / 1e6, 3) +
-                            " ms of those waits (kernscope account), so removing them would save little.");
+      d.diagnosis.push_back(diagnosis_line::CheapWaits{f->title, f->evidence, loop.at(TimeCategory::kBlocked)});
       continue;
     }
-    sized(*f, f->title + ": " + f->evidence + ".");
+    sized(*f);
   }
   if (const Finding* f = find(d.findings, "cuda_memcpy_async");
       f && f->count > 0 && d.ops.setup_copies > 0 && d.ops.setup_copies == static_cast<std::int64_t>(trace.memcpys.size())) {
     // Every copy of the trace ran before the first step (loading the model): start-up time, not a
     // step's (setup_split.hpp).
     said.insert(f->rule);
-    d.diagnosis.push_back("Async copies from pageable memory (" + f->evidence +
-                          ") all ran before the first step (setup: loading the model), not in the steps.");
+    d.diagnosis.push_back(diagnosis_line::SetupCopies{f->evidence});
   } else if (const Finding* f = find(d.findings, "cuda_memcpy_async"); f && f->count > 0) {
-    sized(*f, "Async copies from pageable memory run synchronously: " + f->evidence + ".");
+    sized(*f);
   }
   if (dw.count > 0 && dw.p50 > 0 && static_cast<double>(dw.max) > 2 * dw.p50) {
-    d.diagnosis.push_back("Decode steps have a tail: p50 " + fixed(dw.p50 / 1e6, 3) + " ms, p99 " + fixed(dw.p99 / 1e6, 3) +
-                          " ms, max " + fixed(static_cast<double>(dw.max) / 1e6, 3) + " ms.");
+    d.diagnosis.push_back(diagnosis_line::DecodeTail{dw.p50, dw.p99, dw.max});
   }
   // Warnings of nsys's rules reach the diagnosis too, above the same threshold.
   for (const auto& f : d.findings) {
@@ -395,9 +354,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // nsys's synchronization warning, as the LLM rule above: said with the accounting's blocked time
     // where the GPU hardly idles while the host waits.
     if (f.rule == "cuda_api_sync" && loop.window_ns > 0 && loop.at(TimeCategory::kBlocked) < threshold_ns) {
-      d.diagnosis.push_back(f.title + ": " + f.evidence + "; the GPU is idle during only " +
-                            fixed(static_cast<double>(loop.at(TimeCategory::kBlocked)) / 1e6, 3) +
-                            " ms of those waits (kernscope account), so removing them would save little.");
+      d.diagnosis.push_back(diagnosis_line::CheapWaits{f.title, f.evidence, loop.at(TimeCategory::kBlocked)});
       continue;
     }
     const std::int64_t involved = time_involved(f);
@@ -409,7 +366,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     // Where the rows say when, only their time inside the steps counts: all of it before or after
     // the steps is nothing the loop can gain.
     if (time_in_window(f, loop_from, loop_to) == 0) continue;
-    d.diagnosis.push_back(f.title + ": " + f.evidence + ".");
+    d.diagnosis.push_back(diagnosis_line::RuleFinding{f.rule, f.title, f.evidence});
   }
   AdviceInputs advice;
   advice.context = &context;
@@ -419,7 +376,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   advice.roofline = after_steps.sol ? &*after_steps.sol : nullptr;
   advice.moe = d.moe ? &*d.moe : nullptr;
   d.next_actions = advise(advice);
-  if (d.diagnosis.empty()) d.diagnosis.push_back("No rule fired: nothing stands out in this trace.");
+  if (d.diagnosis.empty()) d.diagnosis.push_back(diagnosis_line::NothingStandsOut{});
   return d;
 }
 

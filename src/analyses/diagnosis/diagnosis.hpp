@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "analyses/diagnosis/diagnosis_lines.hpp"
 #include "analyses/moe/moe.hpp"
 #include "analyses/nsys/analyze.hpp"
 #include "kernscope/error.hpp"
@@ -98,7 +99,7 @@ struct Diagnosis {
   std::vector<ClassShare> decode_classes, prefill_classes;
   std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
   std::vector<Finding> findings;               // nsys rules + LLM rules
-  std::vector<std::string> diagnosis;          // sentences
+  std::vector<DiagnosisLine> diagnosis;        // what each line says (render/diagnosis_words.hpp words it)
   std::vector<ReportAction> next_actions;      // most valuable first
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
   std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why

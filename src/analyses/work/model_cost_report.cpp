@@ -102,7 +102,7 @@ Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& val
         sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", percent(f.fraction));
       }
     }
-    d.diagnosis.insert(d.diagnosis.begin(), "Speed of light for " + config + ": " + sentence + ".");
+    d.diagnosis.insert(d.diagnosis.begin(), diagnosis_line::AnalysisSentence{"Speed of light for " + config + ": " + sentence + "."});
   }
   return {};
 }

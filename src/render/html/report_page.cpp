@@ -1,3 +1,4 @@
+#include "render/diagnosis_words.hpp"
 #include "render/advice_render.hpp"
 #include "render/html/report_page.hpp"
 
@@ -143,7 +144,7 @@ std::string headline(const Diagnosis& d, Page& page) {
                                       for (const auto& action : d.next_actions) items += "<li>" + escape(action_sentence(action)) + "</li>";
                                       return items;
                                     }() + "</ol>");
-  body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(d.diagnosis));
+  body += "<h3>Diagnosis</h3>" + (d.diagnosis.empty() ? paragraph("Nothing to report.", "note") : bullet_list(diagnosis_sentences(d.diagnosis)));
   return body;
 }
 
