@@ -23,7 +23,11 @@ report --format json` and `kernscope steps --format csv`:
     (the profiler without stacks), generate()'s Python set-up before its first CUDA call is not in
     the trace (2-4 ms here, 10-25 % of these small TTFTs): kernscope's TTFT lies between the
     program's forward-to-token time and its TTFT (5 % slack each way), never outside.
-Breaking checks (2026-12-06): a thread working on its CPU without CUDA calls taken for a gap
+  - idle in each step's account is no more than the time the launching thread was off its CPU
+    there (+1 % of the wall), read with sqlite3 from the trace's thread CPU clocks or scheduling
+    events.
+Breaking checks (2026-12-06): the account ignoring the threads' CPU stretches (step_accounting's
+busy rows empty) leaves 89-99 % of a step's wall idle while the thread worked, on all 8 SQLite traces; a thread working on its CPU without CUDA calls taken for a gap
 (forward_passes.cpp's host_worked() returning false) makes generate()'s 2-4 ms set-up a gap between
 requests; the wake-up rule then starts the request where the thread woke, before the program's own
 input copy, and 6 record/nsys calls come out 5-9 % long, past the bracket's 5 % (with neither, the
@@ -51,6 +55,25 @@ def check(ok, message):
     print(("ok   " if ok else "FAIL ") + message)
     if not ok:
         failures.append(message)
+
+
+def off_cpu_stretches(path):
+    """The launching thread's stretches off its CPU (or not busy on it), read with sqlite3 from the
+    trace itself: kernscope record's KERNSCOPE_THREAD_CPU (busy = 0), nsys's SCHED_EVENTS (from a
+    switch out to the next switch in). The launching thread: the one with the most CUDA calls."""
+    with tempfile.NamedTemporaryFile(suffix=".sqlite") as tmp:
+        tmp.write(lzma.open(path).read())
+        tmp.flush()
+        db = sqlite3.connect(tmp.name)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tid = db.execute("SELECT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME GROUP BY globalTid ORDER BY count(*) DESC LIMIT 1").fetchone()[0]
+        if "KERNSCOPE_THREAD_CPU" in tables:
+            out = [(a, b) for a, b, busy in db.execute("SELECT start, end, busy FROM KERNSCOPE_THREAD_CPU WHERE globalTid = ? ORDER BY start", (tid,)) if not busy]
+        else:
+            switches = db.execute("SELECT start, isSchedIn FROM SCHED_EVENTS WHERE globalTid = ? ORDER BY start", (tid,)).fetchall()
+            out = [(a, b) for (a, was_in), (b, now_in) in zip(switches, switches[1:]) if not was_in and now_in]
+        db.close()
+    return out
 
 
 def shows_host_work(path):
@@ -108,6 +131,20 @@ def main():
         call_walls = sum(c["wall_ms"] for c in calls)
         check(walls <= call_walls, f"{name}: steps' walls {walls:.1f} ms within the calls' {call_walls:.1f} ms "
                                    f"(the {truth['gap_ms']:.0f} ms between calls lie between steps)")
+        # Idle is GPU time nothing on the host explains: never an instant the launching thread was
+        # working on its CPU, where the trace says when that was (sqlite3 here, not kernscope).
+        if shows_host_work(path):
+            off = off_cpu_stretches(path)
+            account = subprocess.run([kernscope, "account", "-q", "--format", "json", path], capture_output=True, text=True)
+            rows = json.loads(account.stdout)["account"] if account.returncode == 0 else []
+            over = []
+            for row in rows:
+                lo, hi = row["Start (ns)"], row["Start (ns)"] + row["Wall (ns)"]
+                off_ns = sum(max(0, min(b, hi) - max(a, lo)) for a, b in off)
+                if row["idle (ns)"] > off_ns + 0.01 * row["Wall (ns)"]:
+                    over.append(row["Step"])
+            check(rows and not over, f"{name}: each step's idle within its launching thread's time off the CPU (+1 % of the wall; "
+                                     f"{len(rows)} steps; over it: {over[:5]})")
         ttft = [v / 1e6 for v in steps["ttft_samples_ns"]]
         if len(ttft) != len(warm):
             check(False, f"{name}: {len(ttft)} TTFTs for the {len(warm)} calls after the warm-up")
