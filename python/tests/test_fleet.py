@@ -258,10 +258,11 @@ def test_bus_bandwidth_as_kernscope_ranks(whole_set):
 # --- The tables as DataFrames with kernscope.ranks()'s column names (issue 47 item 7) ----------------
 
 # Fleet table -> (kernscope.ranks()'s table, the columns both give for the same figure, the row key).
-# Written out by hand: a fleet column renamed away from ranks()'s name fails here. (clock_trusted is
-# left out: the fleet's is a bool with the reason in clock_note, ranks()'s a "yes: ..." string.)
+# Written out by hand: a fleet column renamed away from ranks()'s name fails here (clock_trusted a
+# bool in both, its reason in clock_note).
 SHARED = {
-    "ranks": ("ranks", ["rank", "clock_offset_ns", "end_difference_ns", "offset_spread_ns", "offset_samples",
+    "ranks": ("ranks", ["rank", "clock_offset_ns", "end_difference_ns", "offset_spread_ns", "offset_samples", "clock_trusted",
+                        "clock_note",
                         "collectives", "comm_time_ns", "overlapped_comm_ns", "wait_time_ns", "times_last",
                         "rank_evidence"], ["rank"]),
     "stragglers": ("stragglers", ["rank", "times_last", "collectives", "total_lead_ns", "wait_caused_ns"], ["rank"]),
@@ -330,6 +331,8 @@ def test_tables_are_dataframes_with_the_column_names_of_ranks(whole_set):
                     assert missing(a) and missing(b), (name, c, a, b)
                 elif isinstance(b, str):
                     assert a == b, (name, c)
+                elif c == "clock_trusted":  # a bool in both (numpy's or Python's)
+                    assert str(a) in ("True", "False") and str(a) == str(b), (name, c, a, b)
                 elif c.endswith("_ns"):
                     assert abs(a - b) <= 0.5, (name, c, a, b)
                 else:

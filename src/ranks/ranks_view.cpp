@@ -74,12 +74,12 @@ std::vector<Table> ranks_tables(const RankSet& set, const RanksAnalysis& a) {
   std::vector<Table> tables;
   {
     Table t{"ranks", "Ranks", {{"Rank"}, {"Clock Offset", Unit::kDuration}, {"End Difference", Unit::kDuration}, {"Offset Spread", Unit::kDuration}, {"Offset Samples"},
-                               {"Clock Trusted"}, {"Collectives"}, {"Comm Time", Unit::kDuration}, {"Overlapped Comm", Unit::kDuration},
+                               {"Clock Trusted"}, {"Clock Note"}, {"Collectives"}, {"Comm Time", Unit::kDuration}, {"Overlapped Comm", Unit::kDuration},
                                {"Overlap (%)"}, {"Wait Time", Unit::kDuration}, {"Times Last"}, {"Rank Evidence"}, {"File"}}, {}};
     for (std::size_t p = 0; p < a.ranks.size(); ++p) {
       const auto& r = a.ranks[p];
       const auto& o = a.offsets[p];
-      t.rows.push_back({r.rank, rounded(o.offset_ns), rounded(o.end_difference_ns), rounded(o.spread_ns), o.samples, std::string(o.trusted ? (o.why.empty() ? "yes" : "yes: " + o.why) : "no: " + o.why),
+      t.rows.push_back({r.rank, rounded(o.offset_ns), rounded(o.end_difference_ns), rounded(o.spread_ns), o.samples, std::string(o.trusted ? "yes" : "no"), o.why,
                         r.collectives, r.comm_ns, r.overlap_ns,
                         r.comm_ns > 0 ? Cell(100.0 * static_cast<double>(r.overlap_ns) / static_cast<double>(r.comm_ns)) : Cell(),
                         rounded(r.wait_ns), r.times_last, r.evidence, std::filesystem::path(r.path).filename().string()});
