@@ -40,6 +40,23 @@ struct Output {
   Format table_format() const;
 };
 
+// A load plan that reads every event kind, and only `Details`' every column (the analyses whose plan
+// does not depend on their options).
+template <EventKinds Details>
+Result<OpenOptions> plan_details(const Options&) {
+  OpenOptions open;
+  open.detail_kinds = Details;
+  return open;
+}
+// What finding and accounting steps read in full: copies, sets and ranges.
+inline constexpr EventKinds kStepDetails = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
+// What reading kernels' roles reads in full: kernels (their grids, shapes) and ranges.
+inline constexpr EventKinds kKernelDetails = bit(EventKind::kKernels) | bit(EventKind::kNvtx);
+
+// The spec of an analysis of one trace that returns tables in the table formats (text first), with
+// --timeunit and the filters: most analyses'. Those that differ change its fields or spell theirs whole.
+AnalysisSpec table_analysis(std::string name, std::string summary, std::vector<OptionSpec> options);
+
 struct AnalysisEntry {
   AnalysisSpec spec;
   // The event kinds to read (OpenOptions::kinds / detail_kinds) for these options.

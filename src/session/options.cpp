@@ -84,6 +84,16 @@ std::vector<std::string> Options::list(const std::string& name) const {
   return it == values_.end() ? std::vector<std::string>{} : it->second;
 }
 
+AnalysisSpec table_analysis(std::string name, std::string summary, std::vector<OptionSpec> options) {
+  return AnalysisSpec{.name = std::move(name),
+                      .summary = std::move(summary),
+                      .options = std::move(options),
+                      .formats = {"table", "csv", "tsv", "json"},
+                      .time_unit = true,
+                      .filters = true,
+                      .shape = ResultShape::kTables};
+}
+
 Format Output::table_format() const {
   if (frames()) return Format::kTable;
   auto parsed = parse_format(format);

@@ -13,12 +13,6 @@ namespace kernscope::session {
 namespace account_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
@@ -50,14 +44,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& account_entry() {
   using namespace account_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{.name = "account",
-                   .summary = "Where each step's time goes: gpu, communication, copy, host, blocked, idle (sums to the step)",
-                   .options = step_option_specs(),
-                   .formats = {"table", "csv", "tsv", "json"},
-                   .time_unit = true,
-                   .filters = true,
-                   .shape = ResultShape::kTables},
-      plan, run};
+      table_analysis("account",
+                     "Where each step's time goes: gpu, communication, copy, host, blocked, idle (sums to the step)",
+                     step_option_specs()),
+      plan_details<kStepDetails>, run};
   return entry;
 }
 

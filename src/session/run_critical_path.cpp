@@ -14,12 +14,6 @@ namespace kernscope::session {
 namespace critical_path_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;  // every column: the replay reads streams, correlations and copy sizes
-  open.kernel_name_variants = false;
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   const std::string perfetto = o.text("perfetto");
   auto replayed = replay_with_changes(trace, o, !perfetto.empty());
@@ -56,14 +50,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& critical_path_entry() {
   using namespace critical_path_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{.name = "critical-path",
-                   .summary = "Where each step's critical path runs: by category, part and operation; --perfetto FILE for one step's path",
-                   .options = critical_path_option_specs(),
-                   .formats = {"table", "csv", "tsv", "json"},
-                   .time_unit = true,
-                   .filters = true,
-                   .shape = ResultShape::kTables},
-      plan, run};
+      table_analysis("critical-path",
+                     "Where each step's critical path runs: by category, part and operation; --perfetto FILE for one step's path",
+                     critical_path_option_specs()),
+      replay_plan, run};
   return entry;
 }
 

@@ -16,12 +16,6 @@ namespace kernscope::session {
 namespace moe_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx);
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
@@ -65,15 +59,11 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& moe_entry() {
   using namespace moe_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{.name = "moe",
-                   .summary = "Mixture-of-experts layers: kernels by role (expert GEMMs, router, permute, dispatch/combine), "
+      table_analysis("moe",
+                     "Mixture-of-experts layers: kernels by role (expert GEMMs, router, permute, dispatch/combine), "
                               "layers in forward order, exposed dispatch/combine, tokens per expert where the trace shows them",
-                   .options = step_option_specs(),
-                   .formats = {"table", "csv", "tsv", "json"},
-                   .time_unit = true,
-                   .filters = true,
-                   .shape = ResultShape::kTables},
-      plan, run};
+                     step_option_specs()),
+      plan_details<kKernelDetails>, run};
   return entry;
 }
 

@@ -52,15 +52,10 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& ops_entry() {
   using namespace ops_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{
-          .name = "ops",
-          .summary = "GPU time by operation class (GEMM, GEMV, attention, norm, RoPE, ...)",
-          .options = {{"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX rules, tried before the built-in ones"},
-                      {"detail", 0, OptionKind::kFlag, "", "also list every kernel name with its class and the rule that matched"}},
-          .formats = {"table", "csv", "tsv", "json"},
-          .time_unit = true,
-          .filters = true,
-          .shape = ResultShape::kTables},
+      table_analysis("ops",
+                     "GPU time by operation class (GEMM, GEMV, attention, norm, RoPE, ...)",
+                     {{"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX rules, tried before the built-in ones"},
+                      {"detail", 0, OptionKind::kFlag, "", "also list every kernel name with its class and the rule that matched"}}),
       plan, run};
   return entry;
 }

@@ -12,12 +12,6 @@ namespace kernscope::session {
 namespace spec_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.detail_kinds = bit(EventKind::kKernels) | bit(EventKind::kNvtx);
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options&, const Output& output) {
   auto spec = analyze_spec(trace);
   if (!spec) return std::unexpected(spec.error());
@@ -49,14 +43,11 @@ Result<AnalysisOutput> run(const Trace& trace, const Options&, const Output& out
 const AnalysisEntry& spec_entry() {
   using namespace spec_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{.name = "spec",
-                   .summary = "Speculative decoding: verify steps and their drafting, tokens proposed and accepted, time per emitted "
-                              "token against plain decode, the verify's cost per position, drafting on the critical path",
-                   .formats = {"table", "csv", "tsv", "json"},
-                   .time_unit = true,
-                   .filters = true,
-                   .shape = ResultShape::kTables},
-      plan, run};
+      table_analysis("spec",
+                     "Speculative decoding: verify steps and their drafting, tokens proposed and accepted, time per emitted "
+                     "token against plain decode, the verify's cost per position, drafting on the critical path",
+                     {}),
+      plan_details<kKernelDetails>, run};
   return entry;
 }
 

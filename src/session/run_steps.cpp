@@ -13,12 +13,6 @@ namespace kernscope::session {
 namespace steps_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   const StepOptions options = step_options_of(o);
   auto rules = rules_with(o.text("rules"));
@@ -67,21 +61,16 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& steps_entry() {
   using namespace steps_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{
-          .name = "steps",
-          .summary = "Prefill/decode steps: wall, GPU busy/idle, launches, syncs; TTFT and TPOT distributions",
-          .options = [] {
+      table_analysis("steps",
+                     "Prefill/decode steps: wall, GPU busy/idle, launches, syncs; TTFT and TPOT distributions",
+                     [] {
             auto options = step_option_specs();
             options.push_back({"correct-tracer-cost", 0, OptionKind::kFlag, "",
                                "add a Host Corrected column: each step's wall less the tracer's estimated cost "
                                "(kernscope tracer traces with a calibration in data/tracer_cost.tsv; says when not sound)"});
             return options;
-          }(),
-          .formats = {"table", "csv", "tsv", "json"},
-          .time_unit = true,
-          .filters = true,
-          .shape = ResultShape::kTables},
-      plan, run};
+          }()),
+      plan_details<kStepDetails>, run};
   return entry;
 }
 

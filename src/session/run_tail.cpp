@@ -58,19 +58,13 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
 const AnalysisEntry& tail_entry() {
   using namespace tail_runner;
   static const AnalysisEntry entry{
-      AnalysisSpec{
-          .name = "tail",
-          .summary =
-              "Tail statistics (p50/p95/p99/max, tail score) per kernel, API call or NVTX range. Tail score = max x "
+      table_analysis("tail",
+                     "Tail statistics (p50/p95/p99/max, tail score) per kernel, API call or NVTX range. Tail score = max x "
               "log2(count + 1) x max(1, max/p50): high for slow outliers that recur. Flags: outliers (max/p50 > 2), "
               "systematic-tail (p99/p50 > 1.5), rare-blocker (a top-10 tail score under 1 % of total time), allocation, "
               "synchronization (what the call does)",
-          .options = {{"by", 0, OptionKind::kText, "kernel", "kernel, api or nvtx"},
-                      {"limit", 0, OptionKind::kInteger, "20", "rows per table (0: all)"}},
-          .formats = {"table", "csv", "tsv", "json"},
-          .time_unit = true,
-          .filters = true,
-          .shape = ResultShape::kTables},
+                     {{"by", 0, OptionKind::kText, "kernel", "kernel, api or nvtx"},
+                      {"limit", 0, OptionKind::kInteger, "20", "rows per table (0: all)"}}),
       plan, run};
   return entry;
 }

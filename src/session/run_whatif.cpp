@@ -21,12 +21,6 @@ namespace kernscope::session {
 namespace whatif_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;  // every column: the replay reads streams, correlations and copy sizes
-  open.kernel_name_variants = false;
-  return open;
-}
-
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto replayed = replay_with_changes(trace, o, false);
   if (!replayed) return std::unexpected(replayed.error());
@@ -190,7 +184,7 @@ const AnalysisEntry& whatif_entry() {
                    .min_traces = 1,
                    .max_traces = 0,
                    .one_trace_too = true},
-      plan, run, run_groups};
+      replay_plan, run, run_groups};
   return entry;
 }
 

@@ -11,6 +11,14 @@
 
 namespace kernscope::session {
 
+// The load plan of a replay (whatif, critical-path): every column (the replay reads streams,
+// correlations and copy sizes), but not kernels' short and mangled names.
+inline Result<OpenOptions> replay_plan(const Options&) {
+  OpenOptions open;
+  open.kernel_name_variants = false;
+  return open;
+}
+
 inline std::vector<OptionSpec> whatif_option_specs() {
   auto specs = step_option_specs();
   specs.push_back({"change", 'c', OptionKind::kList, "",

@@ -1,5 +1,6 @@
 #include "tracer/nvml_sampler.hpp"
 #include "base/thread_name.hpp"
+#include "tracer/sampling_loop.hpp"
 
 #include <dlfcn.h>
 
@@ -65,17 +66,7 @@ bool NvmlSampler::start() {
   if (interval_ms_ > 0) {
     thread_ = std::thread([this] {
       name_this_thread("ks-nvml");
-      std::unique_lock lock(mutex_);
-      while (!stopping_) {
-        if (!active_) {
-          wake_.wait(lock, [&] { return stopping_ || active_; });
-          continue;
-        }
-        lock.unlock();
-        sample_once();
-        lock.lock();
-        wake_.wait_for(lock, std::chrono::milliseconds(interval_ms_), [&] { return stopping_ || !active_; });
-      }
+      run_sampling_loop(mutex_, wake_, stopping_, active_, std::chrono::milliseconds(interval_ms_), [this] { sample_once(); });
     });
   }
   return true;

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "base/thread_name.hpp"
+#include "tracer/sampling_loop.hpp"
 
 namespace kernscope::tracer {
 
@@ -34,17 +35,7 @@ void ThreadCpuSampler::start() {
   if (interval_us_ <= 0 || thread_.joinable()) return;
   thread_ = std::thread([this] {
     name_this_thread("ks-threadcpu");
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-      if (!active_) {
-        wake_.wait(lock, [&] { return stopping_ || active_; });
-        continue;
-      }
-      lock.unlock();
-      sample_once();
-      lock.lock();
-      wake_.wait_for(lock, std::chrono::microseconds(interval_us_), [&] { return stopping_ || !active_; });
-    }
+    run_sampling_loop(mutex_, wake_, stopping_, active_, std::chrono::microseconds(interval_us_), [this] { sample_once(); });
   });
 }
 
