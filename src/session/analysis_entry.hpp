@@ -1,9 +1,11 @@
 // What one analysis contributes to the registry: its spec, what to read, and how to run.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "analyses/trace_context.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
@@ -103,5 +105,15 @@ StepOptions step_options_of(const Options& options);
 
 // Reads --rules FILE on top of the built-in operation rules (shared by ops, steps, report).
 Result<OpRuleSet> rules_with(const std::string& user_rules_path);
+
+// What the analyses built on the steps start from: the --rules operation rules, the run's context
+// over them, and the steps found with --step-range. One object, not moved, since the context
+// borrows the rules.
+struct StepsOfRun {
+  OpRuleSet rules;
+  std::unique_ptr<TraceContext> context;
+  StepAnalysis steps;
+};
+Result<std::unique_ptr<StepsOfRun>> steps_of_run(const Trace& trace, const Options& options);
 
 }  // namespace kernscope::session

@@ -3,6 +3,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "analyses/steps/analyze_steps.hpp"
 #include "kernscope/op_classes.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -127,6 +128,18 @@ Result<OpRuleSet> rules_with(const std::string& user_rules_path) {
   auto user = OpRuleSet::parse(text.str(), user_rules_path);
   if (!user) return std::unexpected(user.error());
   return OpRuleSet::combine(*user, OpRuleSet::builtin());
+}
+
+Result<std::unique_ptr<StepsOfRun>> steps_of_run(const Trace& trace, const Options& options) {
+  auto out = std::make_unique<StepsOfRun>();
+  auto rules = rules_with(options.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  out->rules = std::move(*rules);
+  out->context = std::make_unique<TraceContext>(trace, out->rules);
+  auto steps = analyze_steps(*out->context, step_options_of(options));
+  if (!steps) return std::unexpected(steps.error());
+  out->steps = std::move(*steps);
+  return out;
 }
 
 }  // namespace kernscope::session

@@ -14,12 +14,10 @@ namespace account_runner {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  const TraceContext context(trace, *rules);
-  auto steps = analyze_steps(context, step_options_of(o));
-  if (!steps) return std::unexpected(steps.error());
-  const StepAccounting accounting = account_steps(context, *steps);
+  auto run_steps = steps_of_run(trace, o);
+  if (!run_steps) return std::unexpected(run_steps.error());
+  const StepAnalysis* steps = &(*run_steps)->steps;
+  const StepAccounting accounting = account_steps(*(*run_steps)->context, *steps);
   AnalysisOutput out;
   out.tables.push_back(step_accounting_table(*steps, accounting));
   out.tables.push_back(accounting_groups_table(accounting));

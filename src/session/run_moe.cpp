@@ -17,12 +17,11 @@ namespace moe_runner {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  const TraceContext context(trace, *rules);
-  auto steps = analyze_steps(context, step_options_of(o));
-  if (!steps) return std::unexpected(steps.error());
-  auto moe = analyze_moe_with_router(context, *steps, account_steps(context, *steps));
+  auto run_steps = steps_of_run(trace, o);
+  if (!run_steps) return std::unexpected(run_steps.error());
+  const TraceContext& context = *(*run_steps)->context;
+  const StepAnalysis& steps = (*run_steps)->steps;
+  auto moe = analyze_moe_with_router(context, steps, account_steps(context, steps));
   if (!moe) return std::unexpected(moe.error());
   AnalysisOutput out;
   out.tables.push_back(moe_roles_table(*moe));

@@ -14,11 +14,9 @@ namespace steps_runner {
 namespace {
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  const StepOptions options = step_options_of(o);
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  auto steps = analyze_steps(trace, *rules, options);
-  if (!steps) return std::unexpected(steps.error());
+  auto run_steps = steps_of_run(trace, o);
+  if (!run_steps) return std::unexpected(run_steps.error());
+  const StepAnalysis* steps = &(*run_steps)->steps;
   AnalysisOutput out;
   out.tables.push_back(steps_table(*steps));
   out.tables.push_back(step_groups_table(*steps));

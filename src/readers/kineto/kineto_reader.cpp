@@ -76,6 +76,23 @@ Category category_of(std::string_view cat) {
   return Category::kOther;
 }
 
+// The columns a copy and a set share, from a Kineto event (the launching process is found from the
+// correlation at the end, as for kernels).
+template <class Columns>
+void push_memory_op(Columns& m, const KinetoEvent& e, TimeNs begin, TimeNs end, std::int64_t device, std::int64_t stream) {
+  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); };
+  m.start_ns.push_back(begin);
+  m.end_ns.push_back(end);
+  m.global_pid.push_back(0);
+  m.bytes.push_back(std::max<std::int64_t>(e.bytes, 0));
+  m.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
+  m.device_id.push_back(u32(device));
+  m.context_id.push_back(u32(e.context));
+  m.green_context_id.push_back(0);
+  m.stream_id.push_back(u32(stream));
+  m.correlation_id.push_back(u32(e.correlation));
+}
+
 class Builder {
  public:
   Builder(Trace& trace, const OpenOptions& options) : t_(trace), options_(options) {}
@@ -348,16 +365,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       auto& m = t_.memcpys;
       std::int32_t copy = 0, src = 0, dst = 0;
       memcpy_kinds(e.name, copy, src, dst);
-      m.start_ns.push_back(begin);
-      m.end_ns.push_back(end);
-      m.global_pid.push_back(0);
-      m.bytes.push_back(std::max<std::int64_t>(e.bytes, 0));
-      m.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
-      m.device_id.push_back(u32(device));
-      m.context_id.push_back(u32(e.context));
-      m.green_context_id.push_back(0);
-      m.stream_id.push_back(u32(stream));
-      m.correlation_id.push_back(u32(e.correlation));
+      push_memory_op(m, e, begin, end, device, stream);
       m.copy_kind.push_back(copy);
       m.src_kind.push_back(src);
       m.dst_kind.push_back(dst);
@@ -373,16 +381,7 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
       const std::int32_t kind = open != std::string_view::npos && close != std::string_view::npos && close > open
                                     ? kineto_names::memory_kind(e.name.substr(open + 1, close - open - 1))
                                     : kineto_names::kMemoryKindUnknown;
-      m.start_ns.push_back(begin);
-      m.end_ns.push_back(end);
-      m.global_pid.push_back(0);
-      m.bytes.push_back(std::max<std::int64_t>(e.bytes, 0));
-      m.graph_node_id.push_back(std::max<std::int64_t>(e.graph_node_id, 0));
-      m.device_id.push_back(u32(device));
-      m.context_id.push_back(u32(e.context));
-      m.green_context_id.push_back(0);
-      m.stream_id.push_back(u32(stream));
-      m.correlation_id.push_back(u32(e.correlation));
+      push_memory_op(m, e, begin, end, device, stream);
       m.value.push_back(0);  // Kineto does not record the value
       m.mem_kind.push_back(kind);
       return {};

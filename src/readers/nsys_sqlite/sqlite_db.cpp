@@ -256,8 +256,9 @@ Result<Statement> Database::prepare(std::string_view sql) const {
   return Statement(stmt);
 }
 
-Result<std::set<std::string>> Database::tables() const {
-  auto stmt = prepare("SELECT name FROM sqlite_master WHERE type IN ('table','view')");
+// The first column of every row `sql` returns, as a set (table and column names).
+Result<std::set<std::string>> Database::names(const std::string& sql) const {
+  auto stmt = prepare(sql);
   if (!stmt) return std::unexpected(stmt.error());
   std::set<std::string> names;
   while (true) {
@@ -269,17 +270,10 @@ Result<std::set<std::string>> Database::tables() const {
   return names;
 }
 
+Result<std::set<std::string>> Database::tables() const { return names("SELECT name FROM sqlite_master WHERE type IN ('table','view')"); }
+
 Result<std::set<std::string>> Database::columns(const std::string& table) const {
-  auto stmt = prepare("SELECT name FROM pragma_table_info('" + table + "')");
-  if (!stmt) return std::unexpected(stmt.error());
-  std::set<std::string> names;
-  while (true) {
-    auto row = stmt->step();
-    if (!row) return std::unexpected(row.error());
-    if (!*row) break;
-    names.emplace(stmt->text(0));
-  }
-  return names;
+  return names("SELECT name FROM pragma_table_info('" + table + "')");
 }
 
 std::string Database::last_error() const { return db_ ? sqlite3_errmsg(db_) : "no database"; }

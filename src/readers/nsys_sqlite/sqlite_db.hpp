@@ -65,6 +65,7 @@ class Database {
 
  private:
   explicit Database(sqlite3* db, std::string file_path = {});
+  Result<std::set<std::string>> names(const std::string& sql) const;
   sqlite3* db_ = nullptr;
   std::string file_path_;
   std::unique_ptr<TemporaryCopy> copy_;
