@@ -119,7 +119,8 @@ struct StepAnalysis {
   std::vector<std::string> notes;  // e.g. profiler inflation
   // What the user feels, from the last group of each phase: time per output token (the GPU period
   // when the steps are asynchronous, else the step wall) and time to first token (wall time from
-  // the prefill step's start until its host range or its GPU work ends, whichever is later: waits
+  // the prefill step's start (a request's set-up included) until its first token reaches the host where the
+  // trace shows it, else until its host range or its GPU work ends, whichever is later: waits
   // inside the step count, as the request waits them). Empty unless LLM inference.
   Distribution tpot, ttft;
   // How TPOT was read: "step wall" (each range covers its GPU work), "step start to GPU end" (some

@@ -258,7 +258,8 @@ struct GpuSampleColumns {
 };
 
 // Stretches of a CUDA-calling thread's time in which it was busy on a CPU (used half of the wall
-// time or more) or not, from kernscope's tracer (KERNSCOPE_THREAD_CPU, thread_cpu_sampler.hpp):
+// time or more) or not, from kernscope's tracer (KERNSCOPE_THREAD_CPU, thread_cpu_sampler.hpp) or
+// nsys's scheduling events (SCHED_EVENTS, readers/nsys_sqlite/scheduling_events.hpp):
 // host work that no call or range records shows as busy stretches.
 struct ThreadCpuColumns {
   std::vector<std::int64_t> global_tid;
@@ -420,7 +421,7 @@ struct Trace {
   OsrtColumns osrt;
   OverheadColumns overhead;
   GpuSampleColumns gpu_samples;
-  ThreadCpuColumns thread_cpu;  // kernscope tracer traces only
+  ThreadCpuColumns thread_cpu;  // kernscope tracer traces, and nsys exports with scheduling events
   HostData host;  // sampled host stacks (loaded with the NVTX kind)
   OpShapeColumns op_shapes;  // Kineto record_shapes only (loaded with the NVTX kind)
 

@@ -114,7 +114,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
     o << "  GPU period per decode step (end of one step's GPU work to the next's): p50 " << fixed(g.p50 / 1e6, 3) << " ms, p95 "
       << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
   }
-  if (d.steps.ttft.count) o << "  TTFT (prefill step, from its start until its host range or GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
+  if (d.steps.ttft.count) o << "  TTFT (prefill step, from its start until its first token reaches the host, else its host range or GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
   for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
   for (const auto& line : tracer_cost_sentences(d.tracer_cost)) o << "  tracer: " << line << "\n";
   speed_of_light_text(o, d);

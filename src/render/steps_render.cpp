@@ -53,7 +53,7 @@ std::string render_steps_summary(const StepAnalysis& steps) {
   out += "Headline (last group of each phase):\n" + dist("decode step wall", steps.decode_wall) +
          dist("prefill step wall", steps.prefill_wall) + dist("kernel time / decode step", steps.decode_kernel_ns) +
          dist("GPU period / decode step", steps.decode_gpu_period) +
-         dist("TPOT (" + steps.tpot_from + ")", steps.tpot) + dist("TTFT (until its GPU work ends)", steps.ttft);
+         dist("TPOT (" + steps.tpot_from + ")", steps.tpot) + dist("TTFT (until its first token on the host, else its GPU work, ends)", steps.ttft);
   for (const auto& n : steps.notes) out += "Note: " + n + '\n';
   return out;
 }

@@ -110,6 +110,9 @@ Result<OpRuleSet> rules_with(const std::string& user_rules_path);
 // over them, and the steps found with --step-range. One object, not moved, since the context
 // borrows the rules.
 struct StepsOfRun {
+  StepsOfRun() = default;
+  StepsOfRun(const StepsOfRun&) = delete;
+  StepsOfRun& operator=(const StepsOfRun&) = delete;
   OpRuleSet rules;
   std::unique_ptr<TraceContext> context;
   StepAnalysis steps;

@@ -234,13 +234,21 @@ namespace {
 TEST(SchemaVariants, SchedulingEventsGiveTheCallingThreadsCpuStretches) {
   TempDb db("sched_events");
   build_2022_style(db);
-  db.exec("CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,"
+  db.exec("CREATE TABLE SCHED_EVENTS (start INTEGER, cpu INTEGER, isSchedIn INTEGER,"
           " globalTid INTEGER, threadState INTEGER, threadBlock INTEGER);"
           "INSERT INTO SCHED_EVENTS VALUES (700, 0, 1, (100 << 24) | 1, 0, NULL), (100, 0, 1, (100 << 24) | 1, 0, NULL),"
           " (400, 0, 0, (100 << 24) | 1, 0, NULL), (750, 1, 1, (100 << 24) | 1, 0, NULL),"
           " (1500, 1, 0, (100 << 24) | 1, 0, NULL), (2000, 1, 1, (100 << 24) | 1, 0, NULL),"
-          " (300, 2, 1, (100 << 24) | 2, 0, NULL), (900, 2, 0, (100 << 24) | 2, 0, NULL), (50, 3, 1, NULL, 0, NULL);");
-  auto trace = open_trace(db.close());
+          " (300, 2, 1, (100 << 24) | 2, 0, NULL), (900, 2, 0, (100 << 24) | 2, 0, NULL), (50, 3, 1, NULL, 0, NULL),"
+          " (NULL, 0, 0, (100 << 24) | 1, 0, NULL), (1200, 0, NULL, (100 << 24) | 1, 0, NULL);");  // rows of no time or kind: left out
+  const std::string path = db.close();
+  // Read whatever the plan, as steps are found in every plan that loads calls and ranges (ops reads no details).
+  OpenOptions lean;
+  lean.detail_kinds = 0;
+  auto lean_trace = open_trace(path, lean);
+  ASSERT_TRUE(lean_trace) << lean_trace.error().message;
+  EXPECT_EQ(lean_trace->thread_cpu.size(), 4u);
+  auto trace = open_trace(path);
   ASSERT_TRUE(trace) << trace.error().message;
   const auto& c = trace->thread_cpu;
   ASSERT_EQ(c.size(), 4u);

@@ -23,7 +23,8 @@ constexpr const char* kTokensGemm = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_ti
 constexpr const char* kTokensAttention = "void flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false>";
 constexpr const char* kCacheWrite = "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>";
 
-StepAnalysis steps_with_cache_writes(const std::vector<int>& tokens, const char* cache_kernel = kCacheWrite) {
+StepAnalysis steps_with_cache_writes(const std::vector<int>& tokens, const char* cache_kernel = kCacheWrite,
+                                     const char* attention = kTokensAttention) {
   SyntheticTrace t;
   TimeNs now = 1'000'000;
   std::uint32_t correlation = 1;
@@ -38,7 +39,7 @@ StepAnalysis steps_with_cache_writes(const std::vector<int>& tokens, const char*
     for (int layer = 0; layer < 2; ++layer) {
       launch(kTokensGemm, 64);
       launch(cache_kernel, n);
-      launch(kTokensAttention, 16);
+      launch(attention, 16);
       launch(kTokensGemm, 64);
     }
     t.nvtx(59, "execute_model", begin, now);
@@ -72,6 +73,14 @@ TEST(StepTokens, ADecodeBatchIsOneTokenPerSequence) {
   const auto s = steps_with_cache_writes({2048, 16, 16, 15, 16, 14});
   const std::vector<Phase> want = {Phase::kPrefill, Phase::kDecode, Phase::kDecode, Phase::kDecode, Phase::kDecode, Phase::kDecode};
   EXPECT_EQ(phases(s), want) << s.method;
+}
+
+// Attention kernels that say decode decide first: a batch of 32 sequences decoding writes 32 tokens a
+// step, 32x the last lone sequence's 1, and is no prefill (a paged-attention decode kernel in each).
+TEST(StepTokens, DecodeAttentionKernelsOutrankTheTokenCount) {
+  const auto s = steps_with_cache_writes({32, 32, 32, 1}, kCacheWrite, "void vllm::paged_attention_v2_kernel<__nv_bfloat16, __nv_bfloat16, 128, 16, 128>");
+  EXPECT_EQ(phases(s), std::vector<Phase>(4, Phase::kDecode)) << s.method;
+  for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(s.steps[i].tokens, i < 3 ? 32 : 1);  // the tokens still shown
 }
 
 // The same tokens in every step (64 each) tell nothing: the phase comes from the next evidence, and

@@ -185,13 +185,13 @@ StepWindows windows_from_starts(const Trace& trace, const std::vector<std::pair<
     // beside it) the walk keeps within a pass of the first one.
     const bool after_gap = cpu != nullptr && j > 0;
     begin[j] = request_start(busy, starts[j].time, threshold, after_gap ? std::numeric_limits<std::int64_t>::max() / 2 : median, not_before, cpu);
-    // Back to where the thread woke, where it worked longer than a gap's threshold (at least 1 ms,
-    // the CPU clocks' resolution) before its first CUDA call (generate()'s set-up when the input is
-    // already on the GPU); before the first request, within two passes of it (not the program's
-    // start-up). A shorter run is below what the clocks resolve, and the first call marks the start.
-    if (cpu == nullptr) continue;
-    if (auto w = cpu->woke_before(begin[j], threshold, after_gap ? not_before : std::max(not_before, starts[j].time - 2 * median));
-        w && *w + threshold <= begin[j]) {
+    // Back to where the thread woke from the gap before it, where it worked for the gap threshold or
+    // longer (1 ms at least, the CPU clocks' resolution) before its first CUDA call after the gap
+    // (generate()'s set-up when the input is already on the GPU). A shorter run is below what the
+    // clocks resolve, and the first call marks the start. Not the first request: what the thread did
+    // before it (the program's start-up, a warm-up's CUDA calls) is no request's.
+    if (!after_gap) continue;
+    if (auto w = cpu->woke_before(begin[j], threshold, not_before); w && *w + threshold <= begin[j]) {
       begin[j] = *w;
       ++woke;
     }

@@ -97,8 +97,8 @@ struct StepAccounting {
   std::vector<std::string> notes;
 };
 
-// The accounting of `steps` (found in `trace` with `rules`); trace_context.hpp has the overload
-// that shares a run's context.
+// The accounting of `steps` (found in `trace` with `rules`); the overload below shares a run's
+// context.
 StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps);
 class TraceContext;
 StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);  // sharing the run's context

@@ -18,7 +18,8 @@ int capture_window_of(const Trace& trace, TimeNs t) {
 }
 
 void read_ttft(const std::vector<Step>& steps, StepAnalysis& result) {
-  // TTFT: the last prefill group's steps, each until its GPU work ends.
+  // TTFT: the last prefill group's steps, each until its token reaches the host (where seen) or its
+  // GPU work ends.
   for (auto it = result.groups.rbegin(); it != result.groups.rend(); ++it) {
     if (it->phase != Phase::kPrefill) continue;
     std::vector<std::int64_t> felt;
@@ -33,7 +34,7 @@ void read_ttft(const std::vector<Step>& steps, StepAnalysis& result) {
         felt.push_back((st.token_ns > st.start_ns ? st.token_ns : std::max(st.end_ns, st.gpu_end_ns)) - st.start_ns);
         // Said when most of that time is not the step's own GPU work (a serving engine's step
         // waiting on an event of earlier work): TTFT is right, the prefill itself is shorter.
-        if (10 * (st.gpu_end_ns - st.end_ns) > felt.back() && felt.back() > 2 * st.kernel_ns) {
+        if (st.token_ns <= st.start_ns && 10 * (st.gpu_end_ns - st.end_ns) > felt.back() && felt.back() > 2 * st.kernel_ns) {
           char line[400];
           std::snprintf(line, sizeof line,
                         "prefill: TTFT %.3f ms counts until its GPU work ends, %.3f ms after its host range; its "

@@ -112,7 +112,7 @@ std::int64_t annotated_tokens(std::string_view name) {
   return total;
 }
 
-// Rule 4 of the header: per step, the phase its request's structure gives, or nullopt.
+// Rule 5 of the header: per step, the phase its request's structure gives, or nullopt.
 std::vector<std::optional<Phase>> phases_by_request(const std::vector<Step>& steps, const std::vector<StepPhaseFacts>& facts) {
   std::vector<std::optional<Phase>> out(steps.size());
   std::vector<std::size_t> order;
@@ -176,7 +176,7 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
   const auto shape = shapes_per_step(trace, steps, step_tid);
   const auto by_request = phases_by_request(steps, facts);
   std::map<std::int64_t, std::int64_t> query_seen;  // query lengths seen, for the summary
-  // Rule 3's run: the fewest and most tokens a step's KV-cache writes show.
+  // Rule 4's run: the fewest and most tokens a step's KV-cache writes show.
   std::int64_t fewest = 0, most = 0;
   for (const auto& f : facts) {
     if (f.cache_write_tokens <= 0) continue;
@@ -208,15 +208,15 @@ PhaseDecisions decide_step_phases(const Trace& trace, std::vector<Step>& steps, 
     }
     const std::int64_t prefill_attn = class_time(s, {"attention_prefill"});
     const std::int64_t decode_attn = class_time(s, {"attention_decode", "splitkv_reduce"});
-    if (const std::int64_t t = facts[i].cache_write_tokens; t > 0 && (t == 1 || 8 * fewest <= most)) {
-      s.phase = t == 1 || 8 * fewest > t ? Phase::kDecode : decode_attn > 0 ? Phase::kMixed : Phase::kPrefill;
-      d.evidence[i] = PhaseEvidence::kCacheWriteTokens;
-      ++cache_tokens_seen[t];
-      continue;
-    }
     if (prefill_attn > 0 || decode_attn > 0) {
       s.phase = prefill_attn > 0 && decode_attn > 0 ? Phase::kMixed : prefill_attn > 0 ? Phase::kPrefill : Phase::kDecode;
       d.evidence[i] = PhaseEvidence::kAttentionKind;
+      continue;
+    }
+    if (const std::int64_t t = facts[i].cache_write_tokens; t > 0 && (t == 1 || 8 * fewest <= most)) {
+      s.phase = t == 1 || 8 * fewest > t ? Phase::kDecode : Phase::kPrefill;
+      d.evidence[i] = PhaseEvidence::kCacheWriteTokens;
+      ++cache_tokens_seen[t];
       continue;
     }
     if (const auto phase = by_request[i]) {

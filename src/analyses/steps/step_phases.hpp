@@ -5,12 +5,14 @@
 //      attention operators (scaled_dot_product_attention's q is [batch, heads, query, dim]), else
 //      the token ids the embedding looked up ([batch, tokens]); more than one query token per
 //      sequence is a prefill, one is a decode;
-//   3. the step's new tokens from its KV-cache writes where the kernel launches one block per token
-//      (model/token_grids.hpp: vLLM's reshape_and_cache kernels, concat_and_cache_mla): one token is a decode; a step with 8x the run's fewest tokens or more
-//      is a prefill (mixed where it also runs decode attention kernels); where the run holds such
-//      steps, the steps below that are decodes (a batch of sequences, one token each);
-//   4. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
+//   3. the attention kernels' own kind: prefill/varlen/context kernels against paged, decode and
 //      split-KV kernels; both in one step is a mixed step (chunked prefill batched with decodes);
+//   4. where attention kernels do not say, the step's new tokens from its KV-cache writes where the
+//      kernel launches one block per token (model/token_grids.hpp: vLLM's reshape_and_cache kernels,
+//      concat_and_cache_mla): one token is a decode; a step with 8x the run's fewest tokens or more
+//      is a prefill; where the run holds such steps, the steps below that are decodes (a batch of
+//      sequences, one token each). The kind of attention kernel decides first: a decode batch of
+//      many sequences has many tokens too;
 //   5. where steps are forward passes split into requests (forward_passes.hpp): a request's first
 //      pass is its prefill when it launches rare kernels (launched by at most a quarter of the
 //      passes: a prefill's attention and GEMM tiles for many tokens, its mask set-up), and any pass
@@ -21,7 +23,7 @@
 //   6. the kernel mix: more time in GEMM tiles than in GEMV-shaped kernels is a prefill.
 // Not the launch size of other kernels: the load plans for steps and report leave kernels' grid
 // columns unread, and a decision must not depend on which columns were loaded (the readers keep
-// the token grids of rule 3 whatever the plan).
+// the token grids of rule 4 whatever the plan).
 #pragma once
 
 #include <cstdint>
@@ -34,7 +36,7 @@
 
 namespace kernscope::report {
 
-enum class PhaseEvidence { kAnnotation, kShapes, kCacheWriteTokens, kAttentionKind, kRequestStructure, kKernelMix, kNone };
+enum class PhaseEvidence { kAnnotation, kShapes, kAttentionKind, kCacheWriteTokens, kRequestStructure, kKernelMix, kNone };
 
 // Words for a table cell: "annotation", "shapes", "attention kernels", "request structure", "kernel mix", "none".
 const char* phase_evidence_name(PhaseEvidence evidence);

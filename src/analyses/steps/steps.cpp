@@ -748,7 +748,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   const bool llm = result.workload.kind == WorkloadKind::kLlmInference;
   // Phases the names did not give, from the most direct evidence the step holds (step_phases.hpp).
   if (llm) {
-    // Forward passes of requests compare their kernel names (rule 4 of step_phases.hpp).
+    // Forward passes of requests compare their kernel names (rule 5 of step_phases.hpp).
     if (std::any_of(phase_facts.begin(), phase_facts.end(), [](auto& f) { return f.request >= 0; })) {
       for (RowIndex i = 0; i < k.size(); ++i) {
         const auto w = result.kernel_step[i];
@@ -761,7 +761,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
         f.kernel_names.erase(std::unique(f.kernel_names.begin(), f.kernel_names.end()), f.kernel_names.end());
       }
     }
-    // A step's first one-block-per-token KV-cache write gives its new tokens (rule 3).
+    // A step's first one-block-per-token KV-cache write gives its new tokens (rule 4).
     if (k.token_grid.size() == k.size()) {
       std::vector<TimeNs> first_write(phase_facts.size(), std::numeric_limits<TimeNs>::max());
       for (RowIndex i = 0; i < k.size(); ++i) {

@@ -118,7 +118,7 @@ void prefill_figures(const ModelCost& cost, const std::string& config, const Ste
   const double ttft = steps.ttft.count ? steps.ttft.mean : group->wall.mean;
   auto per_step = figure("prefill MFU", c.flops(), "FLOP", ttft, *peaks.flops_per_s);
   per_step.work_source = work_source;
-  per_step.time_source = steps.ttft.count ? fmt::format("TTFT of '{}' (from its start until its host range or GPU work ends)", group->name)
+  per_step.time_source = steps.ttft.count ? fmt::format("TTFT of '{}' (from its start, the request's set-up included, until its first token reaches the host, else its host range or GPU work ends)", group->name)
                                           : fmt::format("wall of '{}'", group->name);
   per_step.peak_source = peaks.flops_source;
   out.figures.push_back(per_step);

@@ -313,8 +313,14 @@ Result<void> Reader::read_token_grids() {
     token_grids_from_grids(k, trace_.strings);
     return {};
   }
+  // Any failure here (a kernel table that is a view without rowids) leaves the grids unread, said.
+  const auto unread = [&](const std::string& why) {
+    k.token_grid.clear();
+    note("KV-cache write grids not read (" + why + "): steps' tokens from them are not shown");
+    return Result<void>{};
+  };
   auto columns = columns_of(kKernelTable);
-  if (!columns) return std::unexpected(columns.error());
+  if (!columns) return unread(columns.error().message);
   if (!columns->contains("gridX") || !columns->contains("demangledName")) return {};
   std::string ids;
   std::unordered_set<StringId> names;
@@ -323,13 +329,13 @@ Result<void> Reader::read_token_grids() {
     names.insert(pool_id);
   }
   auto stmt = db_.prepare(std::string("SELECT gridX FROM ") + kKernelTable + " WHERE demangledName IN (" + ids + ") ORDER BY rowid");
-  if (!stmt) return std::unexpected(stmt.error());
+  if (!stmt) return unread(stmt.error().message);
   // The kernel rows are in rowid order (the slices are joined in order): the n-th such row takes
   // the n-th grid.
   RowIndex i = 0;
   while (true) {
     auto more = stmt->step();
-    if (!more) return std::unexpected(more.error());
+    if (!more) return unread(more.error().message);
     if (!*more) break;
     while (i < k.size() && !names.contains(k.demangled_name[i])) ++i;
     if (i == k.size()) break;
@@ -829,6 +835,10 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   // info): not for stats or tail, which never use them and would pay for reading them.
   if ((options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx))) {
     if (auto r = read_host_tables(db_, tables_, trace_); !r) return std::unexpected(r.error());
+  }
+  // When the launching threads were on a CPU, wherever steps can be found (API calls and ranges
+  // loaded): step windows must not depend on the command.
+  if (wanted(EventKind::kApiCalls, kRuntimeTable) && (options.kinds & bit(EventKind::kNvtx))) {
     if (auto r = read_scheduling_events(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 

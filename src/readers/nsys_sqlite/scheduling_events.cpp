@@ -11,15 +11,16 @@ namespace kernscope::nsys {
 Result<void> read_scheduling_events(const Database& db, const std::set<std::string>& tables, Trace& trace) {
   if (!tables.contains("SCHED_EVENTS") || trace.thread_cpu.size() > 0 || trace.api_calls.size() == 0) return {};
   const std::unordered_set<std::int64_t> calling(trace.api_calls.global_tid.begin(), trace.api_calls.global_tid.end());
-  auto stmt = db.prepare("SELECT globalTid, start, isSchedIn FROM SCHED_EVENTS WHERE globalTid IS NOT NULL");
-  if (!stmt) {
-    trace.notes.push_back("SCHED_EVENTS unreadable (" + stmt.error().message + "): threads' CPU time between CUDA calls not known");
-    return {};
-  }
+  const auto unreadable = [&](const std::string& why) {
+    trace.notes.push_back("SCHED_EVENTS unreadable (" + why + "): threads' CPU time between CUDA calls not known");
+    return Result<void>{};
+  };
+  auto stmt = db.prepare("SELECT globalTid, start, isSchedIn FROM SCHED_EVENTS WHERE globalTid IS NOT NULL AND start IS NOT NULL AND isSchedIn IS NOT NULL");
+  if (!stmt) return unreadable(stmt.error().message);
   std::unordered_map<std::int64_t, std::vector<std::pair<TimeNs, bool>>> switches;  // per thread: time, switched in
   while (true) {
     auto more = stmt->step();
-    if (!more) return std::unexpected(more.error());
+    if (!more) return unreadable(more.error().message);
     if (!*more) break;
     const std::int64_t tid = stmt->int64(0);
     if (calling.contains(tid)) switches[tid].push_back({stmt->int64(1), stmt->int64(2) != 0});
