@@ -18,6 +18,10 @@ struct OpenOptions {
   // Plans that read neither leave them out (empty columns; the demangled name is always read): on
   // the 1 GB export they are 46 MiB that `report` does not need.
   bool kernel_name_variants = true;
+  // When the CUDA-calling threads were on a CPU, from nsys's scheduling events (Trace::thread_cpu):
+  // read where calls and ranges are loaded, for finding and accounting steps. Plans that find no steps
+  // (stats, export) leave them out: the table can hold every thread's switches.
+  bool thread_cpu = true;
   // Large tables of a file export are scanned in parallel slices of about this many rows, one
   // connection per worker thread, at most one slice per core per table; 0 scans each table whole.
   // 10k measured best on a 16-core H200 host (bench/RESULTS.md).

@@ -9,7 +9,11 @@ namespace kernscope::session {
 namespace export_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
+Result<OpenOptions> plan(const Options&) {
+  OpenOptions open;
+  open.thread_cpu = false;  // the exports carry the recorded events, not what is derived from them
+  return open;
+}
 
 Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
   auto format = parse_export_format(output.format);

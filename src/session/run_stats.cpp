@@ -32,6 +32,7 @@ Result<OpenOptions> plan(const Options& o) {
   if (!requests) return std::unexpected(requests.error());
   OpenOptions open;
   open.kinds = open.detail_kinds = 0;
+  open.thread_cpu = false;  // nsys's reports never read it
   for (const auto& r : *requests) {
     open.kinds |= report_needs(r);
     open.detail_kinds |= report_details(r);

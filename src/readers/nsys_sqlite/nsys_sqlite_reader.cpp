@@ -838,7 +838,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   }
   // When the launching threads were on a CPU, wherever steps can be found (API calls and ranges
   // loaded): step windows must not depend on the command.
-  if (wanted(EventKind::kApiCalls, kRuntimeTable) && (options.kinds & bit(EventKind::kNvtx))) {
+  if (options.thread_cpu && wanted(EventKind::kApiCalls, kRuntimeTable) && (options.kinds & bit(EventKind::kNvtx))) {
     if (auto r = read_scheduling_events(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 
