@@ -18,6 +18,12 @@ inline std::string fixed(double value, int digits) {
   return s.str();
 }
 
+// A share as a percentage with one decimal ("86.3 %").
+inline std::string percent(double share) { return fixed(share * 100, 1) + " %"; }
+
+// Nanoseconds as milliseconds with three decimals ("13.036 ms").
+inline std::string millis(double ns) { return fixed(ns / 1e6, 3) + " ms"; }
+
 inline std::string lowercase(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -9,8 +9,6 @@ namespace {
 
 using text::fixed;
 
-std::string action_percent(double share) { return fixed(share * 100, 1) + " %"; }
-std::string action_millis(double ns) { return fixed(ns / 1e6, 3) + " ms"; }
 
 // " of the steady steps' time (groups)", or of every step where they are one loop.
 std::string action_scope(const ActionFacts& f) {
@@ -23,7 +21,7 @@ std::string action_scope(const ActionFacts& f) {
 // "h2d 81.4 %, d2d 1.7 %"
 std::string action_parts(const ActionFacts& f) {
   std::string out;
-  for (const auto& [name, share] : f.parts) out += (out.empty() ? "" : ", ") + name + " " + action_percent(share);
+  for (const auto& [name, share] : f.parts) out += (out.empty() ? "" : ", ") + name + " " + text::percent(share);
   return out;
 }
 
@@ -58,31 +56,31 @@ std::string replay_only_sentence(const ReportAction& a) {
                      : change == "graphs" ? "Capture the step in a CUDA graph (torch.cuda.graphs, torch.compile mode=\"reduce-overhead\", the "
                                             "engine's CUDA-graph mode)"
                                           : "Overlap the copies with compute: pinned host buffers, cudaMemcpyAsync on their own stream, double-buffered";
-  return head + ": its part holds only " + action_percent(f.share) + action_scope(f) + ", but the replay shows it";
+  return head + ": its part holds only " + text::percent(f.share) + action_scope(f) + ", but the replay shows it";
 }
 
 std::string action_head(const ReportAction& a) {
   const ActionFacts& f = a.facts;
   if (f.replay_only) return replay_only_sentence(a);
-  const std::string share = action_percent(f.share) + action_scope(f);
+  const std::string share = text::percent(f.share) + action_scope(f);
   if (a.kind == "roofline" || a.kind == "speed-up-kernels") {
     const std::string op_class = a.part.substr(std::string("gpu.").size());
     if (a.kind == "speed-up-kernels") {
-      return "Speed up the " + op_class + " kernels: they hold " + share + " (" + action_millis(static_cast<double>(a.time_ns)) + "): " + speed_up_advice(op_class);
+      return "Speed up the " + op_class + " kernels: they hold " + share + " (" + text::millis(static_cast<double>(a.time_ns)) + "): " + speed_up_advice(op_class);
     }
     const std::string how = f.roof == "memory"    ? "move fewer bytes (quantized weights or KV cache, fused neighbours, larger batches)"
                             : f.roof == "compute" ? "use faster math (better-tuned GEMM tiles, FP8 where accuracy allows)"
                                                   : "launch fewer, larger kernels (fusion, CUDA graphs)";
-    return "Bring the " + op_class + " kernels to their " + f.roof + " roof: they hold " + share + " and run at " + action_percent(f.roof_fraction) +
+    return "Bring the " + op_class + " kernels to their " + f.roof + " roof: they hold " + share + " and run at " + text::percent(f.roof_fraction) +
            " of the roof (" + fixed(f.tflop_per_s, 3) + " TFLOP/s, " + fixed(f.gb_per_s, 1) + " GB/s over " + std::to_string(f.kernels) +
-           " kernels, " + action_millis(static_cast<double>(f.kernel_ns)) + "; ideal " + fixed(f.ideal_ns / 1e6, 3) + " ms): " + how;
+           " kernels, " + text::millis(static_cast<double>(f.kernel_ns)) + "; ideal " + fixed(f.ideal_ns / 1e6, 3) + " ms): " + how;
   }
   if (a.kind == "overlap-comm") {
     return "Overlap communication with compute: collectives run with no compute beside them for " + share +
            " (exposed communication): start them earlier (bucketing, prefetch), run them on their own stream, or split compute so it hides them";
   }
   if (a.kind == "overlap-copies") {
-    const std::string pageable = f.pageable_share >= 0.01 ? "; " + action_percent(f.pageable_share) + " from pageable memory" : "";
+    const std::string pageable = f.pageable_share >= 0.01 ? "; " + text::percent(f.pageable_share) + " from pageable memory" : "";
     return "Take the copies off the critical path: the GPU does nothing but copy for " + share + " (" + action_parts(f) + pageable +
            "): keep the data on the GPU where it is reused, pin host buffers, and overlap copies with compute on their own stream";
   }
@@ -100,7 +98,7 @@ std::string action_head(const ReportAction& a) {
            "GPU idles while the host launches work for " + share + " (the launch calls and the framework's time between them)";
   }
   if (a.kind == "data-loader") {
-    return "Load the data off the step: the GPU idles while the host is in the data loader (" + f.frame + " " + action_percent(f.frame_share) + action_scope(f) +
+    return "Load the data off the step: the GPU idles while the host is in the data loader (" + f.frame + " " + text::percent(f.frame_share) + action_scope(f) +
            "): DataLoader workers (num_workers > 0), pin_memory=True and prefetching prepare the next batch while the GPU runs this one";
   }
   if (a.kind == "host-work" && a.part == "host.unrecorded") {
@@ -109,8 +107,8 @@ std::string action_head(const ReportAction& a) {
            "the functions, then move it out of the step or run it while the GPU works";
   }
   if (a.kind == "host-work") {
-    std::string where = f.frame.empty() ? "" : " (innermost " + f.frame + " " + action_percent(f.frame_share);
-    if (!where.empty() && f.outer_frame != f.frame && !f.outer_frame.empty()) where += ", inside " + f.outer_frame + " " + action_percent(f.outer_share);
+    std::string where = f.frame.empty() ? "" : " (innermost " + f.frame + " " + text::percent(f.frame_share);
+    if (!where.empty() && f.outer_frame != f.frame && !f.outer_frame.empty()) where += ", inside " + f.outer_frame + " " + text::percent(f.outer_share);
     if (!where.empty()) where += ")";
     return "Take host work off the GPU's critical path: the GPU idles while the host runs framework code for " + share + where +
            ": move it out of the step, or run it while the GPU works on the previous one";

@@ -15,8 +15,6 @@ namespace {
 
 using text::fixed;
 
-std::string pct(double share) { return fixed(share * 100, 1) + " %"; }
-
 // Long kernel names cut to 70 characters with an ellipsis: the report is one screen.
 std::string short_name(std::string name) {
   if (name.size() > 70) name = name.substr(0, 69) + "\xE2\x80\xA6";
@@ -47,7 +45,7 @@ void speed_of_light_text(std::ostream& o, const Diagnosis& d) {
   const SpeedOfLight* previous = nullptr;
   for (const auto& f : d.speed_of_light) {
     const bool bytes = f.work_unit == "B";
-    o << "  " << f.name << ": " << pct(f.fraction) << " = " << (bytes ? fixed(f.work / 1e9, 3) + " GB" : fixed(f.work / 1e12, 3) + " TFLOP")
+    o << "  " << f.name << ": " << text::percent(f.fraction) << " = " << (bytes ? fixed(f.work / 1e9, 3) + " GB" : fixed(f.work / 1e12, 3) + " TFLOP")
       << " / " << fixed(f.time_ns / 1e6, 3) << " ms / " << (bytes ? fixed(f.peak_per_s / 1e9, 0) + " GB/s" : fixed(f.peak_per_s / 1e12, 1) + " TFLOP/s")
       << "\n";
     // The same step's work and peak are said once: the next figure differs in its time only.
@@ -133,7 +131,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
   auto phase_line = [&](const char* label, const std::vector<ClassShare>& classes) {
     if (classes.empty()) return;
     o << "  " << label << ":";
-    for (std::size_t i = 0; i < classes.size() && i < 6; ++i) o << " " << classes[i].op_class << " " << pct(classes[i].share) << ";";
+    for (std::size_t i = 0; i < classes.size() && i < 6; ++i) o << " " << classes[i].op_class << " " << text::percent(classes[i].share) << ";";
     o << "\n";
   };
   phase_line("decode kernels", d.decode_classes);

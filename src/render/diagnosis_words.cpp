@@ -10,8 +10,6 @@ namespace {
 using text::fixed;
 namespace dl = diagnosis_line;
 
-std::string share_words(double share) { return fixed(share * 100, 1) + " %"; }
-
 // What a waits finding's head is, by rule: the LLM rules' own words, else the finding's title.
 std::string finding_head(const dl::RuleFinding& f) {
   if (f.rule == "llm_launch_bound") return "Decode is launch/host-bound";
@@ -61,19 +59,19 @@ struct Words {
   }
   std::string operator()(const dl::WhereTimeGoes& l) const {
     std::string line = "Where the steps' time goes: ";
-    for (std::size_t i = 0; i < l.categories.size(); ++i) line += (i ? ", " : "") + l.categories[i].first + " " + share_words(l.categories[i].second);
+    for (std::size_t i = 0; i < l.categories.size(); ++i) line += (i ? ", " : "") + l.categories[i].first + " " + text::percent(l.categories[i].second);
     if (l.scope.empty()) return line + " (kernscope account).";
     std::string groups;
     for (const auto& g : l.scope) groups += (groups.empty() ? "" : ", ") + g;
     return line + " (the steady steps: " + groups + "; earlier groups left out; kernscope account).";
   }
   std::string operator()(const dl::IdleQueued& l) const {
-    return "The GPU sat idle for " + share_words(l.share) + " of the steps' time with work already launched to it (its launch calls had "
+    return "The GPU sat idle for " + text::percent(l.share) + " of the steps' time with work already launched to it (its launch calls had "
            "returned): it ran something this trace does not hold (another process), or its clock is offset from the host's; not the "
            "program's step time to optimize.";
   }
   std::string operator()(const dl::IdleUnexplained& l) const {
-    return "Nothing recorded explains " + share_words(l.share) + " of the steps' time (the GPU idle, no host call or range open): trace "
+    return "Nothing recorded explains " + text::percent(l.share) + " of the steps' time (the GPU idle, no host call or range open): trace "
            "the host too (kernscope record --sample cpu, nsys --sample=cpu --python-sampling=true) to see what ran there.";
   }
   std::string operator()(const dl::RuleFinding& l) const { return finding_head(l) + ": " + l.evidence + "."; }
@@ -85,9 +83,9 @@ struct Words {
     return "Async copies from pageable memory (" + l.evidence + ") all ran before the first step (setup: loading the model), not in the steps.";
   }
   std::string operator()(const dl::DecodeClasses& l) const {
-    std::string line = "In decode, " + l.classes[0].first + " takes " + share_words(l.classes[0].second) + " of kernel time";
-    if (l.classes.size() > 1) line += ", then " + l.classes[1].first + " " + share_words(l.classes[1].second);
-    if (l.classes.size() > 2) line += " and " + l.classes[2].first + " " + share_words(l.classes[2].second);
+    std::string line = "In decode, " + l.classes[0].first + " takes " + text::percent(l.classes[0].second) + " of kernel time";
+    if (l.classes.size() > 1) line += ", then " + l.classes[1].first + " " + text::percent(l.classes[1].second);
+    if (l.classes.size() > 2) line += " and " + l.classes[2].first + " " + text::percent(l.classes[2].second);
     return line + ".";
   }
   std::string operator()(const dl::DecodeTail& l) const {

@@ -2,7 +2,6 @@
 #include "analyses/diagnosis/advice.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <future>
 #include <semaphore>
@@ -17,24 +16,15 @@
 namespace kernscope {
 namespace {
 
-using text::fixed;
 
 // What each basis of an estimate counts for in the ranking (advice.hpp).
 constexpr double kUpperBoundWeight = 0.5;
 constexpr double kHeuristicWeight = 0.3;
 
-std::string millis_text(std::int64_t ns) { return fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
-
-std::string lowercase(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 // A frame of PyTorch's data loading: the DataLoader iterator (Kineto's
 // "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"), its _next_data, collation.
 bool data_loader_frame(std::string_view name) {
-  const std::string n = lowercase(name);
+  const std::string n = text::lowercase(name);
   return n.find("dataloader") != std::string::npos || n.find("_next_data") != std::string::npos ||
          n.find("collate") != std::string::npos;
 }
@@ -168,13 +158,13 @@ class Advisor {
     }
   }
 
-  // An action on `part`, whose share of the steady steps is `share_ns` (its time, unless said).
-  ReportAction& add(std::string kind, std::string part, std::int64_t time_ns, std::int64_t share_ns = -1) {
+  // An action on `part`, which holds `time_ns` of the steady steps.
+  ReportAction& add(std::string kind, std::string part, std::int64_t time_ns) {
     ReportAction a;
     a.kind = std::move(kind);
     a.part = std::move(part);
     a.time_ns = time_ns;
-    a.facts.share = share(share_ns >= 0 ? share_ns : time_ns);
+    a.facts.share = share(time_ns);
     if (!accounting_.steady_is_loop) a.facts.scope = accounting_.steady_groups;
     actions_.push_back(std::move(a));
     return actions_.back();
@@ -195,19 +185,19 @@ class Advisor {
     }
     if (p.predicted_ns <= 0) {
       // No step takes no time: a replay that leaves none is no prediction (a step without GPU work).
-      a.why_not_predicted = "the replay leaves the steps no time (" + millis_text(p.predicted_ns) + "): nothing in them it can price";
+      a.why_not_predicted = "the replay leaves the steps no time (" + text::millis(static_cast<double>(p.predicted_ns)) + "): nothing in them it can price";
       heuristic(a);
       return true;
     }
     if (p.predicted_ns > p.traced_ns) {
-      a.why_not_predicted = "the replay predicts the steps slower (" + p.headline + " " + millis_text(p.traced_ns) + " -> " + millis_text(p.predicted_ns) +
+      a.why_not_predicted = "the replay predicts the steps slower (" + p.headline + " " + text::millis(static_cast<double>(p.traced_ns)) + " -> " + text::millis(static_cast<double>(p.predicted_ns)) +
                             "), which this change cannot make them: its model does not hold for this trace";
       heuristic(a);
       return true;
     }
     if (p.saving_ns() < threshold_ns_) {
       if (!keep_why) return false;
-      a.why_not_predicted = std::string(keep_why) + " (kernscope whatif --change " + change + " saves " + millis_text(p.saving_ns()) + ")";
+      a.why_not_predicted = std::string(keep_why) + " (kernscope whatif --change " + change + " saves " + text::millis(static_cast<double>(p.saving_ns())) + ")";
       heuristic(a);
       return true;
     }

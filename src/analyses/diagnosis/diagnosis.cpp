@@ -14,14 +14,10 @@
 #include "analyses/spec/spec.hpp"
 #include "analyses/work/roofline.hpp"
 #include "analyses/trace_context.hpp"
-#include "base/text_util.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 
 namespace kernscope {
 namespace {
-
-using text::fixed;
-
 
 std::vector<ClassShare> classes_of(const StepAnalysis& s, Phase phase) {
   // The last group of the phase, as for the headline figures.

@@ -78,9 +78,10 @@ Category category_of(std::string_view cat) {
 
 // The columns a copy and a set share, from a Kineto event (the launching process is found from the
 // correlation at the end, as for kernels).
+std::uint32_t u32(std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); }
+
 template <class Columns>
 void push_memory_op(Columns& m, const KinetoEvent& e, TimeNs begin, TimeNs end, std::int64_t device, std::int64_t stream) {
-  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); };
   m.start_ns.push_back(begin);
   m.end_ns.push_back(end);
   m.global_pid.push_back(0);
@@ -323,7 +324,6 @@ Result<void> Builder::add(const KinetoEvent& e, std::int64_t offset) {
   ++complete_events_;  // a complete event of a category the model holds, loaded or not
   const TimeNs begin = *start;
   const TimeNs end = begin + *duration;
-  const auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v < 0 ? 0 : v); };
   const std::int64_t device = e.device >= 0 ? e.device : (e.pid.is_text ? 0 : e.pid.number);
   const std::int64_t stream = e.stream >= 0 ? e.stream : (e.tid.is_text ? 0 : e.tid.number);
 
