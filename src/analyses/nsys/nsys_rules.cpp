@@ -13,6 +13,7 @@
 #include <cmath>
 #include <future>
 #include <map>
+#include <ranges>
 #include <span>
 #include <sstream>
 #include <tuple>
@@ -66,45 +67,65 @@ std::string skip_message(const Trace& trace, std::string_view what) {
 
 std::string ms(std::int64_t ns) { return text::fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
 
-// API rows by correlation id (nsys's memop rules join on the id alone), for the ids `wanted`
-// holds: memory operations are few, API calls many, so a bitmap of wanted ids screens the calls.
-template <class Columns>
-std::unordered_map<std::uint32_t, std::vector<RowIndex>> api_by_correlation(const ApiCallColumns& a, const Columns& wanted) {
-  std::unordered_map<std::uint32_t, std::vector<RowIndex>> out;
-  std::uint32_t max_id = 0;
-  for (RowIndex i = 0; i < wanted.size(); ++i) {
-    out.try_emplace(wanted.correlation_id[i]);
-    max_id = std::max(max_id, wanted.correlation_id[i]);
+// API rows by correlation id (nsys's memop rules join on the id alone) for the ids of the memory
+// operations: those are few and the API calls many, so a bitmap of wanted ids screens the calls, and
+// the hits are kept as (id, row) pairs sorted by id (rows of one id in table order). One index
+// serves the three memop rules.
+class ApiRowsById {
+ public:
+  ApiRowsById(const ApiCallColumns& a, std::initializer_list<std::span<const std::uint32_t>> wanted_ids) {
+    std::uint32_t max_id = 0;
+    bool any = false;
+    for (auto ids : wanted_ids) {
+      for (auto id : ids) max_id = std::max(max_id, id), any = true;
+    }
+    if (!any) return;
+    std::vector<std::uint64_t> wanted((static_cast<std::size_t>(max_id) >> 6) + 1, 0);
+    for (auto ids : wanted_ids) {
+      for (auto id : ids) wanted[id >> 6] |= std::uint64_t{1} << (id & 63);
+    }
+    for (RowIndex i = 0; i < a.size(); ++i) {
+      const auto id = a.correlation_id[i];
+      if (id <= max_id && (wanted[id >> 6] >> (id & 63) & 1)) pairs_.emplace_back(id, i);
+    }
+    std::sort(pairs_.begin(), pairs_.end());
   }
-  if (out.empty()) return out;
-  std::vector<bool> is_wanted(static_cast<std::size_t>(max_id) + 1, false);
-  for (const auto& [id, rows] : out) is_wanted[id] = true;
-  for (RowIndex i = 0; i < a.size(); ++i) {
-    const auto id = a.correlation_id[i];
-    if (id <= max_id && is_wanted[id]) out[id].push_back(i);
+  // The API rows of correlation id `id`, in table order.
+  auto rows_of(std::uint32_t id) const {
+    auto lo = std::lower_bound(pairs_.begin(), pairs_.end(), std::pair<std::uint32_t, RowIndex>(id, 0));
+    auto hi = lo;
+    while (hi != pairs_.end() && hi->first == id) ++hi;
+    return std::ranges::subrange(lo, hi) | std::views::values;
   }
-  return out;
-}
 
+ private:
+  std::vector<std::pair<std::uint32_t, RowIndex>> pairs_;
+};
+
+// A finding's row before its cells are made: cells are made for the rows shown alone.
 struct Ranked {
   std::int64_t key;
-  std::vector<Cell> cells;
   // Where rows of equal key come from: nsys's memop rules join the runtime table (scanned
   // outer, in row order) to the memcpy/memset table (by correlation id, in row order), and
-  // SQLite's ORDER BY keeps that order for ties. Rows of other rules leave both at 0.
+  // SQLite's ORDER BY keeps that order for ties. The API sync rule sets api_row to its row.
   RowIndex api_row = 0, op_row = 0;
 };
 
-void keep_top(Finding& f, std::vector<Ranked> rows, std::size_t limit) {
-  std::stable_sort(rows.begin(), rows.end(), [](const Ranked& a, const Ranked& b) {
-    return std::pair(a.api_row, a.op_row) < std::pair(b.api_row, b.op_row);
-  });
-  std::stable_sort(rows.begin(), rows.end(), [](const Ranked& a, const Ranked& b) { return a.key > b.key; });
+// Counts the rows and makes the cells of the first `limit` in nsys's order: key descending, ties
+// in join order.
+template <class MakeCells>
+void keep_top(Finding& f, std::vector<Ranked> rows, std::size_t limit, MakeCells make_cells) {
+  const auto shown = std::min(limit, rows.size());
+  std::partial_sort(rows.begin(), rows.begin() + static_cast<std::ptrdiff_t>(shown), rows.end(),
+                    [](const Ranked& a, const Ranked& b) {
+                      if (a.key != b.key) return a.key > b.key;
+                      return std::pair(a.api_row, a.op_row) < std::pair(b.api_row, b.op_row);
+                    });
   f.count = static_cast<std::int64_t>(rows.size());
-  for (std::size_t i = 0; i < rows.size() && i < limit; ++i) f.rows.rows.push_back(std::move(rows[i].cells));
+  for (std::size_t i = 0; i < shown; ++i) f.rows.rows.push_back(make_cells(rows[i]));
 }
 
-Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
+Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, const ApiRowsById& calls, bool async) {
   Finding f;
   f.rule = async ? "cuda_memcpy_async" : "cuda_memcpy_sync";
   f.title = async ? "CUDA Async Memcpy with Pageable Memory" : "CUDA Synchronous Memcpy";
@@ -132,7 +153,6 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
   }
   const auto& m = trace.memcpys;
   const auto& a = trace.api_calls;
-  const auto calls = api_by_correlation(a, m);
   std::unordered_map<StringId, bool> name_matches;
   std::vector<Ranked> rows;
   std::int64_t total = 0;
@@ -142,9 +162,7 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
                    (m.src_device_id[i] >= 0 && m.src_device_id[i] == m.dst_device_id[i]))) {
       continue;
     }
-    auto it = calls.find(m.correlation_id[i]);
-    if (it == calls.end()) continue;
-    for (RowIndex r : it->second) {
+    for (RowIndex r : calls.rows_of(m.correlation_id[i])) {
       auto nm = name_matches.find(a.name[r]);
       if (nm == name_matches.end()) {
         const auto name = trace.strings.get(a.name[r]);
@@ -154,21 +172,22 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, bool async) {
       if (!nm->second) continue;
       const std::int64_t d = m.end_ns[i] - m.start_ns[i];
       total += d;
-      rows.push_back({d,
-                      {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.src_kind[i]),
-                       label_or_null(trace.memory_kind_labels, m.dst_kind[i]), m.bytes[i], pid_of(m.global_pid[i]),
-                       std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]}, null_if_zero(m.green_context_id[i]),
-                       std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[r]))},
-                      r, i});
+      rows.push_back({d, r, i});
     }
   }
-  keep_top(f, std::move(rows), o.rows);
+  keep_top(f, std::move(rows), o.rows, [&](const Ranked& row) -> std::vector<Cell> {
+    const RowIndex i = row.op_row;
+    return {row.key, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.src_kind[i]),
+            label_or_null(trace.memory_kind_labels, m.dst_kind[i]), m.bytes[i], pid_of(m.global_pid[i]),
+            std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]}, null_if_zero(m.green_context_id[i]),
+            std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[row.api_row]))};
+  });
   f.severity = f.count ? "warning" : "none";
   f.evidence = std::to_string(f.count) + (async ? " async copies touching pageable memory, " : " synchronous copies, ") + ms(total) + " of copy time";
   return f;
 }
 
-Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
+Finding memset_rule(const Trace& trace, const AnalyzeOptions& o, const ApiRowsById& calls) {
   Finding f;
   f.rule = "cuda_memset_sync";
   f.title = "CUDA Synchronous Memset";
@@ -190,24 +209,22 @@ Finding memset_rule(const Trace& trace, const AnalyzeOptions& o) {
   }
   const auto& m = trace.memsets;
   const auto& a = trace.api_calls;
-  const auto calls = api_by_correlation(a, m);
   std::vector<Ranked> rows;
   for (RowIndex i = 0; i < m.size(); ++i) {
     if (m.mem_kind[i] != 1 && m.mem_kind[i] != 4) continue;  // pinned or managed
-    auto it = calls.find(m.correlation_id[i]);
-    if (it == calls.end()) continue;
-    for (RowIndex r : it->second) {
+    for (RowIndex r : calls.rows_of(m.correlation_id[i])) {
       const auto name = trace.strings.get(a.name[r]);
       if (!sql_like(name, "cudaMemset%") || sql_like(name, "%async%")) continue;
       const std::int64_t d = m.end_ns[i] - m.start_ns[i];
-      rows.push_back({d,
-                      {d, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.mem_kind[i]), m.bytes[i],
-                       pid_of(m.global_pid[i]), std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]},
-                       null_if_zero(m.green_context_id[i]), std::int64_t{m.stream_id[i]}, std::string(name)},
-                      r, i});
+      rows.push_back({d, r, i});
     }
   }
-  keep_top(f, std::move(rows), o.rows);
+  keep_top(f, std::move(rows), o.rows, [&](const Ranked& row) -> std::vector<Cell> {
+    const RowIndex i = row.op_row;
+    return {row.key, m.start_ns[i], label_or_null(trace.memory_kind_labels, m.mem_kind[i]), m.bytes[i],
+            pid_of(m.global_pid[i]), std::int64_t{m.device_id[i]}, std::int64_t{m.context_id[i]},
+            null_if_zero(m.green_context_id[i]), std::int64_t{m.stream_id[i]}, std::string(trace.strings.get(a.name[row.api_row]))};
+  });
   f.severity = f.count ? "warning" : "none";
   f.evidence = std::to_string(f.count) + " synchronous memsets";
   return f;
@@ -241,9 +258,12 @@ Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
     if (m != 2) continue;
     const std::int64_t d = a.end_ns[i] - a.start_ns[i];
     total += d;
-    rows.push_back({d, {d, a.start_ns[i], pid_of(a.global_tid[i]), tid_of(a.global_tid[i]), std::string(trace.strings.get(a.name[i]))}});
+    rows.push_back({d, i, 0});
   }
-  keep_top(f, std::move(rows), o.rows);
+  keep_top(f, std::move(rows), o.rows, [&](const Ranked& row) -> std::vector<Cell> {
+    const RowIndex i = row.api_row;
+    return {row.key, a.start_ns[i], pid_of(a.global_tid[i]), tid_of(a.global_tid[i]), std::string(trace.strings.get(a.name[i]))};
+  });
   f.severity = f.count ? "warning" : "none";
   f.evidence = std::to_string(f.count) + " device/stream synchronize calls, " + ms(total) + " blocked in them";
   return f;
@@ -633,8 +653,9 @@ std::vector<Finding> run_nsys_rules(const Trace& trace, const AnalyzeOptions& op
     return std::make_tuple(std::move(gaps), util.get(), ops.empty());
   });
   auto api_sync = std::async(std::launch::async, [&] { return api_sync_rule(trace, options); });
-  std::vector<Finding> findings = {memcpy_rule(trace, options, true), memcpy_rule(trace, options, false),
-                                   memset_rule(trace, options)};
+  const ApiRowsById memop_calls(trace.api_calls, {trace.memcpys.correlation_id, trace.memsets.correlation_id});
+  std::vector<Finding> findings = {memcpy_rule(trace, options, memop_calls, true), memcpy_rule(trace, options, memop_calls, false),
+                                   memset_rule(trace, options, memop_calls)};
   findings.push_back(api_sync.get());
   auto [gaps, util, no_gpu_ops] = timeline.get();
   if (no_gpu_ops) {
