@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_set>
 #include <tuple>
 #include <unordered_map>
 
@@ -127,7 +126,9 @@ class Sources {
       for (RowIndex i = 0; i < m.size(); ++i) {
         if (!pageable_[i] || i >= m.correlation_id.size()) continue;
         const auto call = context.api_lookup().find(m.global_pid[i], m.correlation_id[i]);
-        if (call && trace_.api_calls.end_ns[*call] >= m.end_ns[i]) waited_.insert(*call);
+        if (!call || trace_.api_calls.end_ns[*call] < m.end_ns[i]) continue;
+        if (waited_.empty()) waited_.resize(trace_.api_calls.size());
+        waited_[*call] = true;
       }
     }
   }
@@ -149,30 +150,17 @@ class Sources {
   // 5-50 us of framework time per operation; a tenth of a millisecond without a call is other work.
   static constexpr TimeNs kLaunchGap = 100'000;
 
-  // The edges of everything process `pid` (0: any) did inside [lo, hi), clipped to it.
-  // `queued`: also the time each kernel waited between its launch call's end and its start (read
-  // only for steps with idle time: a lookup per kernel).
+  // The edges of everything process `pid` (0: any) did inside [lo, hi), clipped to it, sorted by time.
   void edges(std::int64_t pid, TimeNs lo, TimeNs hi, const Step& step, std::vector<Edge>& out,
-             std::vector<CallSpan>& launches, bool queued = false) const {
+             std::vector<CallSpan>& launches) const {
     out.clear();
     auto mine_gpu = [&](std::int64_t global_pid) { return pid == 0 || process_key(global_pid) == pid; };
-    auto push = [&](TimeNs s, TimeNs e, std::uint32_t key, EdgeKind kind) {
-      s = std::max(s, lo);
-      e = std::min(e, hi);
-      if (s >= e) return;
-      out.push_back({s, key, kind, 1});
-      out.push_back({e, key, kind, -1});
-    };
+    auto push = [&](TimeNs s, TimeNs e, std::uint32_t key, EdgeKind kind) { push_edges(out, lo, hi, s, e, key, kind); };
     const auto& k = trace_.kernels;
     kernels_.for_each_overlapping(lo, hi, [&](RowIndex r) {
       if (!mine_gpu(k.global_pid[r])) return;
       const std::uint32_t c = context_.kernel_class_id(k.demangled_name[r]);
       push(k.start_ns[r], k.end_ns[r], c, c == communication_class_ ? EdgeKind::kComm : EdgeKind::kCompute);
-      if (queued && r < k.correlation_id.size()) {
-        if (const auto launch = context_.api_lookup().find(k.global_pid[r], k.correlation_id[r])) {
-          push(trace_.api_calls.end_ns[*launch], k.start_ns[r], 0, EdgeKind::kQueued);
-        }
-      }
     });
     const auto& g = trace_.graph_execs;
     graph_execs_.for_each_overlapping(lo, hi, [&](RowIndex r) {
@@ -194,7 +182,7 @@ class Sources {
       if (pid != 0 && process_key(a.global_tid[r]) != pid) return;
       const StringId name = a.name[r];
       auto call = static_cast<HostCall>(host_call_[name == kNoString ? trace_.strings.size() : name]);
-      if (call != HostCall::kBlocking && !waited_.empty() && waited_.contains(r)) call = HostCall::kBlocking;
+      if (call != HostCall::kBlocking && !waited_.empty() && waited_[r]) call = HostCall::kBlocking;
       if (call == HostCall::kBlocking) push(a.start_ns[r], a.end_ns[r], name, EdgeKind::kBlocking);
       launches.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], call});
     });
@@ -235,7 +223,23 @@ class Sources {
     busy_.for_each_overlapping(lo, hi, [&](RowIndex b) {
       if (pid == 0 || process_key(busy_tid_[b]) == pid) push(busy_start_[b], busy_end_[b], 0, EdgeKind::kBusy);
     });
-    std::sort(out.begin(), out.end(), [](const Edge& x, const Edge& y) { return x.t < y.t; });
+    std::sort(out.begin(), out.end(), earlier);
+  }
+
+  // Adds to the sorted `out` the time each kernel of the window waited between its launch call's
+  // end and its start (read only for steps with idle time: a lookup per kernel), keeping it sorted.
+  void add_queued_edges(std::int64_t pid, TimeNs lo, TimeNs hi, std::vector<Edge>& out) const {
+    const auto& k = trace_.kernels;
+    if (k.correlation_id.empty()) return;
+    const auto sorted = static_cast<std::ptrdiff_t>(out.size());
+    kernels_.for_each_overlapping(lo, hi, [&](RowIndex r) {
+      if ((pid != 0 && process_key(k.global_pid[r]) != pid) || r >= k.correlation_id.size()) return;
+      if (const auto launch = context_.api_lookup().find(k.global_pid[r], k.correlation_id[r])) {
+        push_edges(out, lo, hi, trace_.api_calls.end_ns[*launch], k.start_ns[r], 0, EdgeKind::kQueued);
+      }
+    });
+    std::sort(out.begin() + sorted, out.end(), earlier);
+    std::inplace_merge(out.begin(), out.begin() + sorted, out.end(), earlier);
   }
 
   TimeNs framework_start(std::uint32_t f) const { return framework_start_[f]; }
@@ -282,7 +286,17 @@ class Sources {
   std::uint32_t whole_graph_class_ = 0;
   std::vector<std::uint8_t> host_call_;  // HostCall by StringId of API names (the last slot: no name)
   std::vector<bool> pageable_;           // per memcpy row
-  std::unordered_set<RowIndex> waited_;  // API rows that waited for their own pageable copy
+  std::vector<bool> waited_;             // per API row: waited for its own pageable copy (empty: none did)
+
+  static bool earlier(const Edge& x, const Edge& y) { return x.t < y.t; }
+  // The two edges of [s, e) clipped to [lo, hi), if anything is left.
+  static void push_edges(std::vector<Edge>& out, TimeNs lo, TimeNs hi, TimeNs s, TimeNs e, std::uint32_t key, EdgeKind kind) {
+    s = std::max(s, lo);
+    e = std::min(e, hi);
+    if (s >= e) return;
+    out.push_back({s, key, kind, 1});
+    out.push_back({e, key, kind, -1});
+  }
 };
 
 // The sweep: between consecutive edges the running set is constant.
@@ -466,7 +480,7 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
       Tally tally = sweep(sources, edges, lo, hi);
       // Idle time: was launched work waiting to start then (sweep again with the waits)?
       if (tally.ns[static_cast<std::size_t>(TimeCategory::kIdle)] > 0 && trace_has_launch_ids) {
-        sources.edges(s.global_pid, lo, hi, s, edges, calls, true);
+        sources.add_queued_edges(s.global_pid, lo, hi, edges);
         tally = sweep(sources, edges, lo, hi);
       }
       result.steps[w] = account_of(sources, tally, hi - lo);

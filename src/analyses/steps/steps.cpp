@@ -453,7 +453,10 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   ClassTimes class_times(windows.size(), context);
   // What the phase decision reads besides the steps' class times (step_phases.hpp).
   std::vector<report::StepPhaseFacts> phase_facts(windows.size());
-  for (std::size_t w = 0; w < windows.size(); ++w) phase_facts[w] = {windows[w].global_tid, windows[w].request};
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    phase_facts[w].global_tid = windows[w].global_tid;
+    phase_facts[w].request = windows[w].request;
+  }
   const bool thread_steps = !windows.empty() && windows[0].global_tid != 0;
   const report::ApiLookup& lookup = context.api_lookup();
   // What each call does (CUDA or HIP, any version): api_roles, once per name. A row that only
