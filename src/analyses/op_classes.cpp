@@ -49,7 +49,6 @@ std::vector<Phase> kernel_phases(const TraceContext& context, bool& found_any) {
   if (!any_named) return phases;
   const auto& k = trace.kernels;
   const auto& a = trace.api_calls;
-  const report::ApiLookup& lookup = context.api_lookup();
   // The kernels' launching calls are looked up in slices: a query's enclosing ranges do not depend
   // on the other queries, and one slice holds 1.5 MB where all of them held 170 MB (1 GB export).
   constexpr std::size_t kSlice = std::size_t{1} << 16;
@@ -67,7 +66,7 @@ std::vector<Phase> kernel_phases(const TraceContext& context, bool& found_any) {
     kernel_of_query.clear();
   };
   for (RowIndex i = 0; i < k.size(); ++i) {
-    if (auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) {
+    if (auto r = context.kernel_launch(i)) {
       queries.push_back({a.global_tid[*r], a.start_ns[*r], a.end_ns[*r]});
       kernel_of_query.push_back(i);
       if (queries.size() == kSlice) flush();

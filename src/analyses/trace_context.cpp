@@ -2,11 +2,28 @@
 
 #include <algorithm>
 
+#include "base/parallel_chunks.hpp"
+
 namespace kernscope {
 
 const report::ApiLookup& TraceContext::api_lookup() const {
   std::call_once(lookup_once_, [&] { lookup_ = std::make_unique<report::ApiLookup>(trace_.api_calls); });
   return *lookup_;
+}
+
+const std::vector<RowIndex>& TraceContext::kernel_launches() const {
+  std::call_once(launches_once_, [&] {
+    const auto& k = trace_.kernels;
+    const report::ApiLookup& lookup = api_lookup();
+    kernel_launches_.assign(k.size(), kNoLaunch);
+    if (k.correlation_id.size() < k.size()) return;  // a reader that keeps no correlation ids
+    ChunkPlan(k.size(), std::size_t{1} << 18).run([&](std::size_t, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) {
+        if (const auto r = lookup.find(k.global_pid[i], k.correlation_id[i])) kernel_launches_[i] = *r;
+      }
+    });
+  });
+  return kernel_launches_;
 }
 
 const TraceContext::Classes& TraceContext::classes() const {

@@ -29,6 +29,13 @@ class TraceContext {
   const OpRuleSet& rules() const { return rules_; }
 
   const report::ApiLookup& api_lookup() const;
+  // The API row that launched kernel `kernel` (api_lookup().find of its process and correlation
+  // id), looked up once for every kernel of the trace: the step windows, the steps' attribution,
+  // the set-up split, the phase of operations and the account each asked for every kernel's launch.
+  std::optional<RowIndex> kernel_launch(RowIndex kernel) const {
+    const RowIndex r = kernel_launches()[kernel];
+    return r == kNoLaunch ? std::nullopt : std::optional<RowIndex>(r);
+  }
 
   // A kernel name's class under the rules ("other" with a null rule when none matched).
   struct NameClass {
@@ -62,10 +69,13 @@ class TraceContext {
     std::vector<std::string> class_names;   // distinct op_class values
   };
   const Classes& classes() const;
+  static constexpr RowIndex kNoLaunch = UINT32_MAX;
+  const std::vector<RowIndex>& kernel_launches() const;  // per kernel row (4 bytes a kernel)
 
   const Trace& trace_;
   const OpRuleSet& rules_;
-  mutable std::once_flag lookup_once_, classes_once_;
+  mutable std::once_flag lookup_once_, classes_once_, launches_once_;
+  mutable std::vector<RowIndex> kernel_launches_;
   mutable std::unique_ptr<report::ApiLookup> lookup_;
   mutable Classes classes_;
   mutable std::mutex windows_mutex_;

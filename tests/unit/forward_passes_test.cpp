@@ -169,7 +169,10 @@ TEST(ForwardPasses, AStepsTokenReachesTheHostAtItsCopy) {
 
 TEST(StepLatency, TtftEndsWhereTheTokenReachesTheHost) {
   StepAnalysis result;
-  result.groups.push_back({.name = "forward", .phase = Phase::kPrefill});
+  StepGroup forward;
+  forward.name = "forward";
+  forward.phase = Phase::kPrefill;
+  result.groups.push_back(forward);
   std::vector<Step> steps(2);
   for (auto& st : steps) {
     st.name = st.group = "forward";
@@ -193,7 +196,9 @@ TEST(ForwardPasses, RouterTopkAndExpertGathersDoNotSplitPassesIntoLayers) {
   const auto s = steps_of(b.t.trace);
   ASSERT_EQ(s.steps.size(), b.forward_launch.size()) << s.method;  // 18, not 18 x 4 layers
   for (std::size_t i = 1; i < s.steps.size(); ++i) {
-    if (i % 6 != 0) EXPECT_EQ(s.steps[i].start_ns, b.forward_launch[i]) << i;
+    if (i % 6 != 0) {
+      EXPECT_EQ(s.steps[i].start_ns, b.forward_launch[i]) << i;
+    }
   }
 }
 

@@ -189,10 +189,25 @@ std::optional<RowIndex> ApiLookup::find(std::int64_t global_pid, std::uint32_t c
 
 bool ApiLookup::is_repeat(RowIndex row, const StringPool& strings) const {
   if (more_.empty()) return false;
-  const auto head = find(process_key(api_.global_tid[row]), api_.correlation_id[row]);
-  if (!head || *head == row) return false;
-  return api_.global_tid[*head] == api_.global_tid[row] && encloses(api_, *head, row) &&
-         api_base_name(strings.get(api_.name[*head])) == api_base_name(strings.get(api_.name[row]));
+  // Decided once for every row that is not its id's found row (the only rows that can repeat one):
+  // those sharing an id with it (more_) and those without an id (id 0 is joined to nothing, but a
+  // row without an id can still lie inside one of the same name). Callers ask about every call.
+  std::call_once(repeat_once_, [&] {
+    repeat_.assign(api_.size(), false);
+    auto decide = [&](RowIndex r) {
+      const auto head = find(process_key(api_.global_tid[r]), api_.correlation_id[r]);
+      if (!head || *head == r) return;
+      repeat_[r] = api_.global_tid[*head] == api_.global_tid[r] && encloses(api_, *head, r) &&
+                   api_base_name(strings.get(api_.name[*head])) == api_base_name(strings.get(api_.name[r]));
+    };
+    for (const auto& [head, others] : more_) {
+      for (const RowIndex r : others) decide(r);
+    }
+    for (RowIndex r = 0; r < api_.size(); ++r) {
+      if (api_.correlation_id[r] == 0) decide(r);
+    }
+  });
+  return repeat_[row];
 }
 
 }  // namespace kernscope::report

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +46,7 @@ class ApiLookup {
   // Whether `row` repeats another row's call rather than being a call of its own: it shares the
   // process, thread and correlation id of the found row, lies inside its time, and names the same
   // API up to the version suffix (api_base_name). nsys's backtrace pairs are the case met so far.
+  // `strings`: the trace's pool (the answers for every row are decided at the first call).
   bool is_repeat(RowIndex row, const StringPool& strings) const;
 
  private:
@@ -70,6 +72,9 @@ class ApiLookup {
   const Process* single_ = nullptr;
   // Rows that share an id with the found row (empty in most traces): found row -> the others.
   std::unordered_map<RowIndex, std::vector<RowIndex>> more_;
+  // is_repeat per row, decided at its first call (only where more_ is not empty).
+  mutable std::once_flag repeat_once_;
+  mutable std::vector<bool> repeat_;
 };
 
 }  // namespace kernscope::report

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <type_traits>
 
 #include "analyses/steps/step_windows.hpp"
 #include "analyses/trace_context.hpp"
@@ -12,15 +14,20 @@ namespace {
 
 // Marks the rows of one GPU table that were launched before `cut`; returns (count, summed time).
 template <class Columns>
-std::pair<std::int64_t, std::int64_t> mark(const Columns& c, const Trace& trace, const ApiLookup& lookup, TimeNs cut,
-                                           bool host_cut, std::vector<bool>& out) {
+std::pair<std::int64_t, std::int64_t> mark(const Columns& c, const TraceContext& context, TimeNs cut, bool host_cut,
+                                           std::vector<bool>& out) {
+  const Trace& trace = context.trace();
+  const ApiLookup& lookup = context.api_lookup();
   out.assign(c.size(), false);
   std::int64_t n = 0, ns = 0;
   for (RowIndex i = 0; i < c.size(); ++i) {
     TimeNs when = c.start_ns[i];
     if (host_cut) {
       // The step windows are host ranges: compare the launching call's time when it was traced.
-      if (auto r = lookup.find(c.global_pid[i], c.correlation_id[i])) when = trace.api_calls.start_ns[*r];
+      std::optional<RowIndex> r;
+      if constexpr (std::is_same_v<Columns, KernelColumns>) r = context.kernel_launch(i);
+      else r = lookup.find(c.global_pid[i], c.correlation_id[i]);
+      if (r) when = trace.api_calls.start_ns[*r];
     }
     if (when >= cut) continue;
     out[i] = true;
@@ -34,7 +41,6 @@ std::pair<std::int64_t, std::int64_t> mark(const Columns& c, const Trace& trace,
 
 SetupSplit split_setup(const TraceContext& context, const StepOptions& options) {
   const Trace& trace = context.trace();
-  const ApiLookup& lookup = context.api_lookup();
   SetupSplit s;
   s.kernel.assign(trace.kernels.size(), false);
   s.memcpy.assign(trace.memcpys.size(), false);
@@ -55,9 +61,9 @@ SetupSplit split_setup(const TraceContext& context, const StepOptions& options) 
     s.first_step_start = found->partial_gpu_start;
     host = false;
   }
-  std::tie(s.kernels, s.kernel_ns) = mark(trace.kernels, trace, lookup, s.first_step_start, host, s.kernel);
-  std::tie(s.copies, s.copy_ns) = mark(trace.memcpys, trace, lookup, s.first_step_start, host, s.memcpy);
-  std::tie(s.memsets, s.memset_ns) = mark(trace.memsets, trace, lookup, s.first_step_start, host, s.memset);
+  std::tie(s.kernels, s.kernel_ns) = mark(trace.kernels, context, s.first_step_start, host, s.kernel);
+  std::tie(s.copies, s.copy_ns) = mark(trace.memcpys, context, s.first_step_start, host, s.memcpy);
+  std::tie(s.memsets, s.memset_ns) = mark(trace.memsets, context, s.first_step_start, host, s.memset);
   for (RowIndex i = 0; i < trace.memcpys.size(); ++i) {
     if (s.memcpy[i]) s.copy_bytes += trace.memcpys.bytes[i];
   }

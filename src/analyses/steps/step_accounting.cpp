@@ -233,8 +233,8 @@ class Sources {
     if (k.correlation_id.empty()) return;
     const auto sorted = static_cast<std::ptrdiff_t>(out.size());
     kernels_.for_each_overlapping(lo, hi, [&](RowIndex r) {
-      if ((pid != 0 && process_key(k.global_pid[r]) != pid) || r >= k.correlation_id.size()) return;
-      if (const auto launch = context_.api_lookup().find(k.global_pid[r], k.correlation_id[r])) {
+      if (pid != 0 && process_key(k.global_pid[r]) != pid) return;
+      if (const auto launch = context_.kernel_launch(r)) {
         push_edges(out, lo, hi, trace_.api_calls.end_ns[*launch], k.start_ns[r], 0, EdgeKind::kQueued);
       }
     });

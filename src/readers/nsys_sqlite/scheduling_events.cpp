@@ -10,7 +10,12 @@ namespace kernscope::nsys {
 
 Result<void> read_scheduling_events(const Database& db, const std::set<std::string>& tables, Trace& trace) {
   if (!tables.contains("SCHED_EVENTS") || trace.thread_cpu.size() > 0 || trace.api_calls.size() == 0) return {};
-  const std::unordered_set<std::int64_t> calling(trace.api_calls.global_tid.begin(), trace.api_calls.global_tid.end());
+  // The threads that made CUDA calls (calls come in long runs of one thread: one insert per run).
+  std::unordered_set<std::int64_t> calling;
+  const auto& tids = trace.api_calls.global_tid;
+  for (std::size_t i = 0; i < tids.size(); ++i) {
+    if (i == 0 || tids[i] != tids[i - 1]) calling.insert(tids[i]);
+  }
   const auto unreadable = [&](const std::string& why) {
     trace.notes.push_back("SCHED_EVENTS unreadable (" + why + "): threads' CPU time between CUDA calls not known");
     return Result<void>{};
