@@ -103,6 +103,19 @@ class GraphBuilder {
  private:
   bool mine(std::int64_t global_id) const { return process_ == 0 || process_key(global_id) == process_; }
   bool inside(TimeNs t) const { return t >= lo_ && t < hi_; }
+  // The rows of a table that can start inside the window, in row order: where the start column is
+  // sorted (as exports write it) only those, else every row (the caller still checks inside()).
+  // The replayed window is a few dozen steps of a trace that may hold millions of rows.
+  struct RowSpan {
+    RowIndex begin = 0, end = 0;
+    RowIndex size() const { return end - begin; }
+  };
+  RowSpan rows_starting_inside(const std::vector<TimeNs>& start) const {
+    const auto n = static_cast<RowIndex>(start.size());
+    if (!std::is_sorted(start.begin(), start.end())) return {0, n};
+    return {static_cast<RowIndex>(std::lower_bound(start.begin(), start.end(), lo_) - start.begin()),
+            static_cast<RowIndex>(std::lower_bound(start.begin(), start.end(), hi_) - start.begin())};
+  }
 
   // Each thread's outermost calls (a driver call inside a runtime call is part of it) and the step
   // marks, in time order, chained by host order.
@@ -114,7 +127,9 @@ class GraphBuilder {
       std::int32_t row;   // api row, or -1 - step for a start mark, -1 - steps - step for an end mark
     };
     std::vector<Item> items;
-    for (RowIndex r = 0; r < a.size(); ++r) {
+    const RowSpan rows = rows_starting_inside(a.start_ns);
+    items.reserve(rows.size());
+    for (RowIndex r = rows.begin; r < rows.end; ++r) {
       if (!inside(a.start_ns[r]) || !mine(a.global_tid[r])) continue;
       items.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], static_cast<std::int32_t>(r)});
     }
@@ -134,6 +149,7 @@ class GraphBuilder {
       if (rank(x) != rank(y)) return rank(x) < rank(y);
       return x.end > y.end;
     });
+    graph_.nodes.reserve(items.size());
     std::int64_t tid = -1;
     std::int32_t previous = kNoNode;
     TimeNs outer_end = INT64_MIN;
@@ -158,7 +174,7 @@ class GraphBuilder {
         n.kind = NodeKind::kCall;
         n.name = name;
         n.call = call_kind(name);
-        const ApiRole role = role_of(trace_.strings.get(name));
+        const ApiRole role = role_cache_(name);
         n.sync = has_any(role, ApiRole::kSync);
         n.graph_launch = has_any(role, ApiRole::kGraphLaunch);
       } else {
@@ -225,7 +241,13 @@ class GraphBuilder {
     }
     auto step_of = [](const std::vector<std::int32_t>& v, RowIndex r) { return r < v.size() ? v[r] : -1; };
     const auto& k = trace_.kernels;
-    for (RowIndex r = 0; r < k.size(); ++r) {
+    const auto& m = trace_.memcpys;
+    const auto& ms = trace_.memsets;
+    const auto& g = trace_.graph_execs;
+    const RowSpan kernel_rows = rows_starting_inside(k.start_ns), copy_rows = rows_starting_inside(m.start_ns),
+                  memset_rows = rows_starting_inside(ms.start_ns), graph_rows = rows_starting_inside(g.start_ns);
+    graph_.nodes.reserve(graph_.nodes.size() + kernel_rows.size() + copy_rows.size() + memset_rows.size() + graph_rows.size());
+    for (RowIndex r = kernel_rows.begin; r < kernel_rows.end; ++r) {
       if (!inside(k.start_ns[r]) || !mine(k.global_pid[r])) continue;
       Node n;
       n.start = k.start_ns[r];
@@ -236,8 +258,7 @@ class GraphBuilder {
       n.op = context_.class_names()[n.class_id] == "communication" ? OpKind::kComm : OpKind::kCompute;
       add_op(n, k.global_pid[r], value_or_zero(k.correlation_id, r), step_of(steps_.kernel_step, r));
     }
-    const auto& m = trace_.memcpys;
-    for (RowIndex r = 0; r < m.size(); ++r) {
+    for (RowIndex r = copy_rows.begin; r < copy_rows.end; ++r) {
       if (!inside(m.start_ns[r]) || !mine(m.global_pid[r])) continue;
       Node n;
       n.start = m.start_ns[r];
@@ -260,8 +281,7 @@ class GraphBuilder {
         }
       }
     }
-    const auto& ms = trace_.memsets;
-    for (RowIndex r = 0; r < ms.size(); ++r) {
+    for (RowIndex r = memset_rows.begin; r < memset_rows.end; ++r) {
       if (!inside(ms.start_ns[r]) || !mine(ms.global_pid[r])) continue;
       Node n;
       n.start = ms.start_ns[r];
@@ -270,8 +290,7 @@ class GraphBuilder {
       n.op = OpKind::kMemset;
       add_op(n, ms.global_pid[r], value_or_zero(ms.correlation_id, r), step_of(steps_.memset_step, r));
     }
-    const auto& g = trace_.graph_execs;
-    for (RowIndex r = 0; r < g.size(); ++r) {
+    for (RowIndex r = graph_rows.begin; r < graph_rows.end; ++r) {
       if (!inside(g.start_ns[r]) || !mine(g.global_pid[r])) continue;
       Node n;
       n.start = g.start_ns[r];
@@ -515,6 +534,7 @@ class GraphBuilder {
   const std::vector<bool>& replayed_;
   Graph graph_;
   std::unordered_map<RowIndex, std::int32_t> row_node_;
+  ApiRoleCache role_cache_{trace_.strings};  // each call name's role, worked out once
   std::unordered_map<StringId, HostCallKind> call_kind_;
   std::vector<std::int32_t> ops_by_track_;
 };
