@@ -66,7 +66,12 @@ void count(std::vector<std::pair<Key, std::int64_t>>& list, Key key, int delta) 
 // One step's time by category and part, with keys as numbers until the end.
 struct Tally {
   std::array<std::int64_t, kTimeCategories> ns{};
-  std::vector<std::pair<std::uint32_t, std::int64_t>> gpu_class, blocked_call, framework_range, framework_inner;
+  // GPU time by class id (whole graphs: the last id), and which ids were given time at all (a
+  // part of 0 ns is still a part): an array, as a step may run every class and this is added to
+  // at every edge of its kernels.
+  std::vector<std::int64_t> gpu_class;
+  std::vector<std::uint8_t> gpu_class_seen;
+  std::vector<std::pair<std::uint32_t, std::int64_t>> blocked_call, framework_range, framework_inner;
   std::array<std::int64_t, kCopyParts> copy{};
   std::array<std::int64_t, kHostParts> host{};
   std::int64_t pageable = 0;
@@ -133,6 +138,8 @@ class Sources {
     }
   }
 
+  // Class ids run from 0 to the whole-graph class.
+  std::uint32_t class_ids() const { return whole_graph_class_ + 1; }
   std::string class_name(std::uint32_t id) const {
     return id == whole_graph_class_ ? std::string("cuda graph (not itemized)") : context_.class_names()[id];
   }
@@ -302,6 +309,8 @@ class Sources {
 // The sweep: between consecutive edges the running set is constant.
 Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi) {
   Tally tally;
+  tally.gpu_class.assign(sources.class_ids(), 0);
+  tally.gpu_class_seen.assign(sources.class_ids(), 0);
   std::vector<std::pair<std::uint32_t, std::int64_t>> compute, blocking;
   std::array<std::int64_t, kCopyParts> copies{};
   std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, queued = 0, busy = 0;
@@ -311,7 +320,10 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
     TimeCategory category = TimeCategory::kIdle;
     if (computing > 0) {
       category = TimeCategory::kGpu;
-      split(compute, computing, length, [&](std::uint32_t c, std::int64_t ns) { add_to(tally.gpu_class, c, ns); });
+      split(compute, computing, length, [&](std::uint32_t c, std::int64_t ns) {
+        tally.gpu_class[c] += ns;
+        tally.gpu_class_seen[c] = 1;
+      });
     } else if (communicating > 0) {
       category = TimeCategory::kCommunication;
     } else if (copying > 0) {
@@ -383,7 +395,9 @@ TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t 
   TimeAccount a;
   a.window_ns = window_ns;
   a.ns = tally.ns;
-  for (const auto& [c, ns] : tally.gpu_class) a.parts["gpu." + sources.class_name(c)] += ns;
+  for (std::uint32_t c = 0; c < tally.gpu_class.size(); ++c) {
+    if (tally.gpu_class_seen[c]) a.parts["gpu." + sources.class_name(c)] += tally.gpu_class[c];
+  }
   for (int p = 0; p < kCopyParts; ++p) {
     if (tally.copy[p]) a.parts[std::string("copy.") + kCopyPartNames[p]] += tally.copy[p];
   }
