@@ -82,24 +82,40 @@ Launches launching_thread(const TraceContext& context, const BusiestProcess& pro
   return out;
 }
 
-// What the host thread (or, for GPU-time steps, the process's GPU) was doing, as sorted intervals:
-// its CUDA API calls, or the process's kernels.
-std::vector<std::pair<TimeNs, TimeNs>> activity(const Trace& trace, std::int64_t global_tid, std::int64_t global_pid) {
-  std::vector<std::pair<TimeNs, TimeNs>> out;
-  // Counted first so the list is allocated once (a decode loop's thread makes millions of calls).
-  auto keep = [&](const std::vector<TimeNs>& start, const std::vector<TimeNs>& end, const std::vector<std::int64_t>& owner, std::int64_t who) {
-    out.reserve(static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who)));
+// What the host thread (or, for GPU-time steps, the process's GPU) was doing, as intervals sorted
+// by (start, end): its CUDA API calls, or the process's kernels. Rows of the table, read through its
+// columns: 4 bytes an interval, where a copy of the times took 16 (64 MB for a thread making 4 M calls).
+class Activity {
+ public:
+  Activity(const Trace& trace, std::int64_t global_tid, std::int64_t global_pid) {
+    const bool calls = global_tid != 0;
+    start_ = calls ? &trace.api_calls.start_ns : &trace.kernels.start_ns;
+    end_ = calls ? &trace.api_calls.end_ns : &trace.kernels.end_ns;
+    const auto& owner = calls ? trace.api_calls.global_tid : trace.kernels.global_pid;
+    const std::int64_t who = calls ? global_tid : global_pid;
+    rows_.reserve(static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who)));
     for (RowIndex i = 0; i < owner.size(); ++i) {
-      if (owner[i] == who) out.emplace_back(start[i], end[i]);
+      if (owner[i] == who) rows_.push_back(i);
     }
-  };
-  if (global_tid != 0) keep(trace.api_calls.start_ns, trace.api_calls.end_ns, trace.api_calls.global_tid, global_tid);
-  else keep(trace.kernels.start_ns, trace.kernels.end_ns, trace.kernels.global_pid, global_pid);
-  // Exports list a thread's calls in start order already: sorting them again cost a tenth of a
-  // second on a 4-million-call trace.
-  if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
-  return out;
-}
+    // Exports list a thread's calls in start order already: sorted only where they are not.
+    const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
+    if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
+  }
+  std::size_t size() const { return rows_.size(); }
+  // The interval at position p: (start, end).
+  std::pair<TimeNs, TimeNs> operator[](std::size_t p) const { return at(rows_[p]); }
+  // The first position whose interval is not before (t, e), ordered by start, then end.
+  std::size_t lower_bound(TimeNs t, TimeNs e) const {
+    return static_cast<std::size_t>(std::partition_point(rows_.begin(), rows_.end(), [&](RowIndex r) { return at(r) < std::pair(t, e); }) -
+                                    rows_.begin());
+  }
+
+ private:
+  std::pair<TimeNs, TimeNs> at(RowIndex r) const { return {(*start_)[r], (*end_)[r]}; }
+  const std::vector<TimeNs>* start_ = nullptr;
+  const std::vector<TimeNs>* end_ = nullptr;
+  std::vector<RowIndex> rows_;
+};
 
 struct Gap {
   TimeNs start = 0, end = 0;
@@ -111,15 +127,16 @@ struct Gap {
 bool host_worked(const ThreadOnCpu* cpu, TimeNs a, TimeNs b) { return cpu != nullptr && cpu->mostly_busy(a, b); }
 
 // The longest stretch inside [lo, hi) with no activity (and, where known, the thread off its CPU).
-Gap longest_gap(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs lo, TimeNs hi, const ThreadOnCpu* cpu) {
+Gap longest_gap(const Activity& busy, TimeNs lo, TimeNs hi, const ThreadOnCpu* cpu) {
   Gap best;
   TimeNs reach = lo;
-  auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{lo, std::numeric_limits<TimeNs>::min()});
+  std::size_t p = busy.lower_bound(lo, std::numeric_limits<TimeNs>::min());
   // An interval that began before lo may still run into the window.
-  if (it != busy.begin()) reach = std::max(reach, std::prev(it)->second);
-  for (; it != busy.end() && it->first < hi; ++it) {
-    if (it->first > reach && it->first - reach > best.length() && !host_worked(cpu, reach, it->first)) best = {reach, it->first};
-    reach = std::max(reach, it->second);
+  if (p > 0) reach = std::max(reach, busy[p - 1].second);
+  for (; p < busy.size() && busy[p].first < hi; ++p) {
+    const auto [start, end] = busy[p];
+    if (start > reach && start - reach > best.length() && !host_worked(cpu, reach, start)) best = {reach, start};
+    reach = std::max(reach, end);
   }
   if (hi > reach && hi - reach > best.length() && !host_worked(cpu, reach, hi)) best = {reach, hi};
   return best;
@@ -127,24 +144,24 @@ Gap longest_gap(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs lo, T
 
 // Where the request holding a step that starts at `anchor` began: the first activity after the
 // last gap longer than `gap` before it, if that lies within `reach` of the anchor (else the anchor).
-TimeNs request_start(const std::vector<std::pair<TimeNs, TimeNs>>& busy, TimeNs anchor, std::int64_t gap, std::int64_t reach,
+TimeNs request_start(const Activity& busy, TimeNs anchor, std::int64_t gap, std::int64_t reach,
                      TimeNs not_before, const ThreadOnCpu* cpu = nullptr) {
-  auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{anchor, std::numeric_limits<TimeNs>::min()});
+  std::size_t p = busy.lower_bound(anchor, std::numeric_limits<TimeNs>::min());
   TimeNs earliest = anchor;
-  while (it != busy.begin()) {
-    --it;
-    if (it->second < earliest - gap && !host_worked(cpu, it->second, earliest)) return earliest;  // the gap before the request
-    earliest = std::min(earliest, it->first);
+  while (p > 0) {
+    const auto [start, end] = busy[--p];
+    if (end < earliest - gap && !host_worked(cpu, end, earliest)) return earliest;  // the gap before the request
+    earliest = std::min(earliest, start);
     if (earliest < anchor - reach || earliest < not_before) return anchor;
   }
   return earliest;  // nothing before it in the trace: the request began with the trace's first activity
 }
 
 // Steps from their starts: each runs until the next starts, except across a gap between requests.
-// `busy`: activity() of the starts' thread (or process, for GPU-time starts). Where the trace knows
+// `busy`: the Activity of the starts' thread (or process, for GPU-time starts). Where the trace knows
 // when that thread was on a CPU, a quiet stretch in which it kept working is not a gap, and a request
 // starts where its thread woke from the gap (its Python set-up before the first CUDA call included).
-StepWindows windows_from_starts(const Trace& trace, const std::vector<std::pair<TimeNs, TimeNs>>& busy, const std::vector<Start>& starts,
+StepWindows windows_from_starts(const Trace& trace, const Activity& busy, const std::vector<Start>& starts,
                                 std::int64_t global_pid, const std::string& name) {
   StepWindows out;
   const bool host = starts.front().global_tid != 0;
@@ -156,9 +173,8 @@ StepWindows windows_from_starts(const Trace& trace, const std::vector<std::pair<
   const auto median = static_cast<std::int64_t>(percentile_linear(sorted, 50));
   // The last step ends where its activity ends, within two median steps of its start.
   TimeNs last_end = starts.back().time;
-  for (auto it = std::lower_bound(busy.begin(), busy.end(), std::pair<TimeNs, TimeNs>{starts.back().time, 0});
-       it != busy.end() && it->first <= starts.back().time + 2 * median; ++it) {
-    last_end = std::max(last_end, std::min(it->second, starts.back().time + 2 * median));
+  for (std::size_t p = busy.lower_bound(starts.back().time, 0); p < busy.size() && busy[p].first <= starts.back().time + 2 * median; ++p) {
+    last_end = std::max(last_end, std::min(busy[p].second, starts.back().time + 2 * median));
   }
   std::vector<TimeNs> begin(starts.size()), end(starts.size());
   std::vector<Gap> gaps(starts.size());
@@ -273,9 +289,9 @@ void requests_from_calls(const std::vector<const IndexedRange*>& calls, const st
 // Where the profiler recorded Python calls: a request starts where the innermost Python call
 // holding all its passes starts (generate(), an engine's step function), when that call began after
 // the previous request's last step: its set-up before its first CUDA call is the request's time,
-// which the user's TTFT counts. `cuda`: activity() of the thread. Returns how many requests were moved.
+// which the user's TTFT counts. `cuda`: the Activity of the thread. Returns how many requests were moved.
 std::size_t start_requests_at_callers(const Trace& trace, const std::vector<IndexedRange>& ranges, std::int64_t thread,
-                                      const std::vector<std::pair<TimeNs, TimeNs>>& cuda, std::int64_t request_gap,
+                                      const Activity& cuda, std::int64_t request_gap,
                                       const std::vector<TimeNs>& anchors, std::vector<StepWindow>& windows) {
   std::vector<const IndexedRange*> calls;
   for (const auto& r : ranges) {
@@ -395,7 +411,7 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   }
   // Calls of the model that launch most of the thread's kernels (not a helper module called twice).
   if (starts.size() < 2 || 2 * model->second < launch_times.size()) return std::nullopt;
-  const auto busy = activity(trace, launches.global_tid, process.global_pid);  // the thread's CUDA calls, read once
+  const Activity busy(trace, launches.global_tid, process.global_pid);  // the thread's CUDA calls, read once
   StepWindows out = windows_from_starts(trace, busy, starts, process.global_pid, "forward");
   std::vector<TimeNs> anchors;
   for (const auto& st : starts) anchors.push_back(st.time);
@@ -496,7 +512,7 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
     ++start_names[k.demangled_name[process.order[p]]];
   }
   const StringId start_name = std::max_element(start_names.begin(), start_names.end(), [](auto& a, auto& b) { return a.second < b.second; })->first;
-  StepWindows out = windows_from_starts(trace, activity(trace, starts.front().global_tid, process.global_pid), starts, process.global_pid, "forward");
+  StepWindows out = windows_from_starts(trace, Activity(trace, starts.front().global_tid, process.global_pid), starts, process.global_pid, "forward");
   std::vector<RowIndex> sampling_rows;
   for (std::size_t q : best->ends) sampling_rows.push_back(process.order[q]);
   const std::vector<TimeNs> tokens = token_arrivals(context, process.global_pid, sampling_rows);
