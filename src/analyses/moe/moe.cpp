@@ -137,30 +137,42 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   }
   // Where kernel names say nothing, the model's own MoE modules may (profiler stacks: moe_modules.hpp).
   const moe::ModuleRoles modules = moe::module_roles(trace, rules);
-  // Each distinct name is classified once.
-  std::unordered_map<StringId, std::optional<MoeRole>> role_by_name;
-  std::unordered_map<StringId, bool> communication_by_name;
+  // Each distinct name is classified once, in slots by name id (the last: no name); a kernel costs
+  // an index, not a hash lookup (a decode trace holds millions of kernels and a few hundred names).
+  struct NameFacts {
+    bool known = false;
+    std::optional<MoeRole> role;
+    bool communication = false;
+  };
+  std::vector<NameFacts> by_name(trace.strings.size() + 1);
+  const auto facts_of = [&](StringId id) -> const NameFacts& {
+    NameFacts& f = by_name[id == kNoString ? trace.strings.size() : id];
+    if (!f.known) {
+      const std::string_view name = trace.strings.get(id);
+      f = {true, roles.role_of(name), rules.classify(name).first == "communication"};
+    }
+    return f;
+  };
   std::vector<std::optional<MoeRole>> role(k.size());
   std::vector<char> communication(k.size(), 0);
   std::int64_t per_role_ns[kMoeRoles] = {0, 0, 0, 0, 0}, per_role_count[kMoeRoles] = {0, 0, 0, 0, 0};
-  std::map<std::string, std::int64_t> per_name[kMoeRoles];
+  std::map<StringId, std::int64_t> per_name_id[kMoeRoles];
   for (RowIndex i = 0; i < k.size(); ++i) {
     const StringId id = k.shown_name(i);
-    auto it = role_by_name.find(id);
-    if (it == role_by_name.end()) {
-      const std::string_view name = trace.strings.get(id);
-      it = role_by_name.emplace(id, roles.role_of(name)).first;
-      communication_by_name[id] = rules.classify(name).first == "communication";
-    }
-    role[i] = forced[i] ? forced[i] : it->second ? it->second : modules.role[i];
-    communication[i] = communication_by_name[id];
+    const NameFacts& facts = facts_of(id);
+    role[i] = forced[i] ? forced[i] : facts.role ? facts.role : modules.role[i];
+    communication[i] = facts.communication;
     const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
     out.kernel_ns += ns;
     if (!role[i]) continue;
     const auto r = static_cast<std::size_t>(*role[i]);
     per_role_ns[r] += ns;
     ++per_role_count[r];
-    per_name[r][std::string(trace.strings.get(id))] += ns;
+    per_name_id[r][id] += ns;
+  }
+  std::map<std::string, std::int64_t> per_name[kMoeRoles];
+  for (std::size_t r = 0; r < kMoeRoles; ++r) {
+    for (const auto& [id, ns] : per_name_id[r]) per_name[r][std::string(trace.strings.get(id))] += ns;
   }
   const auto count = [&](MoeRole r) { return per_role_count[static_cast<std::size_t>(r)]; };
   out.present = count(MoeRole::kExpertGemm) > 0 || count(MoeRole::kRouter) > 0 || !eager.calls.empty();
@@ -173,7 +185,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     return out;
   }
   std::size_t by_module = 0;
-  for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !role_by_name[k.shown_name(i)] && modules.role[i].has_value();
+  for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !facts_of(k.shown_name(i)).role && modules.role[i].has_value();
   std::string module_classes;
   for (const auto& c : modules.classes) module_classes += (module_classes.empty() ? "" : ", ") + c;
   out.evidence = eager.calls.empty()
