@@ -151,8 +151,6 @@ std::size_t suffix_length(std::string_view name) {
   return 0;
 }
 
-constexpr std::uint32_t kKnown = 1u << 16;  // a cache slot that was looked up (roles may be none)
-
 }  // namespace
 
 std::string_view api_base_name(std::string_view name) {
@@ -175,7 +173,7 @@ HostCallKind host_call_kind(std::string_view name) {
   return HostCallKind::kRuntime;
 }
 
-ApiRole ApiRoleCache::operator()(StringId name) {
+ApiRole ApiRoleCache::first_time(StringId name) {
   const std::size_t slot = name == kNoString ? strings_.size() : name;
   if (slot > strings_.size()) return role_of(strings_.get(name));  // not an id of this pool
   if (slots_.size() <= strings_.size()) slots_.assign(strings_.size() + 1, 0);

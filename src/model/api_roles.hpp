@@ -66,9 +66,17 @@ HostCallKind host_call_kind(std::string_view name);
 class ApiRoleCache {
  public:
   explicit ApiRoleCache(const StringPool& strings) : strings_(strings) {}
-  ApiRole operator()(StringId name);
+  // Inline where the name was met before (every call but a few hundred of millions).
+  ApiRole operator()(StringId name) {
+    const std::size_t size = strings_.size();
+    const std::size_t slot = name == kNoString ? size : name;
+    if (slots_.size() == size + 1 && slot <= size && (slots_[slot] & kKnown)) return static_cast<ApiRole>(slots_[slot] & 0xFFFFu);
+    return first_time(name);
+  }
 
  private:
+  static constexpr std::uint32_t kKnown = 1u << 16;  // a slot that was looked up (roles may be none)
+  ApiRole first_time(StringId name);
   const StringPool& strings_;
   std::vector<std::uint32_t> slots_;  // per StringId (kNoString last): roles + kKnown, 0 = not looked up
 };
