@@ -203,6 +203,7 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
   struct NameInfo {
     std::string op_class;
     std::string rule;
+    bool attention = false;  // op_class is "attention": split by phase where the kernel's is known
     std::int64_t instances[3] = {0, 0, 0};  // unresolved, prefill, decode
     std::int64_t ns[3] = {0, 0, 0};
   };
@@ -218,10 +219,10 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
     NameInfo*& info = info_of[slot];
     if (!info) {
       const auto& [op_class, rule] = context.kernel_class(id);
-      info = &infos.emplace_back(NameInfo{op_class, rule ? rule->origin : "", {0, 0, 0}, {0, 0, 0}});
+      info = &infos.emplace_back(NameInfo{op_class, rule ? rule->origin : "", op_class == "attention", {0, 0, 0}, {0, 0, 0}});
       ids.push_back(id);
     }
-    const int p = info->op_class == "attention" && phases[i] != Phase::kUnknown ? (phases[i] == Phase::kPrefill ? 1 : 2) : 0;
+    const int p = info->attention && phases[i] != Phase::kUnknown ? (phases[i] == Phase::kPrefill ? 1 : 2) : 0;
     ++info->instances[p];
     info->ns[p] += k.end_ns[i] - k.start_ns[i];
   }

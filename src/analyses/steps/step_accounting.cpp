@@ -453,12 +453,30 @@ std::int64_t TimeAccount::sum() const {
   return total;
 }
 
+namespace {
+
+// Adds `from` into `into`, both sorted by key: a key that is the one after the last one placed (a
+// step's parts are mostly its group's, in the same order) is found with one compare, others searched.
+void add_sorted(std::map<std::string, std::int64_t>& into, const std::map<std::string, std::int64_t>& from) {
+  auto at = into.begin();
+  for (const auto& [k, v] : from) {
+    if (at == into.end() || at->first != k) {
+      at = into.lower_bound(k);
+      if (at == into.end() || at->first != k) at = into.emplace_hint(at, k, 0);
+    }
+    at->second += v;
+    ++at;
+  }
+}
+
+}  // namespace
+
 void TimeAccount::add(const TimeAccount& other) {
   window_ns += other.window_ns;
   for (std::size_t c = 0; c < kTimeCategories; ++c) ns[c] += other.ns[c];
-  for (const auto& [k, v] : other.parts) parts[k] += v;
-  for (const auto& [k, v] : other.framework) framework[k] += v;
-  for (const auto& [k, v] : other.framework_inner) framework_inner[k] += v;
+  add_sorted(parts, other.parts);
+  add_sorted(framework, other.framework);
+  add_sorted(framework_inner, other.framework_inner);
   pageable_copy_ns += other.pageable_copy_ns;
 }
 
