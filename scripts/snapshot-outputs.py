@@ -27,7 +27,7 @@ TRACE_SUFFIXES = (".sqlite", ".sqlite.gz", ".sqlite.xz", ".json", ".json.gz", ".
 # Each command with the formats it is compared in. HTML is left out: its page embeds the same
 # document as the JSON, and its size would dominate the folder.
 COMMANDS = {
-    "info": [[]],
+    "info": [[], ["--format", "json"]],
     "stats": [[]],
     "tail": [[]],
     "ops": [[], ["--format", "json"]],

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "kernscope/string_pool.hpp"
 #include "kernscope/time_units.hpp"
 
@@ -465,8 +466,19 @@ struct Trace {
   bool has_mangled_names = true;  // mangledName column
   bool has_graph_node_ids = true;
 
-  // What the source lacks, said plainly (shown by `kernscope info` and beside reports).
-  std::vector<std::string> notes;
+  // What the source lacks and what the reader met that did not stop it (shown by `kernscope info`
+  // and beside reports), each with a kind and a severity (notes.hpp).
+  std::vector<Note> notes;
+  void note(std::string kind, NoteSeverity severity, std::string text, std::int64_t count = 1) {
+    notes.push_back({std::move(kind), severity, std::move(text), count});
+  }
+  // Whether a note of this kind was made.
+  bool has_note(std::string_view kind) const {
+    for (const auto& n : notes) {
+      if (n.kind == kind) return true;
+    }
+    return false;
+  }
   // Set when the file was cut short and read anyway (OpenOptions::partial): what was dropped.
   std::optional<std::string> cut_short;
 

@@ -88,7 +88,16 @@ nb::dict info(const PyTrace& t) {
   d["path"] = trace.source.path;
   d["format"] = trace.source.format;
   d["product_version"] = trace.source.product_version;
-  d["notes"] = trace.notes;
+  nb::list notes;  // as `kernscope info --format json` writes them: kind, severity, count, text
+  for (const auto& n : trace.notes) {
+    nb::dict note;
+    note["kind"] = n.kind;
+    note["severity"] = std::string(severity_name(n.severity));
+    note["count"] = n.count;
+    note["text"] = n.text;
+    notes.append(note);
+  }
+  d["notes"] = notes;
   d["metadata"] = trace.source.metadata;
   if (trace.source.distributed) {
     nb::dict dist;

@@ -92,7 +92,7 @@ def test_an_export_with_tables_but_no_events_says_so(tmp_path):
     con.commit()
     con.close()
     info = kernscope.open(str(path)).info
-    assert any("nothing was traced" in n for n in info["notes"])
+    assert any(n["kind"] == "nothing_traced" and "nothing was traced" in n["text"] for n in info["notes"])
     assert all(c in (0, None) for c in info["counts"].values())
 
 

@@ -50,7 +50,7 @@ TraceOverview describe(const Trace& trace) {
       if (active_tids.contains(t.global_tid)) o.active_threads.push_back(t);
     }
   }
-  o.missing = trace.notes;
+  o.notes = trace.notes;
   // kernscope's tracer says what it recorded: a kind left out (sync, by default) is absent, not zero.
   if (const std::string recorded = trace.source.tracer_info_value("recorded_kinds"); !recorded.empty()) {
     const std::string_view kinds = std::string_view(recorded).substr(0, recorded.find(' '));
@@ -65,8 +65,9 @@ TraceOverview describe(const Trace& trace) {
       if (!listed) left_out += (left_out.empty() ? "" : ", ") + std::string(kind);
     }
     if (!left_out.empty()) {
-      o.missing.push_back("not recorded by kernscope record: " + left_out +
-                          " (its --record chose the kinds; sync calls are still in the CUDA API rows)");
+      o.notes.push_back({"kinds_not_recorded", NoteSeverity::kInfo,
+                         "not recorded by kernscope record: " + left_out +
+                             " (its --record chose the kinds; sync calls are still in the CUDA API rows)"});
     }
   }
 
@@ -152,23 +153,31 @@ TraceOverview describe(const Trace& trace) {
     o.graph_replay_kernels = report::count_graph_replay_kernels(trace, report::ApiLookup(trace.api_calls)).by_launch_id;
   }
   if (trace.graph_execs.size() > 0) {
-    o.missing.push_back(std::to_string(trace.graph_execs.size()) +
-                        " CUDA graph executions were traced as whole graphs: their GPU time counts as busy, but the "
-                        "kernels inside them are not in kernel summaries (record with --cuda-graph-trace node to "
-                        "itemize them)");
+    o.notes.push_back({"whole_graph_executions", NoteSeverity::kInfo,
+                       std::to_string(trace.graph_execs.size()) +
+                           " CUDA graph executions were traced as whole graphs: their GPU time counts as busy, but the "
+                           "kernels inside them are not in kernel summaries (record with --cuda-graph-trace node to "
+                           "itemize them)",
+                       static_cast<std::int64_t>(trace.graph_execs.size())});
   } else if (o.graph_launches > 0 && o.graph_node_kernels == 0 && o.graph_replay_kernels == 0 && graph_nodes.size() > 0) {
-    o.missing.push_back(std::to_string(o.graph_launches) +
-                        " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
-                        "whole graphs, so the kernels inside them are hidden (capture with "
-                        "--cuda-graph-trace=node)");
+    o.notes.push_back({"graph_kernels_hidden", NoteSeverity::kDataLoss,
+                       std::to_string(o.graph_launches) +
+                           " CUDA graph launches but no kernel carries a graph node id: graphs were traced as "
+                           "whole graphs, so the kernels inside them are hidden (capture with "
+                           "--cuda-graph-trace=node)",
+                       static_cast<std::int64_t>(o.graph_launches)});
   }
   const auto& m = trace.memcpys;
   std::size_t unknown_kind = 0;
   for (RowIndex i = 0; i < m.size(); ++i) unknown_kind += m.src_kind[i] < 0 || m.dst_kind[i] < 0;
   if (unknown_kind > 0) {
-    o.missing.push_back(std::to_string(unknown_kind) + " memory copies have no source/destination memory kind");
+    o.notes.push_back({"copies_without_memory_kind", NoteSeverity::kDataLoss,
+                       std::to_string(unknown_kind) + " memory copies have no source/destination memory kind",
+                       static_cast<std::int64_t>(unknown_kind)});
   }
-  if (trace.has(EventKind::kNvtx) && trace.nvtx.size() == 0) o.missing.push_back("NVTX was traced but no range or mark was recorded");
+  if (trace.has(EventKind::kNvtx) && trace.nvtx.size() == 0) {
+    o.notes.push_back({"nvtx_empty", NoteSeverity::kInfo, "NVTX was traced but no range or mark was recorded"});
+  }
   return o;
 }
 

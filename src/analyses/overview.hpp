@@ -49,7 +49,7 @@ struct TraceOverview {
   // where no kernel has a node id: a graph's replays seen, not hidden.
   std::int64_t graph_replay_kernels = 0;
   std::int64_t graph_launches = 0;
-  std::vector<std::string> missing;  // plain sentences
+  std::vector<Note> notes;  // what the trace lacks or the reader met: the trace's notes, then the overview's
   // Traces of kernscope's tracer: what tracing cost the program (src/analyses/steps/tracer_cost.hpp).
   std::optional<TracerCostEstimate> tracer_cost;
 };

@@ -48,9 +48,9 @@ std::int64_t rank_in_file_name(const std::string& path) {
   return found;
 }
 
+// The readers' notes of a file, a capture window or a compressed stream cut short.
 bool cut_short(const Trace& trace) {
-  return std::any_of(trace.notes.begin(), trace.notes.end(),
-                     [](const std::string& n) { return n.find("cut short") != std::string::npos; });
+  return trace.has_note("cut_short") || trace.has_note("capture_window_cut_short") || trace.has_note("compressed_stream_cut_short");
 }
 
 }  // namespace

@@ -81,9 +81,13 @@ std::string render_overview_text(const TraceOverview& o, bool all) {
     put("Tracer cost:\n");
     for (const auto& line : tracer_cost_sentences(*o.tracer_cost)) put("  " + line + '\n');
   }
-  if (!o.missing.empty()) {
+  if (!o.notes.empty()) {
     put("Missing or degraded:\n");
-    for (const auto& m : o.missing) put("  - " + m + '\n');
+    // Data lost or a part not read is said as such; what a source simply lacks is listed plainly.
+    for (const auto& n : o.notes) {
+      const std::string_view tag = n.severity == NoteSeverity::kError ? "(error) " : n.severity == NoteSeverity::kDataLoss ? "(data loss) " : "";
+      put("  - " + std::string(tag) + n.text + '\n');
+    }
   }
   return out;
 }
@@ -142,8 +146,18 @@ std::string render_overview_json(const TraceOverview& o) {
     json.begin_object().member("name", r.name).member("count", r.count).member("total_ns", r.total_ns).end_object();
   }
   json.end_array();
-  json.key("missing").begin_array();
-  for (const auto& m : o.missing) json.value(m);
+  // Notes as Perfetto's stats table keeps them: each with its kind and severity, then counted by kind.
+  json.key("notes").begin_array();
+  for (const auto& n : o.notes) {
+    json.begin_object().member("kind", n.kind).member("severity", std::string(severity_name(n.severity))).member("count", n.count);
+    json.member("text", n.text).end_object();
+  }
+  json.end_array();
+  json.key("notes_by_kind").begin_array();
+  for (const auto& c : count_notes(o.notes)) {
+    json.begin_object().member("kind", c.kind).member("severity", std::string(severity_name(c.severity)));
+    json.member("notes", c.notes).member("count", c.count).end_object();
+  }
   json.end_array();
   if (o.tracer_cost) write_tracer_cost_json(json.key("tracer_cost"), *o.tracer_cost);
   json.end_object();

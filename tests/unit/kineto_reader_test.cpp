@@ -295,7 +295,7 @@ TEST(KinetoReader, MapsEveryEventKindWithExactTimes) {
   ASSERT_EQ(t->threads.size(), 1u);
   EXPECT_EQ(t->threads[0].name, "main");
   // Every event of the trace is mapped: no note of events left out.
-  for (const auto& note : t->notes) EXPECT_EQ(note.find("python_function"), std::string::npos) << note;
+  for (const auto& note : t->notes) EXPECT_EQ(note.text.find("python_function"), std::string::npos) << note.text;
 }
 
 TEST(KinetoReader, OldTracesWithAbsoluteMicrosecondsAndStringIds) {
@@ -369,11 +369,55 @@ TEST(KinetoReader, RepairsAndTruncationAreReported) {
   ASSERT_TRUE(t.has_value()) << t.error().message;
   EXPECT_TRUE(t->cut_short.has_value());
   std::string notes;
-  for (const auto& n : t->notes) notes += n + "\n";
+  for (const auto& n : t->notes) notes += n.text + "\n";
   EXPECT_NE(notes.find("cut short"), std::string::npos) << notes;
   EXPECT_NE(notes.find("repaired invalid JSON: 1 events"), std::string::npos) << notes;
   EXPECT_NE(notes.find("2 unescaped quotes"), std::string::npos) << notes;
   EXPECT_EQ(t->kernels.size(), 0u);
+}
+
+// Notes are typed: kind, severity and count, counted by kind as Perfetto's stats table does. The
+// input holds, by construction, one kernel with a time, three events without a usable "ts" (none, a
+// string, a negative "dur") and a trace cut short inside an event of 24 bytes.
+TEST(KinetoReader, NotesHaveKindsSeveritiesAndCounts) {
+  const std::string partial_event = R"({"ph": "X", "ts": 9, "du)";
+  const std::string json = R"json({"traceEvents": [
+  {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1, "args": {"correlation": 1}},
+  {"ph": "X", "cat": "kernel", "name": "no_ts", "pid": 0, "tid": 7, "dur": 1},
+  {"ph": "X", "cat": "kernel", "name": "text_ts", "pid": 0, "tid": 7, "ts": "soon", "dur": 1},
+  {"ph": "X", "cat": "kernel", "name": "negative", "pid": 0, "tid": 7, "ts": 5, "dur": -2},
+  )json" + partial_event;
+  auto t = read(json, true);
+  ASSERT_TRUE(t.has_value()) << t.error().message;
+  EXPECT_EQ(t->kernels.size(), 1u);
+  const Note* skipped = nullptr;
+  const Note* cut = nullptr;
+  for (const auto& n : t->notes) {
+    if (n.kind == "events_without_time") skipped = &n;
+    if (n.kind == "cut_short") cut = &n;
+  }
+  ASSERT_NE(skipped, nullptr);
+  EXPECT_EQ(skipped->severity, NoteSeverity::kDataLoss);
+  EXPECT_EQ(skipped->count, 3);
+  ASSERT_NE(cut, nullptr);
+  EXPECT_EQ(cut->severity, NoteSeverity::kDataLoss);
+  EXPECT_EQ(cut->count, static_cast<std::int64_t>(partial_event.size()));  // the bytes of the incomplete event
+  EXPECT_TRUE(t->has_note("kineto_source"));
+  // Counted by kind: data losses before what the source merely lacks; each kind once.
+  const auto counts = count_notes(t->notes);
+  ASSERT_GE(counts.size(), 3u);
+  EXPECT_EQ(counts[0].severity, NoteSeverity::kDataLoss);
+  EXPECT_EQ(counts[1].severity, NoteSeverity::kDataLoss);
+  EXPECT_EQ(counts.back().severity, NoteSeverity::kInfo);
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    for (std::size_t j = i + 1; j < counts.size(); ++j) EXPECT_NE(counts[i].kind, counts[j].kind);
+  }
+  // Two notes of one kind add up.
+  std::vector<Note> twice = {{"gc_dropped", NoteSeverity::kDataLoss, "a", 2}, {"gc_dropped", NoteSeverity::kDataLoss, "b", 5}};
+  const auto summed = count_notes(twice);
+  ASSERT_EQ(summed.size(), 1u);
+  EXPECT_EQ(summed[0].notes, 2);
+  EXPECT_EQ(summed[0].count, 7);
 }
 
 TEST(KinetoReader, UnrepairableEventIsAnErrorWithItsOffset) {

@@ -544,7 +544,7 @@ TEST(LiveCapture, EachWindowHoldsExactlyWhatTheProgramLaunchedInsideIt) {
   }
   EXPECT_EQ(per_window, program.kernels_per_window);
   bool said = false;
-  for (const auto& note : trace->notes) said |= note.find("recorded in 2 capture window(s)") != std::string::npos;
+  for (const auto& note : trace->notes) said |= note.kind == "capture_windows" && note.text.find("recorded in 2 capture window(s)") != std::string::npos;
   EXPECT_TRUE(said);
   auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {});
   ASSERT_TRUE(steps.has_value()) << steps.error().message;

@@ -444,7 +444,7 @@ TEST(NativeRecording, ARefusedSamplerIsSaidInTheTrace) {
   ASSERT_TRUE(trace.has_value()) << trace.error().message;
   EXPECT_EQ(trace->host.samples.size(), 0u);
   bool noted = false;
-  for (const auto& note : trace->notes) noted = noted || note.find("before it started") != std::string::npos;
+  for (const auto& note : trace->notes) noted = noted || (note.kind == "host_sampler_stopped" && note.text.find("before it started") != std::string::npos);
   EXPECT_TRUE(noted);
   std::filesystem::remove(path);
 }

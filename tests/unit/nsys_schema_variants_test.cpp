@@ -99,7 +99,7 @@ TEST(SchemaVariants, OldColumnSetsReadWithNotes) {
   EXPECT_FALSE(trace->has_green_context);
   EXPECT_FALSE(trace->has(EventKind::kMemset));
   auto has_note = [&](std::string_view needle) {
-    return std::any_of(trace->notes.begin(), trace->notes.end(), [&](const std::string& n) { return n.find(needle) != std::string::npos; });
+    return std::any_of(trace->notes.begin(), trace->notes.end(), [&](const Note& n) { return n.text.find(needle) != std::string::npos; });
   };
   EXPECT_TRUE(has_note("mangled"));
   EXPECT_TRUE(has_note("domainId"));

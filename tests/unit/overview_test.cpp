@@ -60,7 +60,7 @@ TEST(Overview, GraphReplaysSeenByTheLaunchsCorrelationId) {
   EXPECT_EQ(o.graph_launches, 25);
   EXPECT_EQ(o.graph_node_kernels, 0);
   EXPECT_EQ(o.graph_replay_kernels, 361);
-  for (const auto& m : o.missing) EXPECT_EQ(m.find("hidden"), std::string::npos) << m;
+  for (const auto& m : o.notes) EXPECT_EQ(m.text.find("hidden"), std::string::npos) << m.text;
 }
 
 TEST(Overview, DeclarationsInsideTheSpanAreNotMentioned) {

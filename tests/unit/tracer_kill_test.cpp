@@ -370,7 +370,7 @@ class TracerKill : public ::testing::Test {
       ASSERT_EQ(k.correlation_id[i], i) << "kernel " << i;
     }
     bool said = false;
-    for (const auto& m : describe(*trace).missing) said |= m.find("cut short") != std::string::npos;
+    for (const auto& m : describe(*trace).notes) said |= m.text.find("cut short") != std::string::npos && m.severity == NoteSeverity::kDataLoss;
     if (cut_short) {
       EXPECT_TRUE(said) << "no note that the trace was cut short";
     }
@@ -560,7 +560,7 @@ TEST_F(TracerKill, FileAloneCompressedWithoutItsLogReadsAsOfItsLastCheckpoint) {
   ASSERT_TRUE(trace.has_value()) << trace.error().message;
   EXPECT_EQ(trace->kernels.size(), checkpointed);
   bool said = false;
-  for (const auto& m : trace->notes) said |= m.find("cut short") != std::string::npos;
+  for (const auto& m : trace->notes) said |= m.kind == "cut_short" && m.severity == NoteSeverity::kDataLoss;
   EXPECT_TRUE(said);
 }
 

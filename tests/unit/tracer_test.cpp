@@ -225,7 +225,9 @@ TEST_F(TracerRoundTrip, DecodedRecordsReadBackAsAnNsysExport) {
   EXPECT_EQ(trace->gpu_samples.power_mw[0], 500000);
   EXPECT_EQ(trace->gpu_samples.device_id[0], 1u);
   bool dropped_said = false;
-  for (const auto& note : trace->notes) dropped_said |= note.find("17 records dropped") != std::string::npos;
+  for (const auto& note : trace->notes) {
+    dropped_said |= note.kind == "tracer_dropped_records" && note.count == 17 && note.text.find("17 records dropped") != std::string::npos;
+  }
   EXPECT_TRUE(dropped_said);
   ASSERT_EQ(trace->threads.size(), 1u);
   EXPECT_EQ(trace->threads[0].name, "MainThread");

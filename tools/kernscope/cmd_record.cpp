@@ -165,10 +165,9 @@ void summarize(const tracer::ListedProcess& p) {
   std::cerr << "  " << pid << " " << command << ": " << trace->kernels.size() << " kernels, " << trace->api_calls.size()
             << " API calls, " << trace->nvtx.size() << " NVTX events, " << trace->gpu_samples.size() << " GPU samples";
   if (trace->graph_execs.size() > 0) std::cerr << ", " << trace->graph_execs.size() << " whole-graph executions";
+  // What was lost (records dropped, the file cut short, another profiler taking CUPTI), said here.
   for (const auto& note : trace->notes) {
-    if (note.find("dropped") != std::string::npos || note.find("cut short") != std::string::npos) {
-      std::cerr << "; " << note.substr(0, note.find(" ("));
-    }
+    if (note.severity == NoteSeverity::kDataLoss) std::cerr << "; " << note.text.substr(0, note.text.find(" ("));
   }
   std::cerr << " -> " << p.path << "\n";
 }

@@ -135,7 +135,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   for (const auto& dev : trace.devices) d.devices.push_back(dev.name);
   if (!trace.capture_windows.empty()) {
     for (const auto& note : trace.notes) {
-      if (note.starts_with("recorded in ")) d.recording = note;
+      if (note.kind == "capture_windows") d.recording = note.text;
     }
   }
   d.kernels = static_cast<std::int64_t>(trace.kernels.size());

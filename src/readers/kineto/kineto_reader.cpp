@@ -199,7 +199,7 @@ Result<void> Builder::member(std::string_view key, const Span& value) {
   dom::parser parser;
   dom::element doc;
   if (parser.parse(value.text.data(), value.text.size(), true).get(doc)) {
-    t_.notes.push_back("top-level member \"" + std::string(key) + "\" is not valid JSON; ignored");
+    t_.note("invalid_top_level_member", NoteSeverity::kError, "top-level member \"" + std::string(key) + "\" is not valid JSON; ignored");
     return {};
   }
   auto integer = [](dom::element e, std::int64_t fallback) {
@@ -557,15 +557,15 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
   t.has_green_context = false;
 
   // What the source lacks and what the reader did, said plainly.
-  auto& notes = t.notes;
-  notes.push_back("PyTorch profiler (Kineto) trace: no OS runtime calls, no profiler overhead records; kernel shared "
+  t.note("kineto_source", NoteSeverity::kInfo, "PyTorch profiler (Kineto) trace: no OS runtime calls, no profiler overhead records; kernel shared "
                   "memory is static + dynamic together; memset values are not recorded");
-  notes.push_back(demangled_kernels_ > 0
+  t.note("kernel_name_forms", NoteSeverity::kInfo,
+         demangled_kernels_ > 0
                       ? std::to_string(demangled_kernels_) +
                             " kernels came with mangled names (_Z...): shown demangled, the mangled form kept for "
                             "the :mangled reports"
                       : "no mangled kernel names: Kineto wrote them demangled");
-  if (!base_ns_) notes.push_back("timestamps are absolute microseconds (no baseTimeNanoseconds: a trace from before 2024)");
+  if (!base_ns_) t.note("absolute_microseconds", NoteSeverity::kInfo, "timestamps are absolute microseconds (no baseTimeNanoseconds: a trace from before 2024)");
   if (split.truncated) {
     const std::string cut = "the file is cut short (the profiled process was killed?): read up to the last complete event; " +
                             std::to_string(split.truncated_bytes) + " bytes of an incomplete event were dropped";
@@ -574,10 +574,10 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
                                                   std::to_string(split.truncated_bytes) +
                                                   " bytes; a profiler killed while writing, or a broken copy); --partial reads what is there");
     }
-    notes.push_back(cut);
+    t.note("cut_short", NoteSeverity::kDataLoss, cut, static_cast<std::int64_t>(split.truncated_bytes));
     t.cut_short = cut;
   } else if (source.cut_short()) {
-    notes.push_back("the compressed stream is cut short after the end of the JSON document");
+    t.note("compressed_stream_cut_short", NoteSeverity::kInfo, "the compressed stream is cut short after the end of the JSON document");
   }
   if (repaired_events_ > 0 || split.trailing_commas > 0) {
     std::string what = "repaired invalid JSON: " + std::to_string(repaired_events_) + " events (";
@@ -585,22 +585,26 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
             " unescaped quotes, " + std::to_string(repairs_.escapes) + " invalid escapes, " +
             std::to_string(repairs_.invalid_utf8) + " invalid UTF-8 bytes, " +
             std::to_string(repairs_.trailing_commas + split.trailing_commas) + " trailing commas)";
-    notes.push_back(what);
+    t.note("repaired_json", NoteSeverity::kDataLoss, what, static_cast<std::int64_t>(repaired_events_ + split.trailing_commas));
   }
   if (bad_times_ > 0) {
-    notes.push_back(std::to_string(bad_times_) + " events skipped: missing or unreadable \"ts\" or a negative \"dur\"");
+    t.note("events_without_time", NoteSeverity::kDataLoss,
+           std::to_string(bad_times_) + " events skipped: missing or unreadable \"ts\" or a negative \"dur\"", static_cast<std::int64_t>(bad_times_));
   }
   if (!ignored_.empty()) {
     std::string what = "not mapped to the model (kept out of reports): ";
     bool first = true;
+    std::int64_t events = 0;
     for (const auto& [category, count] : ignored_) {
       what += (first ? "" : ", ") + std::to_string(count) + " " + category;
+      events += static_cast<std::int64_t>(count);
       first = false;
     }
-    notes.push_back(what);
+    t.note("unmapped_events", NoteSeverity::kInfo, what, events);
   }
   if (flows_ > 0) {
-    notes.push_back(std::to_string(flows_) + " flow events read as links only (launch -> kernel is joined by correlation id)");
+    t.note("flow_events", NoteSeverity::kInfo,
+           std::to_string(flows_) + " flow events read as links only (launch -> kernel is joined by correlation id)", static_cast<std::int64_t>(flows_));
   }
   t.source.metadata.emplace_back("events", std::to_string(split.elements));
   t.source.metadata.emplace_back("json_bytes", std::to_string(split.document_bytes));

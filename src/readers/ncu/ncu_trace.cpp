@@ -79,12 +79,12 @@ Trace trace_from_ncu(const NcuReport& report) {
     if (processes.insert(k.process_id).second) trace.processes.push_back(Process{k.process_id << 24, k.process_id, k.process_name});
   }
   trace.present = trace.loaded = bit(EventKind::kKernels);
-  trace.notes.push_back("Nsight Compute export (" + std::string(report.page == NcuPage::kRaw ? "--page raw" : "--page details") +
+  trace.note("ncu_source", NoteSeverity::kInfo, "Nsight Compute export (" + std::string(report.page == NcuPage::kRaw ? "--page raw" : "--page details") +
                         "): " + std::to_string(report.kernels.size()) +
                         " profiled launch(es) laid end to end in profiling order; ncu serializes and replays kernels, "
                         "so gaps, overlap and host activity are not in it");
   if (without_duration > 0) {
-    trace.notes.push_back(std::to_string(without_duration) + " launch(es) without gpu__time_duration (zero length here)");
+    trace.note("ncu_launches_without_duration", NoteSeverity::kDataLoss, std::to_string(without_duration) + " launch(es) without gpu__time_duration (zero length here)");
   }
   return trace;
 }

@@ -46,7 +46,7 @@ Result<void> read_samples(const Database& db, const std::set<std::string>& table
   auto sample_columns = db.columns(kSampleTable);
   if (!sample_columns) return std::unexpected(sample_columns.error());
   if (!sample_columns->contains("id") || !sample_columns->contains("start") || !sample_columns->contains("globalTid")) {
-    trace.notes.push_back("CPU samples (COMPOSITE_EVENTS) lack id, start or globalTid: not read");
+    trace.note("cpu_samples_unreadable", NoteSeverity::kError, "CPU samples (COMPOSITE_EVENTS) lack id, start or globalTid: not read");
     return {};
   }
   std::string frames = "NULL, NULL, NULL, 0, NULL";
@@ -136,9 +136,10 @@ Result<void> read_samples(const Database& db, const std::set<std::string>& table
     s.stack.push_back(stacks[i]);
   }
   if (unresolved_frames > 0) {
-    trace.notes.push_back(std::to_string(unresolved_frames) +
-                          " sampled frames have no symbol (stripped binaries or missing debug information): shown "
-                          "by address");
+    trace.note("frames_without_symbol", NoteSeverity::kInfo,
+               std::to_string(unresolved_frames) +
+                   " sampled frames have no symbol (stripped binaries or missing debug information): shown by address",
+               static_cast<std::int64_t>(unresolved_frames));
   }
   return {};
 }
@@ -252,7 +253,7 @@ Result<bool> read_python_samples(const Database& db, const std::set<std::string>
   }
   if (any) {
     host.wall_clock = true;
-    trace.notes.push_back("host samples: nsys's Python samples (--python-sampling); CPU samples of those threads are not used");
+    trace.note("python_samples", NoteSeverity::kInfo, "host samples: nsys's Python samples (--python-sampling); CPU samples of those threads are not used");
   }
   return any;
 }
@@ -265,11 +266,11 @@ Result<void> read_host_info(const Database& db, Trace& trace) {
     if (!more) return std::unexpected(more.error());
     if (!*more) break;
     std::string name(stmt->text(0)), value(stmt->is_null(1) ? std::string_view() : stmt->text(1));
-    if (name == "sampler_lowered") trace.notes.push_back("host sampler rate lowered, " + value);
-    if (name == "sampler_stopped") trace.notes.push_back("host sampler stopped " + value);
-    if (name == "gc_dropped") trace.notes.push_back(value + " garbage collections not kept (too many to keep in memory)");
-    if (name == "gil_wait") trace.notes.push_back("GIL waits " + value);
-    if (name == "native_frames") trace.notes.push_back("host stacks: " + value);
+    if (name == "sampler_lowered") trace.note("host_sampler_lowered", NoteSeverity::kInfo, "host sampler rate lowered, " + value);
+    if (name == "sampler_stopped") trace.note("host_sampler_stopped", NoteSeverity::kDataLoss, "host sampler stopped " + value);
+    if (name == "gc_dropped") trace.note("gc_dropped", NoteSeverity::kDataLoss, value + " garbage collections not kept (too many to keep in memory)");
+    if (name == "gil_wait") trace.note("gil_wait", NoteSeverity::kInfo, "GIL waits " + value);
+    if (name == "native_frames") trace.note("native_frames", NoteSeverity::kInfo, "host stacks: " + value);
     if (name == "sampler_hz_asked") trace.host.wall_clock = true;
     trace.host.info.emplace_back(std::move(name), std::move(value));
   }

@@ -11,6 +11,7 @@
 #include "model/columns.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cctype>
 #include <cstring>
 #include <functional>
@@ -24,6 +25,13 @@
 
 namespace kernscope::nsys {
 namespace {
+
+// A tracer-info value that is a count ("12"), for a note's count; 1 where it is not one.
+std::int64_t count_of(const std::string& value) {
+  std::int64_t n = 0;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  return ec == std::errc() && end == value.data() + value.size() && n > 0 ? n : 1;
+}
 
 constexpr const char* kKernelTable = "CUPTI_ACTIVITY_KIND_KERNEL";
 constexpr const char* kMemcpyTable = "CUPTI_ACTIVITY_KIND_MEMCPY";
@@ -172,7 +180,9 @@ class Reader {
   StringId str(const Statement& s, int col) const {
     return s.is_null(col) ? kNoString : strings_.lookup(s.int64(col));
   }
-  void note(std::string text) { trace_.notes.push_back(std::move(text)); }
+  void note(std::string kind, NoteSeverity severity, std::string text, std::int64_t count = 1) {
+    trace_.note(std::move(kind), severity, std::move(text), count);
+  }
 
   const Database& db_;
   std::string label_;
@@ -211,13 +221,13 @@ Result<void> Reader::check_columns() {
     trace_.has_green_context = cols.contains("greenContextId");
     trace_.has_mangled_names = cols.contains("mangledName");
     trace_.has_graph_node_ids = cols.contains("graphNodeId");
-    if (!trace_.has_mangled_names) note("kernels have no mangled names (export predates mangledName)");
-    if (!trace_.has_graph_node_ids) note("kernels have no graphNodeId column (older export)");
+    if (!trace_.has_mangled_names) note("no_mangled_names", NoteSeverity::kInfo, "kernels have no mangled names (export predates mangledName)");
+    if (!trace_.has_graph_node_ids) note("no_graph_node_ids", NoteSeverity::kInfo, "kernels have no graphNodeId column (older export)");
   }
   if (has_table(kNvtxTable)) {
     const auto& cols = columns_.at(kNvtxTable);
-    if (!cols.contains("domainId")) note("NVTX events have no domainId column (older export)");
-    if (!cols.contains("textId")) note("NVTX events have no textId column: registered strings are unknown");
+    if (!cols.contains("domainId")) note("no_nvtx_domains", NoteSeverity::kInfo, "NVTX events have no domainId column (older export)");
+    if (!cols.contains("textId")) note("no_nvtx_registered_strings", NoteSeverity::kDataLoss, "NVTX events have no textId column: registered strings are unknown");
   }
   return {};
 }
@@ -293,7 +303,7 @@ Result<void> Reader::read_meta() {
 Result<void> Reader::read_strings() {
   if (!has_table("StringIds")) {
     trace_.has_string_table = false;
-    note("no StringIds table: names of kernels, API calls and NVTX ranges are unknown");
+    note("no_string_table", NoteSeverity::kDataLoss, "no StringIds table: names of kernels, API calls and NVTX ranges are unknown");
     return {};
   }
   return scan("StringIds", {{"id", nullptr}, {"value", "''"}}, [&](const Statement& s) {
@@ -316,7 +326,7 @@ Result<void> Reader::read_token_grids() {
   // Any failure here (a kernel table that is a view without rowids) leaves the grids unread, said.
   const auto unread = [&](const std::string& why) {
     k.token_grid.clear();
-    note("KV-cache write grids not read (" + why + "): steps' tokens from them are not shown");
+    note("token_grids_unreadable", NoteSeverity::kError, "KV-cache write grids not read (" + why + "): steps' tokens from them are not shown");
     return Result<void>{};
   };
   auto columns = columns_of(kKernelTable);
@@ -364,11 +374,11 @@ Result<void> Reader::read_enums() {
   // labels nsys 2025.3 writes stand in for them (noted, since they are not from the file).
   if (!*copy) {
     trace_.memcpy_kind_labels = kineto_names::nsys_memcpy_kind_labels();
-    if (has_table(kMemcpyTable)) note("no ENUM_CUDA_MEMCPY_OPER table: memcpy directions use CUPTI's standard labels");
+    if (has_table(kMemcpyTable)) note("no_memcpy_kind_labels", NoteSeverity::kInfo, "no ENUM_CUDA_MEMCPY_OPER table: memcpy directions use CUPTI's standard labels");
   }
   if (!*mem) {
     trace_.memory_kind_labels = kineto_names::nsys_memory_kind_labels();
-    if (has_table(kMemcpyTable) || has_table(kMemsetTable)) note("no ENUM_CUDA_MEM_KIND table: memory kinds use CUPTI's standard labels");
+    if (has_table(kMemcpyTable) || has_table(kMemsetTable)) note("no_memory_kind_labels", NoteSeverity::kInfo, "no ENUM_CUDA_MEM_KIND table: memory kinds use CUPTI's standard labels");
   }
   return {};
 }
@@ -376,7 +386,7 @@ Result<void> Reader::read_enums() {
 Result<void> Reader::read_devices() {
   if (!has_table("TARGET_INFO_GPU")) {
     trace_.has_gpu_info = false;
-    note("no TARGET_INFO_GPU table: device names and properties are unknown");
+    note("no_gpu_info", NoteSeverity::kInfo, "no TARGET_INFO_GPU table: device names and properties are unknown");
     return {};
   }
   auto r = scan("TARGET_INFO_GPU",
@@ -545,11 +555,11 @@ Result<void> Reader::read_tracer_info() {
     const std::string value(stmt->text(1));
     trace_.source.tracer_info.emplace_back(name, value);
     if (name == "dropped_records" && value != "0") {
-      note(value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low");
+      note("tracer_dropped_records", NoteSeverity::kDataLoss, value + " records dropped by kernscope's tracer (its CUPTI buffers were full): totals are low", count_of(value));
     } else if (name == "cupti_taken_over") {
-      note("another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete");
+      note("cupti_taken_over", NoteSeverity::kDataLoss, "another profiler in the traced program took over CUPTI (" + value + " buffers of records went to it): the trace is incomplete", count_of(value));
     } else if (name == "nvml") {
-      note("GPU samples: " + value);
+      note("gpu_samples", NoteSeverity::kInfo, "GPU samples: " + value);
     } else if (name.starts_with("nvml_uuid_")) {
       try {
         nvml_uuids_[static_cast<std::uint32_t>(std::stoul(name.substr(10)))] = value;
@@ -591,7 +601,7 @@ Result<void> Reader::read_tracer_info() {
   }
   if (auto windows = read_capture_windows(); !windows) return windows;
   if (!finished) {
-    note("the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
+    note("cut_short", NoteSeverity::kDataLoss, "the trace was cut short (its program was killed or crashed before kernscope's tracer finished the "
          "file, or is still running): it holds the batches committed so far, without the tracer's totals, "
          "process or thread names");
   }
@@ -633,13 +643,13 @@ Result<void> Reader::read_capture_windows() {
   char recorded_text[32];
   std::snprintf(recorded_text, sizeof recorded_text, "%.3f s", static_cast<double>(recorded) / 1e9);
   if (trace_.capture_windows.empty()) {
-    if (!how.empty() && how.rfind("tail", 0) == 0) note("tail capture wrote no window: no step was slow enough (" + how + ")");
-    else if (!how.empty() && how != "whole run") note("nothing was recorded: no capture window was opened (" + how + ")");
+    if (!how.empty() && how.rfind("tail", 0) == 0) note("no_capture_window", NoteSeverity::kInfo, "tail capture wrote no window: no step was slow enough (" + how + ")");
+    else if (!how.empty() && how != "whole run") note("no_capture_window", NoteSeverity::kInfo, "nothing was recorded: no capture window was opened (" + how + ")");
     return {};
   }
-  note("recorded in " + std::to_string(trace_.capture_windows.size()) + " capture window(s)" + (how.empty() ? "" : " (" + how + ")") +
+  note("capture_windows", NoteSeverity::kInfo, "recorded in " + std::to_string(trace_.capture_windows.size()) + " capture window(s)" + (how.empty() ? "" : " (" + how + ")") +
        ", " + recorded_text + span + ": totals and shares are the windows', not the whole run's; steps cut by a window's edge are left out");
-  if (cut > 0) note(std::to_string(cut) + " capture window(s) were still open when the program ended or was killed: cut short");
+  if (cut > 0) note("capture_window_cut_short", NoteSeverity::kDataLoss, std::to_string(cut) + " capture window(s) were still open when the program ended or was killed: cut short", cut);
   return {};
 }
 
@@ -744,7 +754,7 @@ Result<Trace> Reader::run(const OpenOptions& options) {
                                "or StringIds table)");
   }
   if (!has_cupti && !has_table(kOsrtTable) && !has_table(kSamplesTable) && !has_table(kGraphTraceTable)) {
-    note("the export holds Nsight Systems tables but no event tables: nothing was traced");
+    note("nothing_traced", NoteSeverity::kInfo, "the export holds Nsight Systems tables but no event tables: nothing was traced");
   }
 
   struct KindTable {
@@ -842,10 +852,10 @@ Result<Trace> Reader::run(const OpenOptions& options) {
     if (auto r = read_scheduling_events(db_, tables_, trace_); !r) return std::unexpected(r.error());
   }
 
-  if (!trace_.has(EventKind::kNvtx)) note("no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
-  if (!trace_.has(EventKind::kKernels)) note("no CUDA kernel data (CUPTI_ACTIVITY_KIND_KERNEL absent)");
-  if (!trace_.has(EventKind::kApiCalls)) note("no CUDA API data (CUPTI_ACTIVITY_KIND_RUNTIME absent)");
-  if (!trace_.has(EventKind::kOsrt)) note("no OS runtime data (OSRT_API absent)");
+  if (!trace_.has(EventKind::kNvtx)) note("no_nvtx_table", NoteSeverity::kInfo, "no NVTX data (NVTX_EVENTS absent): NVTX reports and filters are unavailable");
+  if (!trace_.has(EventKind::kKernels)) note("no_kernel_table", NoteSeverity::kInfo, "no CUDA kernel data (CUPTI_ACTIVITY_KIND_KERNEL absent)");
+  if (!trace_.has(EventKind::kApiCalls)) note("no_api_table", NoteSeverity::kInfo, "no CUDA API data (CUPTI_ACTIVITY_KIND_RUNTIME absent)");
+  if (!trace_.has(EventKind::kOsrt)) note("no_osrt_table", NoteSeverity::kInfo, "no OS runtime data (OSRT_API absent)");
   return std::move(trace_);
 }
 

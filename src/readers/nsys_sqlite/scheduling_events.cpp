@@ -17,7 +17,7 @@ Result<void> read_scheduling_events(const Database& db, const std::set<std::stri
     if (i == 0 || tids[i] != tids[i - 1]) calling.insert(tids[i]);
   }
   const auto unreadable = [&](const std::string& why) {
-    trace.notes.push_back("SCHED_EVENTS unreadable (" + why + "): threads' CPU time between CUDA calls not known");
+    trace.note("sched_events_unreadable", NoteSeverity::kError, "SCHED_EVENTS unreadable (" + why + "): threads' CPU time between CUDA calls not known");
     return Result<void>{};
   };
   auto stmt = db.prepare("SELECT globalTid, start, isSchedIn FROM SCHED_EVENTS WHERE globalTid IS NOT NULL AND start IS NOT NULL AND isSchedIn IS NOT NULL");
