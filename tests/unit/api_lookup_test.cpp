@@ -6,6 +6,7 @@
 #include <random>
 
 #include "analyses/nsys/api_lookup.hpp"
+#include "kernscope/string_pool.hpp"
 
 namespace kernscope {
 namespace {
@@ -108,6 +109,35 @@ TEST(ApiLookup, ChunkedBuildEqualsTheOneThreadBuild) {
     repeats += one_thread.is_repeat(i, strings);
   }
   EXPECT_GT(repeats, 1000u);  // the pairs were there to be told apart
+}
+
+// Which rows repeat another's call, by hand: a backtrace pair (the outer row first, the inner one of
+// the same API with a version suffix inside it), a row of another API inside that call (not a
+// repeat), and rows without a correlation id (0: joined to nothing) nested the same ways inside the
+// process's first id-0 row. A row without an id inside a call of the same name on its thread is a
+// repeat too (Kineto writes 0 where the runtime event has no correlation).
+TEST(ApiLookup, RepeatsByHandWithAndWithoutIds) {
+  StringPool strings;
+  const StringId launch = strings.intern("cudaLaunchKernel"), launch_v = strings.intern("cudaLaunchKernel_v7000"),
+                 copy = strings.intern("cudaMemcpyAsync");
+  ApiCallColumns a;
+  auto row = [&](std::uint32_t id, StringId name, TimeNs start, TimeNs end) {
+    a.start_ns.push_back(start);
+    a.end_ns.push_back(end);
+    a.global_tid.push_back(kPidA | 1);
+    a.correlation_id.push_back(id);
+    a.name.push_back(name);
+  };
+  row(5, launch, 0, 100);     // 0: a call with id 5
+  row(5, launch_v, 10, 20);   // 1: its backtrace twin inside it: a repeat
+  row(6, copy, 30, 40);       // 2: another call (its own id)
+  row(0, launch, 200, 300);   // 3: the process's first row without an id (the "found" row of id 0)
+  row(0, launch_v, 210, 220); // 4: no id, same API inside row 3: a repeat
+  row(0, copy, 230, 240);     // 5: no id, another API inside row 3: not a repeat
+  row(0, launch, 400, 410);   // 6: no id, outside row 3: not a repeat
+  const report::ApiLookup lookup(a);
+  const std::vector<bool> expected = {false, true, false, false, true, false, false};
+  for (RowIndex i = 0; i < a.size(); ++i) EXPECT_EQ(lookup.is_repeat(i, strings), expected[i]) << "row " << i;
 }
 
 }  // namespace

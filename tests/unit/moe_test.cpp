@@ -34,6 +34,8 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   // overlaps part of each dispatch (ns, by hand):
   //   layer: router [t, t+10)  dispatch [t+10, t+110)  gemm [t+110, t+310)  combine [t+310, t+360)
   //   attention [t+60, t+90) on another stream: hides 30 of the dispatch's 100 ns.
+  //   an NCCL all-reduce [t+320, t+340) on a third stream beside the combine: communication, so it
+  //   hides none of it (as compute it would hide 20 ns).
   for (int step = 0; step < 2; ++step) {
     for (int layer = 0; layer < 2; ++layer) {
       const TimeNs t = 10'000 * step + 1'000 * layer;
@@ -42,11 +44,12 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
       s.kernel("attention_fwd_kernel", t + 60, t + 90, 0, testing::global_pid(), 8);
       s.kernel("fused_moe_kernel", t + 110, t + 310);
       s.kernel("deep_ep::internode::combine<8>", t + 310, t + 360);
+      s.kernel("ncclDevKernel_AllReduce_Sum_bf16_RING_LL", t + 320, t + 340, 0, testing::global_pid(), 9);
     }
   }
   StepAnalysis steps;
   steps.kernel_step.assign(s.trace.kernels.size(), -1);
-  for (std::size_t i = 0; i < steps.kernel_step.size(); ++i) steps.kernel_step[i] = i < 10 ? 0 : 1;
+  for (std::size_t i = 0; i < steps.kernel_step.size(); ++i) steps.kernel_step[i] = i < 12 ? 0 : 1;
   auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps, moe::eager_experts(s.trace));
   ASSERT_TRUE(moe.has_value());
   ASSERT_TRUE(moe->present);
@@ -59,7 +62,7 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
     EXPECT_TRUE(l.experts.empty());
   }
   EXPECT_EQ(moe->dispatch_combine_ns, 4 * 150);
-  EXPECT_EQ(moe->dispatch_combine_exposed_ns, 4 * 120);  // 30 ns of each dispatch hidden
+  EXPECT_EQ(moe->dispatch_combine_exposed_ns, 4 * 120);  // 30 ns of each dispatch hidden, none of each combine
   EXPECT_FALSE(moe->perfect_router.estimated);
   // A router GEMM and its gate kernel with no expert work between them are one router: one layer.
   testing::SyntheticTrace two;

@@ -83,12 +83,16 @@ TEST(StepTokens, DecodeAttentionKernelsOutrankTheTokenCount) {
   for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(s.steps[i].tokens, i < 3 ? 32 : 1);  // the tokens still shown
 }
 
-// The same tokens in every step (64 each) tell nothing: the phase comes from the next evidence, and
+// The same tokens in every step (64 each), or counts within 8x of each other, tell nothing: the phase comes from the next evidence, and
 // a kernel whose grid is not one block per token gives no tokens at all.
 TEST(StepTokens, EvenTokensOrAnotherKernelDecideNothing) {
   const auto even = steps_with_cache_writes({64, 64, 64, 64});
   EXPECT_EQ(even.method.find("KV-cache write grids"), std::string::npos) << even.method;
   for (const auto& st : even.steps) EXPECT_EQ(st.tokens, 64);
+  // Prefills of different lengths (64 to 200 tokens, about 3x apart, under the rule's 8x) are not
+  // told apart as prefill and decode by their tokens either.
+  const auto uneven = steps_with_cache_writes({64, 200, 150, 64});
+  EXPECT_EQ(uneven.method.find("KV-cache write grids"), std::string::npos) << uneven.method;
   const auto other = steps_with_cache_writes({1049, 1, 1, 1}, "void flashinfer::AppendPagedKVCacheKernel<128, 8, __nv_bfloat16, int>");
   for (const auto& st : other.steps) EXPECT_EQ(st.tokens, -1);
   EXPECT_EQ(other.method.find("KV-cache write grids"), std::string::npos) << other.method;
