@@ -6,6 +6,7 @@
 // issue 44's `kernscope record` of generate() gave 4 steps of ~5,559 kernels and TPOT 267 ms).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "analyses/steps/step_latency.hpp"
@@ -35,6 +36,8 @@ struct Loop {
   TimeNs before_first_call_ns = 0;   // Python after the thread wakes, before the call's first CUDA call
   bool cpu_clocks = false;           // the thread's CPU stretches: idle over each gap, busy otherwise
   bool token_copies = false;         // each forward copies its token to the host after the argmax
+  TimeNs copy_returns_ns = 60'000;   // after the argmax: the copy's call returns
+  TimeNs copy_lands_ns = 50'000;     // after the argmax: the copy ends on the GPU
 };
 
 struct Built {
@@ -79,10 +82,10 @@ Built build(const Loop& loop) {
       launch(kGemm);  // the LM head
       launch(kArgmax);
       if (loop.token_copies) {  // the argmax ended at now; the copy starts after it, its call returns after it lands
-        b.t.api("cudaMemcpyAsync", now, now + 60'000, correlation);
-        b.t.memcpy(now + 10'000, now + 50'000, 2, correlation++);
-        b.token_on_host.push_back(now + 60'000);
-        now += 60'000;
+        b.t.api("cudaMemcpyAsync", now, now + loop.copy_returns_ns, correlation);
+        b.t.memcpy(now + 10'000, now + loop.copy_lands_ns, 2, correlation++);
+        b.token_on_host.push_back(now + std::max(loop.copy_returns_ns, loop.copy_lands_ns));
+        now += loop.copy_returns_ns;
       }
       b.t.api("cudaStreamSynchronize", now, now + 40'000, correlation++);
       now += 300'000;  // the loop's own Python between tokens
@@ -165,6 +168,19 @@ TEST(ForwardPasses, AStepsTokenReachesTheHostAtItsCopy) {
   for (std::size_t i = 0; i < s.steps.size(); ++i) EXPECT_EQ(s.steps[i].token_ns, b.token_on_host[i]) << i;
   loop.token_copies = false;
   for (const auto& step : steps_of(build(loop).t.trace).steps) EXPECT_EQ(step.token_ns, 0);  // no copy: not seen
+  // A copy whose call returns at once but which lands 2 ms later, after the next pass began (and, for a
+  // call's last pass, after its thread went quiet): its token reached the host outside the pass, so
+  // it is not the pass's first token (TTFT then runs to the pass's end or its GPU work's).
+  loop.token_copies = true;
+  loop.copy_returns_ns = 5'000;
+  loop.copy_lands_ns = 2'000'000;
+  const Built late = build(loop);
+  const auto l = steps_of(late.t.trace);
+  ASSERT_EQ(l.steps.size(), late.forward_launch.size()) << l.method;
+  for (std::size_t i = 0; i < l.steps.size(); ++i) {
+    ASSERT_GT(late.token_on_host[i], l.steps[i].end_ns) << i;  // the case is what it says
+    EXPECT_EQ(l.steps[i].token_ns, 0) << i;
+  }
 }
 
 TEST(StepLatency, TtftEndsWhereTheTokenReachesTheHost) {
