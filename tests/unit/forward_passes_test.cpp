@@ -139,6 +139,30 @@ TEST(ForwardPasses, AThreadWorkingWithoutCudaCallsIsNotBetweenRequests) {
   EXPECT_NE(b.method.find("2 gap(s) between requests"), std::string::npos) << b.method;
 }
 
+// Passes in GPU time (no launches traced): a kernel of the process on another stream that began
+// before a request's last pass ended and ran through the 50 ms before the next request kept the GPU
+// busy, so that stretch is not a pause between requests; the other pause still is.
+TEST(ForwardPasses, AKernelRunningIntoAQuietStretchIsNoGap) {
+  Built b = build({});
+  b.t.trace.api_calls = ApiCallColumns{};
+  b.t.trace.present &= ~bit(EventKind::kApiCalls);
+  b.t.trace.loaded &= ~bit(EventKind::kApiCalls);
+  const auto plain = steps_of(b.t.trace);
+  ASSERT_EQ(plain.steps.size(), b.forward_launch.size()) << plain.method;
+  EXPECT_NE(plain.method.find("2 gap(s) between requests"), std::string::npos) << plain.method;
+  // From 1 ms before the second call's last pass ended on the GPU to just before the third call's
+  // first kernel: the gap search must see a kernel that started before the stretch it looks at.
+  const auto& k = b.t.trace.kernels;
+  TimeNs last_end_of_call_1 = 0;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    if (k.start_ns[i] < b.call_start[2]) last_end_of_call_1 = std::max(last_end_of_call_1, k.end_ns[i]);
+  }
+  b.t.kernel("ncclDevKernel_AllGather_RING_LL", last_end_of_call_1 - 1'000'000, b.call_start[2] + 5'000, 0, testing::global_pid(), 9);
+  const auto busy = steps_of(b.t.trace);
+  ASSERT_EQ(busy.steps.size(), b.forward_launch.size()) << busy.method;
+  EXPECT_NE(busy.method.find("1 gap(s) between requests"), std::string::npos) << busy.method;
+}
+
 // Python work of a millisecond or more after the thread woke and before the call's first CUDA call
 // (generate() given inputs already on the GPU) is the request's: it starts where the thread woke.
 TEST(ForwardPasses, ARequestStartsWhereItsThreadWoke) {

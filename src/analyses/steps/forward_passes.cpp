@@ -100,10 +100,22 @@ class Activity {
     // Exports list a thread's calls in start order already: sorted only where they are not.
     const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
     if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
+    TimeNs latest = std::numeric_limits<TimeNs>::min();
+    for (std::size_t p = 0; p < rows_.size(); ++p) {
+      latest = std::max(latest, (*end_)[rows_[p]]);
+      if ((p + 1) % kBlock == 0) latest_end_.push_back(latest);
+    }
   }
   std::size_t size() const { return rows_.size(); }
   // The interval at position p: (start, end).
   std::pair<TimeNs, TimeNs> operator[](std::size_t p) const { return at(rows_[p]); }
+  // The latest end of the intervals before position p (any of them may run past a later start: a
+  // kernel on another stream, an outer call), the minimum time where there are none.
+  TimeNs latest_end_before(std::size_t p) const {
+    TimeNs latest = p >= kBlock ? latest_end_[p / kBlock - 1] : std::numeric_limits<TimeNs>::min();
+    for (std::size_t q = p / kBlock * kBlock; q < p; ++q) latest = std::max(latest, (*end_)[rows_[q]]);
+    return latest;
+  }
   // The first position whose interval is not before (t, e), ordered by start, then end.
   std::size_t lower_bound(TimeNs t, TimeNs e) const {
     return static_cast<std::size_t>(std::partition_point(rows_.begin(), rows_.end(), [&](RowIndex r) { return at(r) < std::pair(t, e); }) -
@@ -112,9 +124,11 @@ class Activity {
 
  private:
   std::pair<TimeNs, TimeNs> at(RowIndex r) const { return {(*start_)[r], (*end_)[r]}; }
+  static constexpr std::size_t kBlock = 64;
   const std::vector<TimeNs>* start_ = nullptr;
   const std::vector<TimeNs>* end_ = nullptr;
   std::vector<RowIndex> rows_;
+  std::vector<TimeNs> latest_end_;  // per whole block of kBlock positions: the latest end up to its last
 };
 
 struct Gap {
@@ -131,8 +145,8 @@ Gap longest_gap(const Activity& busy, TimeNs lo, TimeNs hi, const ThreadOnCpu* c
   Gap best;
   TimeNs reach = lo;
   std::size_t p = busy.lower_bound(lo, std::numeric_limits<TimeNs>::min());
-  // An interval that began before lo may still run into the window.
-  if (p > 0) reach = std::max(reach, busy[p - 1].second);
+  // Intervals that began before lo may still run into the window: any of them, not only the last.
+  reach = std::max(reach, busy.latest_end_before(p));
   for (; p < busy.size() && busy[p].first < hi; ++p) {
     const auto [start, end] = busy[p];
     if (start > reach && start - reach > best.length() && !host_worked(cpu, reach, start)) best = {reach, start};
