@@ -10,6 +10,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "analyses/nsys/api_lookup.hpp"
@@ -35,6 +36,12 @@ class TraceContext {
   std::optional<RowIndex> kernel_launch(RowIndex kernel) const {
     const RowIndex r = kernel_launches()[kernel];
     return r == kNoLaunch ? std::nullopt : std::optional<RowIndex>(r);
+  }
+  // The launching call of row `i` of a GPU table (kernels from the cache above, the others looked up).
+  template <class Columns>
+  std::optional<RowIndex> launch_of(const Columns& ops, RowIndex i) const {
+    if constexpr (std::is_same_v<Columns, KernelColumns>) return kernel_launch(i);
+    else return api_lookup().find(ops.global_pid[i], ops.correlation_id[i]);
   }
 
   // A kernel name's class under the rules ("other" with a null rule when none matched).

@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <optional>
-#include <type_traits>
 
 #include "analyses/steps/step_windows.hpp"
 #include "analyses/trace_context.hpp"
@@ -17,17 +15,13 @@ template <class Columns>
 std::pair<std::int64_t, std::int64_t> mark(const Columns& c, const TraceContext& context, TimeNs cut, bool host_cut,
                                            std::vector<bool>& out) {
   const Trace& trace = context.trace();
-  const ApiLookup& lookup = context.api_lookup();
   out.assign(c.size(), false);
   std::int64_t n = 0, ns = 0;
   for (RowIndex i = 0; i < c.size(); ++i) {
     TimeNs when = c.start_ns[i];
     if (host_cut) {
       // The step windows are host ranges: compare the launching call's time when it was traced.
-      std::optional<RowIndex> r;
-      if constexpr (std::is_same_v<Columns, KernelColumns>) r = context.kernel_launch(i);
-      else r = lookup.find(c.global_pid[i], c.correlation_id[i]);
-      if (r) when = trace.api_calls.start_ns[*r];
+      if (const auto r = context.launch_of(c, i)) when = trace.api_calls.start_ns[*r];
     }
     if (when >= cut) continue;
     out[i] = true;

@@ -513,9 +513,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     auto attribute = [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, const auto& ops, RowIndex begin,
                          RowIndex end, auto&& count) {
       for (RowIndex i = begin; i < end; ++i) {
-        std::optional<RowIndex> call;
-        if constexpr (std::is_same_v<std::decay_t<decltype(ops)>, KernelColumns>) call = context.kernel_launch(i);
-        else call = lookup.find(ops.global_pid[i], ops.correlation_id[i]);
+        const auto call = context.launch_of(ops, i);
         const int step = call ? step_of_call(*call) : -1;
         if (step < 0) continue;
         StepTally& t = tally[static_cast<std::size_t>(step)];
