@@ -13,9 +13,14 @@
 
 namespace kernscope {
 
-enum class Format { kTable, kCsv, kTsv, kJson };
+enum class Format { kTable, kCsv, kTsv, kJson, kMarkdown };
+// A format's names ("table", "column" and "text" are the console table) and its files' extension.
+// The formats are listed once, in render.cpp: a new one is added there and here, nowhere else.
 Result<Format> parse_format(const std::string& text);
 std::string format_extension(Format format);
+// The table formats' names for an analysis's spec, `first` (the console table's name there: "table",
+// or "text" for documents read as prose) leading.
+std::vector<std::string> table_format_names(const std::string& first = "table");
 
 struct RenderOptions {
   Format format = Format::kTable;

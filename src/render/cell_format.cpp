@@ -96,23 +96,4 @@ std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {
   return python_float(std::get<double>(cell));
 }
 
-Result<Format> parse_format(const std::string& text) {
-  if (text == "table" || text == "column") return Format::kTable;
-  if (text == "csv") return Format::kCsv;
-  if (text == "tsv") return Format::kTsv;
-  if (text == "json") return Format::kJson;
-  return make_error(ErrorCode::kInvalidArgument,
-                    "unknown format '" + text + "' (expected table, csv, tsv or json)");
-}
-
-std::string format_extension(Format format) {
-  switch (format) {
-    case Format::kTable: return "txt";
-    case Format::kCsv: return "csv";
-    case Format::kTsv: return "tsv";
-    case Format::kJson: return "json";
-  }
-  return "txt";
-}
-
 }  // namespace kernscope

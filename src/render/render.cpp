@@ -2,6 +2,7 @@
 // them); JSON follows json.dump(indent=2) with ASCII escapes, as nsys's JSON output does.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -35,6 +36,37 @@ void write_delimited(std::ostream& out, const Table& table, const RenderOptions&
       if (c) out << delimiter;
       field(format_cell(row[c], table.columns[c].unit, options.time_unit));
     }
+    out << '\n';
+  }
+}
+
+// A GitHub-flavoured Markdown table (to paste into an issue or a pull request): the console's headers,
+// the CSV's cells (every digit, no grouping), numbers right-aligned, '|' and line breaks escaped.
+void write_markdown(std::ostream& out, const Table& table, const RenderOptions& options) {
+  auto cell_text = [](std::string text) {
+    std::string escaped;
+    for (const char c : text) {
+      if (c == '|') escaped += "\\|";
+      else if (c == '\n' || c == '\r') escaped += ' ';
+      else escaped += c;
+    }
+    return escaped;
+  };
+  const std::size_t ncol = table.columns.size();
+  if (options.console_title && !table.title.empty()) out << "**" << cell_text(table.title) << "** (" << table.report << ")\n\n";
+  out << '|';
+  for (std::size_t c = 0; c < ncol; ++c) out << ' ' << cell_text(column_header(table.columns[c], options.time_unit)) << " |";
+  out << "\n|";
+  for (std::size_t c = 0; c < ncol; ++c) {
+    const bool numeric = std::any_of(table.rows.begin(), table.rows.end(), [&](const auto& row) {
+      return std::holds_alternative<std::int64_t>(row[c]) || std::holds_alternative<double>(row[c]);
+    });
+    out << (numeric ? " ---: |" : " :--- |");
+  }
+  out << '\n';
+  for (const auto& row : table.rows) {
+    out << '|';
+    for (std::size_t c = 0; c < ncol; ++c) out << ' ' << cell_text(format_cell(row[c], table.columns[c].unit, options.time_unit)) << " |";
     out << '\n';
   }
 }
@@ -162,12 +194,66 @@ void write_console(std::ostream& out, const Table& table, const RenderOptions& o
   }
 }
 
+// One table with rows in a table format (render() below says what an empty one writes).
+void write_rows(std::ostream& out, const Table& table, const RenderOptions& options) {
+  switch (options.format) {
+    case Format::kCsv: write_delimited(out, table, options, ','); break;
+    case Format::kTsv: write_delimited(out, table, options, '\t'); break;
+    case Format::kJson: write_json(out, table, options); break;
+    case Format::kTable: write_console(out, table, options); break;
+    case Format::kMarkdown: write_markdown(out, table, options); break;
+  }
+}
+
+// The table formats, one row each: the names that select it (the first is its name in format lists)
+// and its files' extension. A format added to Format is added here and written in render() below.
+struct FormatRow {
+  Format format;
+  std::vector<std::string_view> names;
+  std::string_view extension;
+};
+const std::vector<FormatRow>& format_rows() {
+  static const std::vector<FormatRow> rows = {
+      {Format::kTable, {"table", "column", "text"}, "txt"},
+      {Format::kCsv, {"csv"}, "csv"},
+      {Format::kTsv, {"tsv"}, "tsv"},
+      {Format::kJson, {"json"}, "json"},
+      {Format::kMarkdown, {"md"}, "md"},
+  };
+  return rows;
+}
+
 }  // namespace
+
+Result<Format> parse_format(const std::string& text) {
+  for (const auto& row : format_rows()) {
+    if (std::find(row.names.begin(), row.names.end(), text) != row.names.end()) return row.format;
+  }
+  return make_error(ErrorCode::kInvalidArgument, "unknown format '" + text + "' (expected table, csv, tsv, json or md)");
+}
+
+std::string format_extension(Format format) {
+  for (const auto& row : format_rows()) {
+    if (row.format == format) return std::string(row.extension);
+  }
+  return "txt";
+}
+
+std::vector<std::string> table_format_names(const std::string& first) {
+  std::vector<std::string> names{first};
+  for (const auto& row : format_rows()) {
+    if (row.format != Format::kTable) names.emplace_back(row.names.front());
+  }
+  return names;
+}
 
 void render(std::ostream& out, const Table& table, const RenderOptions& options) {
   if (table.rows.empty()) {
-    if (options.header_when_empty && (options.format == Format::kCsv || options.format == Format::kTsv)) {
-      write_delimited(out, table, options, options.format == Format::kCsv ? ',' : '\t');
+    if (options.header_when_empty && options.format != Format::kTable && options.format != Format::kJson) {
+      RenderOptions header = options;
+      header.header_when_empty = false;
+      header.nsys_empty_report = false;
+      write_rows(out, table, header);  // no rows: the header alone
       return;
     }
     if (!options.nsys_empty_report) return;
@@ -177,13 +263,9 @@ void render(std::ostream& out, const Table& table, const RenderOptions& options)
     }
     return;
   }
-  switch (options.format) {
-    case Format::kCsv: write_delimited(out, table, options, ','); break;
-    case Format::kTsv: write_delimited(out, table, options, '\t'); break;
-    case Format::kJson: write_json(out, table, options); break;
-    case Format::kTable: write_console(out, table, options); break;
-  }
+  write_rows(out, table, options);
 }
+
 
 std::string table_json(const Table& table, const RenderOptions& options) {
   if (table.rows.empty()) return "[]";

@@ -12,6 +12,7 @@
 #include "kernscope/steps.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/time_units.hpp"
+#include "render/document.hpp"
 
 namespace kernscope::session {
 
@@ -38,8 +39,6 @@ struct Output {
   std::string format;  // one of the spec's formats, or kFramesFormat
   TimeUnit time_unit = TimeUnit::kNs;
   bool frames() const { return format == kFramesFormat; }
-  // The format as a table format (table, csv, tsv, json); table for frames.
-  Format table_format() const;
 };
 
 // A load plan that reads every event kind, and only `Details`' every column (the analyses whose plan
@@ -55,23 +54,34 @@ inline constexpr EventKinds kStepDetails = bit(EventKind::kMemcpy) | bit(EventKi
 // What reading kernels' roles reads in full: kernels (their grids, shapes) and ranges.
 inline constexpr EventKinds kKernelDetails = bit(EventKind::kKernels) | bit(EventKind::kNvtx);
 
+// The table formats (render.hpp lists them) and then the document's own (html, collapsed...): a spec's
+// formats, so that a new table format reaches every analysis that writes tables.
+inline std::vector<std::string> table_formats_and(std::vector<std::string> own, const std::string& first = "table") {
+  std::vector<std::string> formats = table_format_names(first);
+  formats.insert(formats.end(), own.begin(), own.end());
+  return formats;
+}
+
 // The spec of an analysis of one trace that returns tables in the table formats (text first), with
 // --timeunit and the filters: most analyses'. Those that differ change its fields or spell theirs whole.
 AnalysisSpec table_analysis(std::string name, std::string summary, std::vector<OptionSpec> options);
 
+// A runner declares (spec), plans what to read (plan) and computes (run): it returns a Document and
+// never looks at the format, which render/document.hpp's writer picks (export alone reads it: the
+// format names what it writes).
 struct AnalysisEntry {
   AnalysisSpec spec;
   // The event kinds to read (OpenOptions::kinds / detail_kinds) for these options.
   Result<OpenOptions> (*plan)(const Options& options);
-  Result<AnalysisOutput> (*run)(const Trace& trace, const Options& options, const Output& output);
+  Result<Document> (*run)(const Trace& trace, const Options& options, const Output& output);
   // Analyses over several traces (spec.max_traces != 1) have this instead of `run`.
-  Result<AnalysisOutput> (*run_groups)(const std::vector<TraceGroup>& groups, const Options& options,
+  Result<Document> (*run_groups)(const std::vector<TraceGroup>& groups, const Options& options,
                                        const Output& output) = nullptr;
   // Optional, for analyses that keep only a digest of each trace (ranks): the paths themselves, so
   // that each trace is opened, digested and freed before the next (memory follows the digests, not
   // the traces). Given paths, the registry calls this rather than opening every trace for
   // run_groups; loaded traces (Python's) still go through run_groups. Such an analysis takes no filters.
-  Result<AnalysisOutput> (*run_paths)(const std::vector<std::vector<std::string>>& path_groups, const Options& options,
+  Result<Document> (*run_paths)(const std::vector<std::vector<std::string>>& path_groups, const Options& options,
                                       const Output& output) = nullptr;
 };
 

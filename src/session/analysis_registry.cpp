@@ -9,6 +9,7 @@
 #include "render/json_writer.hpp"
 #include "model/trace_filter.hpp"
 #include "session/analysis_entry.hpp"
+#include "session/document_writer.hpp"
 
 namespace kernscope {
 namespace {
@@ -61,10 +62,14 @@ const AnalysisEntry* find_entry(std::string_view name) {
   return nullptr;
 }
 
-// -o FILE for analyses without an output option of their own: the text written to FILE, a line on
-// standard error saying so, and (for Python) a document of what was written instead of the text.
-Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValues& options, const std::string& format,
-                                    Result<AnalysisOutput> out) {
+// The one way out of every analysis: its document written in the format asked for (render/document.hpp),
+// and with -o FILE (analyses without an output option of their own) the text written to FILE, a
+// line on standard error saying so, and (for Python) a document of what was written instead of the text.
+Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValues& options, const session::Output& output,
+                                    Result<Document> document) {
+  if (!document) return std::unexpected(document.error());
+  const std::string& format = output.format;
+  auto out = write_document(std::move(*document), format, output.time_unit);
   if (!out || !takes_generic_output(entry->spec)) return out;
   const auto it = options.find("output");
   if (it == options.end() || it->second.empty() || it->second.front().empty() || it->second.front() == "-") return out;
@@ -185,12 +190,12 @@ Result<AnalysisOutput> run_analysis(const Trace& trace, const AnalysisRequest& r
   const session::Options options(spec_of(entry), request.options);
   const auto output = *output_of(*entry, request);
   const auto spec = *filter_spec(*entry, request);
-  if (!apply_filters || spec.empty()) return write_output(entry, request.options, output.format, entry->run(trace, options, output));
+  if (!apply_filters || spec.empty()) return write_output(entry, request.options, output, entry->run(trace, options, output));
   auto filter = resolve_filter(trace, spec);
   if (!filter) return std::unexpected(filter.error());
   auto copy = std::make_unique<Trace>(trace);
   apply_filter(*copy, *filter);
-  return write_output(entry, request.options, output.format, entry->run(*copy, options, output));
+  return write_output(entry, request.options, output, entry->run(*copy, options, output));
 }
 
 Result<AnalysisOutput> run_analysis(const std::string& path, const AnalysisRequest& request) {
@@ -259,7 +264,7 @@ Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const
   const session::Options options(spec_of(entry), request.options);
   const auto output = *output_of(*entry, request);
   const auto filter = *filter_spec(*entry, request);
-  if (!apply_filters || filter.empty()) return write_output(entry, request.options, output.format, entry->run_groups(groups, options, output));
+  if (!apply_filters || filter.empty()) return write_output(entry, request.options, output, entry->run_groups(groups, options, output));
   // Filters act on copies, as for one trace; the copies live until the analysis returns.
   std::vector<std::unique_ptr<Trace>> copies;
   std::vector<TraceGroup> filtered;
@@ -274,7 +279,7 @@ Result<AnalysisOutput> run_analysis(const std::vector<TraceGroup>& groups, const
     }
     filtered.push_back(std::move(g));
   }
-  return write_output(entry, request.options, output.format, entry->run_groups(filtered, options, output));
+  return write_output(entry, request.options, output, entry->run_groups(filtered, options, output));
 }
 
 Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>& path_groups,
@@ -284,7 +289,7 @@ Result<AnalysisOutput> run_analysis(const std::vector<std::vector<std::string>>&
     // It reads the traces itself, one digest at a time (AnalysisEntry::run_paths); it has no filters.
     const session::Options options(spec_of(entry), request.options);
     const auto output = *output_of(*entry, request);
-    return write_output(entry, request.options, output.format, entry->run_paths(path_groups, options, output));
+    return write_output(entry, request.options, output, entry->run_paths(path_groups, options, output));
   }
   std::vector<std::unique_ptr<Trace>> traces;
   std::vector<TraceGroup> groups;

@@ -89,16 +89,10 @@ AnalysisSpec table_analysis(std::string name, std::string summary, std::vector<O
   return AnalysisSpec{.name = std::move(name),
                       .summary = std::move(summary),
                       .options = std::move(options),
-                      .formats = {"table", "csv", "tsv", "json"},
+                      .formats = table_format_names(),
                       .time_unit = true,
                       .filters = true,
                       .shape = ResultShape::kTables};
-}
-
-Format Output::table_format() const {
-  if (frames()) return Format::kTable;
-  auto parsed = parse_format(format);
-  return parsed ? *parsed : Format::kTable;
 }
 
 Result<OpenOptions> summary_columns_plan(const Options&) {

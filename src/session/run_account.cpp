@@ -1,5 +1,5 @@
 // account: where each step's time goes, in exclusive categories that sum to the step's window.
-#include <sstream>
+#include <memory>
 
 #include "analyses/steps/analyze_steps.hpp"
 #include "analyses/steps/step_accounting.hpp"
@@ -13,27 +13,21 @@ namespace kernscope::session {
 namespace account_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto run_steps = steps_of_run(trace, o);
   if (!run_steps) return std::unexpected(run_steps.error());
-  const StepAnalysis* steps = &(*run_steps)->steps;
-  const StepAccounting accounting = account_steps(*(*run_steps)->context, *steps);
-  AnalysisOutput out;
-  out.tables.push_back(step_accounting_table(*steps, accounting));
-  out.tables.push_back(accounting_groups_table(accounting));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  if (format == Format::kJson) {
-    out.text = render_accounting_json(out.tables, accounting, render_options);
-  } else if (format == Format::kTable) {
-    out.text = render_accounting_text(out.tables, accounting, steps->method, render_options);
-  } else {
-    std::ostringstream text;
-    render(text, out.tables[0], render_options);  // CSV/TSV: one row per step
-    out.text = text.str();
-  }
-  return out;
+  const StepAnalysis& steps = (*run_steps)->steps;
+  auto accounting = std::make_shared<const StepAccounting>(account_steps(*(*run_steps)->context, steps));
+  Document d;
+  d.tables.push_back(step_accounting_table(steps, *accounting));  // csv/tsv: one row per step
+  d.tables.push_back(accounting_groups_table(*accounting));
+  d.json = [accounting](const std::vector<Table>& tables, const RenderOptions& options) {
+    return render_accounting_json(tables, *accounting, options);
+  };
+  d.text = [accounting, method = steps.method](const std::vector<Table>& tables, const RenderOptions& options) {
+    return render_accounting_text(tables, *accounting, method, options);
+  };
+  return d;
 }
 
 }  // namespace

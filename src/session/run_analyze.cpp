@@ -49,25 +49,26 @@ std::string rules_listing() {
   return text;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto options = rule_options(o);
   if (!options) return std::unexpected(options.error());
   const auto chosen = chosen_rules(o);
   if (!chosen) return std::unexpected(chosen.error());
   // nsys's rules and the step analysis only read the trace: run them side by side.
   auto steps_job = std::async(std::launch::async, [&] { return analyze_steps(trace, OpRuleSet::builtin(), {}); });
-  auto findings = run_nsys_rules(trace, *options);
+  auto findings = std::make_shared<std::vector<Finding>>(run_nsys_rules(trace, *options));
   if (auto steps = steps_job.get()) {
-    for (auto& f : run_llm_rules(trace, *steps, *options)) findings.push_back(std::move(f));
+    for (auto& f : run_llm_rules(trace, *steps, *options)) findings->push_back(std::move(f));
   }
-  if (!chosen->empty()) std::erase_if(findings, [&](const Finding& f) { return !chosen->contains(f.rule); });
-  AnalysisOutput out;
-  if (output.format == "json") {
-    out.text = render_findings_json(findings);
-  } else {
-    for (const auto& f : findings) out.text += render_finding_console(f, options->rows);
-  }
-  return out;
+  if (!chosen->empty()) std::erase_if(*findings, [&](const Finding& f) { return !chosen->contains(f.rule); });
+  Document d;
+  d.json = [findings](const std::vector<Table>&, const RenderOptions&) { return render_findings_json(*findings); };
+  d.text = [findings, rows = options->rows](const std::vector<Table>&, const RenderOptions&) {
+    std::string text;
+    for (const auto& f : *findings) text += render_finding_console(f, rows);
+    return text;
+  };
+  return d;
 }
 
 }  // namespace

@@ -18,7 +18,7 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output&) {
   const auto labels = o.list("label");
   if (!labels.empty() && labels.size() != groups.size()) {
     return make_error(ErrorCode::kInvalidArgument, "compare: " + std::to_string(labels.size()) + " --label for " +
@@ -31,25 +31,14 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   std::string identity;
   auto sides = measure_groups(named, *rules, identity);
   if (!sides) return std::unexpected(sides.error());
-  const Comparison c = compare_sides(*sides);
-  AnalysisOutput out;
-  out.tables = {c.steps, c.classes};
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions options{format, output.time_unit};
-  if (format == Format::kJson) {
-    out.text = render_compare_json(c, options);
-  } else if (format == Format::kTable) {
-    out.text = render_compare_text(c, options);
-  } else {
-    std::ostringstream text;
-    render(text, c.steps, options);
-    text << '\n';
-    render(text, c.classes, options);
-    for (const auto& n : c.notes) out.messages.push_back("compare: " + n);
-    out.text = text.str();
-  }
-  return out;
+  auto c = std::make_shared<const Comparison>(compare_sides(*sides));
+  Document d;
+  d.tables = {c->steps, c->classes};
+  d.bare_tables = {0, 1};
+  for (const auto& n : c->notes) d.notes.push_back("compare: " + n);
+  d.json = [c](const std::vector<Table>&, const RenderOptions& r) { return render_compare_json(*c, r); };
+  d.text = [c](const std::vector<Table>&, const RenderOptions& r) { return render_compare_text(*c, r); };
+  return d;
 }
 
 }  // namespace
@@ -64,7 +53,7 @@ const AnalysisEntry& compare_entry() {
                      "GPU time by operation class, one column per trace",
           .options = {{"label", 0, OptionKind::kList, "", "a column's name, once per trace in order (default: file stems)"},
                       {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules"}},
-          .formats = {"table", "csv", "tsv", "json"},
+          .formats = table_format_names(),
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,

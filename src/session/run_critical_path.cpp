@@ -14,34 +14,28 @@ namespace kernscope::session {
 namespace critical_path_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   const std::string perfetto = o.text("perfetto");
   auto replayed = replay_with_changes(trace, o, !perfetto.empty());
   if (!replayed) return std::unexpected(replayed.error());
-  const WhatIfResult& result = replayed->result;
-  AnalysisOutput out;
+  auto kept = std::make_shared<const ReplayedTrace>(std::move(*replayed));
+  const WhatIfResult& result = kept->result;
+  Document d;
   if (!perfetto.empty()) {
     std::ofstream file(perfetto, std::ios::binary);
     file << critical_path_perfetto(result);
     if (!file) return make_error(ErrorCode::kIo, perfetto + ": cannot write the Perfetto trace");
-    out.messages.push_back("critical-path: one step's path (" + std::to_string(result.links.size()) + " links) written to " + perfetto +
-                           " (open it in ui.perfetto.dev)");
+    d.messages.push_back("critical-path: one step's path (" + std::to_string(result.links.size()) + " links) written to " + perfetto +
+                         " (open it in ui.perfetto.dev)");
   }
-  out.tables.push_back(critical_path_table(result));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  std::ostringstream text;
-  if (format == Format::kJson) {
+  d.tables.push_back(critical_path_table(result));
+  d.json = [kept](const std::vector<Table>&, const RenderOptions&) {
     JsonWriter json(0);
-    write_critical_path_json(json, result);
-    text << json.finish();
-  } else if (format == Format::kTable) {
-    text << render_critical_path_text(result);
-  } else {
-    render(text, out.tables[0], RenderOptions{format, output.time_unit});
-  }
-  out.text = text.str();
-  return out;
+    write_critical_path_json(json, kept->result);
+    return json.finish();
+  };
+  d.text = [kept](const std::vector<Table>&, const RenderOptions&) { return render_critical_path_text(kept->result); };
+  return d;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ Table gates_table(const std::vector<GateVerdict>& verdicts) {
   return t;
 }
 
-Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output&) {
   // Malformed gates are refused before any work.
   std::vector<GateCondition> conditions;
   for (const auto& expression : o.list("fail-if")) {
@@ -56,7 +56,8 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   }
   const std::string table_name = o.text("table");
   static const std::vector<std::string> table_names = {"phases", "classes", "kernels", "kernel-tails", "nvtx", "gates"};
-  if (std::find(table_names.begin(), table_names.end(), table_name) == table_names.end()) {
+  const auto named_table = std::find(table_names.begin(), table_names.end(), table_name);
+  if (named_table == table_names.end()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "diff: unknown --table '" + table_name + "' (phases, classes, kernels, kernel-tails, nvtx or gates)");
   }
@@ -65,39 +66,38 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
   std::string identity;
   auto sides = measure_groups(groups, *rules, identity);
   if (!sides) return std::unexpected(sides.error());
-  const DiffResult diff = diff_sides((*sides)[0], (*sides)[1], identity);
-  std::vector<GateVerdict> verdicts;
+  // What the writers read, kept with them.
+  struct Kept {
+    std::vector<SideFigures> sides;
+    DiffResult diff;
+    std::vector<GateVerdict> verdicts;
+  };
+  auto kept = std::make_shared<Kept>();
+  kept->sides = std::move(*sides);
+  kept->diff = diff_sides(kept->sides[0], kept->sides[1], identity);
   for (const auto& c : conditions) {
-    auto v = evaluate_gate(c, (*sides)[0], (*sides)[1], bootstrap);
+    auto v = evaluate_gate(c, kept->sides[0], kept->sides[1], bootstrap);
     if (!v) return std::unexpected(v.error());
-    verdicts.push_back(std::move(*v));
+    kept->verdicts.push_back(std::move(*v));
   }
 
-  AnalysisOutput out;
-  for (const auto& v : verdicts) out.exit_code = v.failed ? 1 : out.exit_code;
-  out.tables = {diff_phase_table(diff), diff_class_table(diff), diff_kernel_table(diff), diff_kernel_tail_table(diff),
-                diff_nvtx_table(diff), gates_table(verdicts)};
-  if (output.frames()) return out;
-  if (output.format == "html") {
-    out.text = render_diff_html(diff, out.tables);
-    return out;
-  }
-  const Format format = output.table_format();
-  const RenderOptions options{format, output.time_unit};
-  const DiffDocument document{diff, (*sides)[0], (*sides)[1], out.tables, verdicts, bootstrap, out.exit_code == 1};
-  if (format == Format::kJson) {
-    out.text = render_diff_json(document, options);
-  } else if (format == Format::kTable) {
-    out.text = render_diff_text(document, options, static_cast<std::size_t>(o.integer("limit")));
-  } else {
-    std::ostringstream text;
-    const std::size_t index = std::find(table_names.begin(), table_names.end(), table_name) - table_names.begin();
-    render(text, out.tables[index], options);
-    for (const auto& v : verdicts) out.messages.push_back("gate " + v.evidence);
-    for (const auto& n : diff.notes) out.messages.push_back("diff: " + n);
-    out.text = text.str();
-  }
-  return out;
+  Document d;
+  for (const auto& v : kept->verdicts) d.exit_code = v.failed ? 1 : d.exit_code;
+  d.tables = {diff_phase_table(kept->diff), diff_class_table(kept->diff), diff_kernel_table(kept->diff),
+              diff_kernel_tail_table(kept->diff), diff_nvtx_table(kept->diff), gates_table(kept->verdicts)};
+  d.bare_tables = {static_cast<std::size_t>(named_table - table_names.begin())};  // --table
+  for (const auto& v : kept->verdicts) d.notes.push_back("gate " + v.evidence);
+  for (const auto& n : kept->diff.notes) d.notes.push_back("diff: " + n);
+  const bool failed = d.exit_code == 1;
+  d.json = [kept, bootstrap, failed](const std::vector<Table>& tables, const RenderOptions& r) {
+    return render_diff_json(DiffDocument{kept->diff, kept->sides[0], kept->sides[1], tables, kept->verdicts, bootstrap, failed}, r);
+  };
+  d.text = [kept, bootstrap, failed, limit = static_cast<std::size_t>(o.integer("limit"))](const std::vector<Table>& tables,
+                                                                                          const RenderOptions& r) {
+    return render_diff_text(DiffDocument{kept->diff, kept->sides[0], kept->sides[1], tables, kept->verdicts, bootstrap, failed}, r, limit);
+  };
+  d.own_formats["html"] = [kept](const std::vector<Table>& tables, const RenderOptions&) { return render_diff_html(kept->diff, tables); };
+  return d;
 }
 
 }  // namespace
@@ -123,7 +123,7 @@ const AnalysisEntry& diff_entry() {
                       {"seed", 0, OptionKind::kInteger, "1", "bootstrap seed (the same seed gives the same verdict)"},
                       {"confidence", 0, OptionKind::kNumber, "0.95", "confidence of the interval of the change"},
                       {"rules", 0, OptionKind::kText, "", "extra CLASS<TAB>REGEX operation rules"}},
-          .formats = {"table", "csv", "tsv", "json", "html"},
+          .formats = table_formats_and({"html"}),
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,

@@ -15,18 +15,18 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  auto format = parse_export_format(output.format);
+Result<Document> run(const Trace& trace, const Options& o, const Output& output) {
+  auto format = parse_export_format(output.format);  // the format names what is written, not how it is shown
   if (!format) return std::unexpected(format.error());
   const std::string path = o.text("output");
   if (path.empty()) return make_error(ErrorCode::kInvalidArgument, "export: --output FILE is required");
   auto summary = export_trace_file(trace, OpRuleSet::builtin(), path, *format);
   if (!summary) return std::unexpected(summary.error());
-  AnalysisOutput out;
+  Document d;
   std::string message = "wrote " + path + ": " + std::to_string(summary->events) + " events, " +
                         std::to_string(summary->flows) + " launch flows";
   if (summary->overlap_tracks > 0) message += ", " + std::to_string(summary->overlap_tracks) + " overlap tracks";
-  out.messages.push_back(message);
+  d.messages.push_back(message);
   // What was written, as a document (Python returns it as a dict).
   JsonWriter json(0);
   json.begin_object()
@@ -35,8 +35,8 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
       .member("flows", summary->flows)
       .member("overlap_tracks", summary->overlap_tracks)
       .end_object();
-  out.summary_json = json.finish();
-  return out;
+  d.summary_json = json.finish();
+  return d;
 }
 
 }  // namespace

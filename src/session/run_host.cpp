@@ -12,7 +12,7 @@ namespace kernscope::session {
 namespace host_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "host: --limit must be 0 or more");
   if (o.integer("thread") < 0) return make_error(ErrorCode::kInvalidArgument, "host: --thread must be a thread id");
   auto rules = rules_with(o.text("rules"));
@@ -20,33 +20,24 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   HostProfileOptions options;
   options.steps = step_options_of(o);
   options.thread = o.integer("thread");
-  auto profile = analyze_host(trace, *rules, options);
-  if (!profile) return std::unexpected(profile.error());
-  AnalysisOutput out;
-  out.tables.push_back(host_groups_table(*profile));
-  out.tables.push_back(host_functions_table(*profile, static_cast<std::size_t>(o.integer("limit"))));
-  out.tables.push_back(host_steps_table(*profile));
-  if (output.frames()) return out;
-  if (output.format == "collapsed") {
-    out.text = render_collapsed_stacks(trace, *profile);
-    return out;
-  }
-  if (output.format == "speedscope") {
-    out.text = render_speedscope(trace, *profile);
-    return out;
-  }
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  if (format == Format::kJson) {
-    out.text = render_host_json(out.tables, *profile, render_options);
-  } else if (format == Format::kTable) {
-    out.text = render_host_text(out.tables, *profile, render_options);
-  } else {
-    std::ostringstream text;
-    render(text, out.tables[1], render_options);  // CSV/TSV: one table, the functions
-    out.text = text.str();
-  }
-  return out;
+  auto analysed = analyze_host(trace, *rules, options);
+  if (!analysed) return std::unexpected(analysed.error());
+  auto profile = std::make_shared<const HostProfile>(std::move(*analysed));
+  Document d;
+  d.tables.push_back(host_groups_table(*profile));
+  d.tables.push_back(host_functions_table(*profile, static_cast<std::size_t>(o.integer("limit"))));
+  d.tables.push_back(host_steps_table(*profile));
+  d.bare_tables = {1};  // CSV/TSV: one table, the functions
+  d.json = [profile](const std::vector<Table>& tables, const RenderOptions& r) { return render_host_json(tables, *profile, r); };
+  d.text = [profile](const std::vector<Table>& tables, const RenderOptions& r) { return render_host_text(tables, *profile, r); };
+  // The stacks for flame-graph tools; the trace outlives the document's writing (the registry holds it).
+  d.own_formats["collapsed"] = [profile, &trace](const std::vector<Table>&, const RenderOptions&) {
+    return render_collapsed_stacks(trace, *profile);
+  };
+  d.own_formats["speedscope"] = [profile, &trace](const std::vector<Table>&, const RenderOptions&) {
+    return render_speedscope(trace, *profile);
+  };
+  return d;
 }
 
 }  // namespace
@@ -67,7 +58,7 @@ const AnalysisEntry& host_entry() {
                      "launch and sync time; Python garbage collections per step and whether they explain slow steps. "
                      "--format collapsed (flame-graph tools) or speedscope writes the stacks",
           .options = options,
-          .formats = {"table", "csv", "tsv", "json", "collapsed", "speedscope"},
+          .formats = table_formats_and({"collapsed", "speedscope"}),
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables},

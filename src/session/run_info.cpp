@@ -12,8 +12,8 @@ namespace {
 
 Result<OpenOptions> plan(const Options&) { return OpenOptions{}; }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
-  TraceOverview overview = describe(trace);
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
+  auto overview = std::make_shared<TraceOverview>(describe(trace));
   if (trace.source.format == "kernscope-tracer") {
     // The tracer's cost per step needs the steps (default step rules).
     auto rules = rules_with("");
@@ -22,11 +22,12 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
       if (auto s = analyze_steps(trace, *rules, StepOptions{})) steps = std::move(*s);
     }
     const auto cost = estimate_tracer_cost(trace, steps ? &*steps : nullptr, builtin_tracer_cost_calibration());
-    if (cost.kernscope_trace) overview.tracer_cost = cost;
+    if (cost.kernscope_trace) overview->tracer_cost = cost;
   }
-  AnalysisOutput out;
-  out.text = output.format == "json" ? render_overview_json(overview) : render_overview_text(overview, o.flag("all"));
-  return out;
+  Document d;
+  d.json = [overview](const std::vector<Table>&, const RenderOptions&) { return render_overview_json(*overview); };
+  d.text = [overview, all = o.flag("all")](const std::vector<Table>&, const RenderOptions&) { return render_overview_text(*overview, all); };
+  return d;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // forward order, dispatch/combine and what of it no compute hides, tokens per expert where the
 // trace shows them.
 #include <cmath>
+#include <memory>
 #include <sstream>
 
 #include "analyses/steps/analyze_steps.hpp"
@@ -16,40 +17,34 @@ namespace kernscope::session {
 namespace moe_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto run_steps = steps_of_run(trace, o);
   if (!run_steps) return std::unexpected(run_steps.error());
   const TraceContext& context = *(*run_steps)->context;
   const StepAnalysis& steps = (*run_steps)->steps;
-  auto moe = analyze_moe_with_router(context, steps, account_steps(context, steps));
-  if (!moe) return std::unexpected(moe.error());
-  AnalysisOutput out;
-  out.tables.push_back(moe_roles_table(*moe));
-  out.tables.push_back(moe_layers_table(*moe));
-  out.tables.push_back(moe_expert_steps_table(*moe));
-  if (output.frames()) return out;  // empty tables where the trace has no MoE layers
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
-  if (!moe->present && format == Format::kTable) {
-    // The answer to the question asked, on stdout like every other answer; csv/tsv give the header.
-    text << "No mixture-of-experts layers in this trace: " << moe->evidence << ".\n";
-  } else if (format == Format::kJson) {
-    text << render_moe_json(*moe);
-  } else if (format == Format::kTable) {
+  auto analysed = analyze_moe_with_router(context, steps, account_steps(context, steps));
+  if (!analysed) return std::unexpected(analysed.error());
+  auto moe = std::make_shared<const MoeAnalysis>(std::move(*analysed));
+  Document d;
+  d.tables.push_back(moe_roles_table(*moe));
+  d.tables.push_back(moe_layers_table(*moe));
+  d.tables.push_back(moe_expert_steps_table(*moe));
+  // CSV/TSV: one row per step, layer and expert where the trace shows tokens per expert, else one per
+  // layer; a trace without layers gives the header alone, so a reader still gets the columns.
+  d.bare_tables = {d.tables[2].rows.empty() ? std::size_t{1} : std::size_t{2}};
+  d.header_when_empty = true;
+  d.json = [moe](const std::vector<Table>&, const RenderOptions&) { return render_moe_json(*moe); };
+  d.text = [moe](const std::vector<Table>& tables, const RenderOptions& options) {
+    // The answer to the question asked, on stdout like every other answer.
+    if (!moe->present) return "No mixture-of-experts layers in this trace: " + moe->evidence + ".\n";
     // The per-step rows are the csv's; the text shows the roles and layers.
-    render(text, out.tables[0], render_options);
-    render(text, out.tables[1], render_options);
+    std::ostringstream text;
+    render(text, tables[0], options);
+    render(text, tables[1], options);
     text << render_moe_text(*moe);
-  } else {
-    // CSV/TSV: one row per step, layer and expert where the trace shows tokens per expert, else
-    // one per layer; a trace without layers gives the header alone, so a reader still gets the columns.
-    RenderOptions csv = render_options;
-    csv.header_when_empty = true;
-    render(text, out.tables[2].rows.empty() ? out.tables[1] : out.tables[2], csv);
-  }
-  out.text = text.str();
-  return out;
+    return text.str();
+  };
+  return d;
 }
 
 }  // namespace

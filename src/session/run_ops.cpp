@@ -20,30 +20,27 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
   auto result = classify_operations(trace, *rules);
   if (!result) return std::unexpected(result.error());
-  AnalysisOutput out;
-  out.tables.push_back(ops_table(*result));
-  if (o.flag("detail")) out.tables.push_back(ops_detail_table(*result));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
-  render(text, out.tables[0], render_options);
-  if (out.tables.size() > 1) {
-    if (format != Format::kTable) text << '\n';
-    render(text, out.tables[1], render_options);
+  Document d;
+  d.tables.push_back(ops_table(*result));
+  if (o.flag("detail")) {
+    d.tables.push_back(ops_detail_table(*result));
+    d.bare_tables = {0, 1};
   }
-  if (format == Format::kTable) {
-    text << "\nAttention phases from: " << result->phase_source << "; GPU time classed 'other': "
-         << static_cast<int>(result->other_share * 1000 + 0.5) / 10.0 << " %\n";
-    if (!result->setup_note.empty()) text << "Note: " << result->setup_note << "\n";
-  }
-  out.text = text.str();
-  return out;
+  d.text = [phase_source = result->phase_source, other_share = result->other_share, setup_note = result->setup_note](
+               const std::vector<Table>& tables, const RenderOptions& options) {
+    std::ostringstream text;
+    for (const auto& table : tables) render(text, table, options);
+    text << "\nAttention phases from: " << phase_source << "; GPU time classed 'other': "
+         << static_cast<int>(other_share * 1000 + 0.5) / 10.0 << " %\n";
+    if (!setup_note.empty()) text << "Note: " << setup_note << "\n";
+    return text.str();
+  };
+  return d;
 }
 
 }  // namespace

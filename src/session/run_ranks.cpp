@@ -1,7 +1,8 @@
 // ranks: a set of traces read as the ranks of one distributed run — collectives matched across
 // ranks, clock offsets estimated from them, each collective's time split into wait and transfer,
 // stragglers, comm/compute overlap, skew over time, and the collectives some rank never reached.
-#include <sstream>
+#include <algorithm>
+#include <memory>
 
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
@@ -34,44 +35,40 @@ Result<void> check(const Options& o) {
   return {};
 }
 
-// The reduce, whichever way the digests came: the set analysed and laid out as asked.
-Result<AnalysisOutput> reduce_set(const ranks::RankSet& set, const Options& o, const Output& output) {
+// The reduce, whichever way the digests came: the set analysed, its tables and its document.
+Result<Document> reduce_set(ranks::RankSet set, const Options& o) {
   ranks::SkewOptions skew;
   skew.estimate_clocks = o.text("clocks") == "estimate";
   skew.time_bins = static_cast<int>(o.integer("bins"));
-  const ranks::RanksAnalysis analysis = ranks::analyze_ranks(set, skew);
+  struct Kept {
+    ranks::RankSet set;
+    ranks::RanksAnalysis analysis;
+  };
+  auto kept = std::make_shared<Kept>();
+  kept->set = std::move(set);
+  kept->analysis = ranks::analyze_ranks(kept->set, skew);
 
-  AnalysisOutput out;
-  out.tables = ranks::ranks_tables(set, analysis);
-  if (output.frames()) return out;
-  if (output.format == "text") {
-    out.text = ranks::ranks_text(set, analysis);
-  } else if (output.format == "json") {
-    out.text = ranks::ranks_json(set, analysis, output.time_unit);
-  } else {
-    const std::string wanted = o.text("table");
-    const Table* table = nullptr;
-    for (const auto& t : out.tables) {
-      if (t.report == wanted) table = &t;
-    }
-    if (!table) {
-      return make_error(ErrorCode::kInvalidArgument, "ranks: --table must be ranks, collective_kinds, stragglers, collectives, "
-                                                     "incomplete, skew_over_time, skew_by_step, rank_steps, slowest_rank_steps or skew_by_layer, not '" + wanted + "'");
-    }
-    std::ostringstream text;
-    render(text, *table, RenderOptions{output.table_format(), output.time_unit});
-    out.text = text.str();
-    // One table has no room for it: what is not trusted goes to stderr (the rows' Trusted column says it too).
-    if (!analysis.distrust.empty()) {
-      out.messages.push_back("ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched");
-      for (const auto& d : analysis.distrust) out.messages.push_back("ranks: " + d);
-    }
+  Document d;
+  d.tables = ranks::ranks_tables(kept->set, kept->analysis);
+  const std::string wanted = o.text("table");
+  const auto table = std::find_if(d.tables.begin(), d.tables.end(), [&](const Table& t) { return t.report == wanted; });
+  if (table == d.tables.end()) {
+    return make_error(ErrorCode::kInvalidArgument, "ranks: --table must be ranks, collective_kinds, stragglers, collectives, "
+                                                   "incomplete, skew_over_time, skew_by_step, rank_steps, slowest_rank_steps or skew_by_layer, not '" + wanted + "'");
   }
-  return out;
+  d.bare_tables = {static_cast<std::size_t>(table - d.tables.begin())};  // csv/tsv: the one table asked for
+  // One table has no room for it: what is not trusted goes to stderr (the rows' Trusted column says it too).
+  if (!kept->analysis.distrust.empty()) {
+    d.notes.push_back("ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched");
+    for (const auto& why : kept->analysis.distrust) d.notes.push_back("ranks: " + why);
+  }
+  d.text = [kept](const std::vector<Table>&, const RenderOptions&) { return ranks::ranks_text(kept->set, kept->analysis); };
+  d.json = [kept](const std::vector<Table>&, const RenderOptions& r) { return ranks::ranks_json(kept->set, kept->analysis, r.time_unit); };
+  return d;
 }
 
 // Traces already loaded (Python's): each digested in turn.
-Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output&) {
   if (auto ok = check(o); !ok) return std::unexpected(ok.error());
   std::vector<ranks::RankDigest> digests;
   for (const auto& group : groups) {
@@ -81,18 +78,18 @@ Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const O
       for (auto& d : *digested) digests.push_back(std::move(d));
     }
   }
-  return reduce_set(ranks::assemble_rank_set(std::move(digests)), o, output);
+  return reduce_set(ranks::assemble_rank_set(std::move(digests)), o);
 }
 
 // The CLI's path: each trace read, digested and dropped (ranks::read_rank_set), so memory follows
 // the digests, not the traces; the same digests and reduce as run_groups.
-Result<AnalysisOutput> run_paths(const std::vector<std::vector<std::string>>& path_groups, const Options& o, const Output& output) {
+Result<Document> run_paths(const std::vector<std::vector<std::string>>& path_groups, const Options& o, const Output&) {
   if (auto ok = check(o); !ok) return std::unexpected(ok.error());
   std::vector<std::string> paths;
   for (const auto& group : path_groups) paths.insert(paths.end(), group.begin(), group.end());
   auto set = ranks::read_rank_set(paths);
   if (!set) return std::unexpected(set.error());
-  return reduce_set(*set, o, output);
+  return reduce_set(std::move(*set), o);
 }
 
 }  // namespace
@@ -113,7 +110,7 @@ const AnalysisEntry& ranks_entry() {
                       {"table", 0, OptionKind::kText, "collectives",
                        "the table CSV/TSV writes: ranks, collective_kinds, stragglers, collectives, incomplete, skew_over_time, skew_by_step, "
                        "rank_steps, slowest_rank_steps, skew_by_layer"}},
-          .formats = {"text", "csv", "tsv", "json"},
+          .formats = table_format_names("text"),
           .time_unit = true,
           .filters = false,  // each rank has its own clock: one time window means different moments
           .shape = ResultShape::kTables,

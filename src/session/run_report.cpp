@@ -14,12 +14,13 @@ namespace kernscope::session {
 namespace report_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   const StepOptions steps = step_options_of(o);
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
-  auto d = diagnose(trace, *rules, steps, AnalyzeOptions{});
-  if (!d) return std::unexpected(d.error());
+  auto diagnosed = diagnose(trace, *rules, steps, AnalyzeOptions{});
+  if (!diagnosed) return std::unexpected(diagnosed.error());
+  auto d = std::make_shared<Diagnosis>(std::move(*diagnosed));
   d->tracer_cost = estimate_tracer_cost(trace, &d->steps, builtin_tracer_cost_calibration());
   ModelOptionValues model;
   for (const auto& spec : model_option_specs()) model[spec.name] = o.text(spec.name);
@@ -29,11 +30,12 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   auto user_peaks = read_gpu_peaks_file(o.text("peaks"));
   if (!user_peaks) return std::unexpected(user_peaks.error());
   if (auto ok = add_speed_of_light(trace, model, *user_peaks, *d); !ok) return std::unexpected(ok.error());
-  AnalysisOutput out;
-  out.text = output.format == "json"   ? render_diagnosis_json(*d)
-             : output.format == "html" ? render_diagnosis_html(trace, *d)
-                                       : render_diagnosis_text(*d);
-  return out;
+  Document document;
+  document.json = [d](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_json(*d); };
+  document.text = [d](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_text(*d); };
+  // The trace outlives the document's writing (the registry holds it).
+  document.own_formats["html"] = [d, &trace](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_html(trace, *d); };
+  return document;
 }
 
 std::vector<OptionSpec> report_options() {

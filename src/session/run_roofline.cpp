@@ -18,7 +18,7 @@ Result<OpenOptions> plan(const Options&) {
   return open;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto grouping = parse_roofline_grouping(o.text("by"));
   if (!grouping) return std::unexpected(grouping.error());
   if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "roofline: --limit must be 0 or more");
@@ -35,30 +35,18 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
   for (const auto& provider : work_providers()) {
     for (const auto& spec : provider.options) options.provider_options[spec.name] = o.text(spec.name);
   }
-  auto result = roofline(trace, options);
-  if (!result) return std::unexpected(result.error());
-  AnalysisOutput out;
-  if (output.format == "html") {  // the notes are on the page
-    out.text = render_roofline_html(*result, trace.source.path);
-    return out;
-  }
-  const auto limit = static_cast<std::size_t>(o.integer("limit"));
-  out.tables.push_back(roofline_table(*result, limit));
-  for (const auto& note : result->notes) out.messages.push_back("roofline: " + note);
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, TimeUnit::kNs};
-  if (format == Format::kJson) {
-    out.text = render_roofline_json(*result, out.tables[0], render_options);
-  } else if (format == Format::kTable) {
-    out.text = render_roofline_text(*result, out.tables[0], render_options);
-    out.messages.clear();  // said in the text
-  } else {
-    std::ostringstream text;
-    render(text, out.tables[0], render_options);
-    out.text = text.str();
-  }
-  return out;
+  auto analysed = roofline(trace, options);
+  if (!analysed) return std::unexpected(analysed.error());
+  auto result = std::make_shared<const RooflineResult>(std::move(*analysed));
+  Document d;
+  d.tables.push_back(roofline_table(*result, static_cast<std::size_t>(o.integer("limit"))));
+  for (const auto& note : result->notes) d.notes.push_back("roofline: " + note);
+  d.json = [result](const std::vector<Table>& tables, const RenderOptions& r) { return render_roofline_json(*result, tables[0], r); };
+  d.text = [result](const std::vector<Table>& tables, const RenderOptions& r) { return render_roofline_text(*result, tables[0], r); };
+  d.own_formats["html"] = [result, path = trace.source.path](const std::vector<Table>&, const RenderOptions&) {
+    return render_roofline_html(*result, path);  // the notes are on the page
+  };
+  return d;
 }
 
 std::vector<OptionSpec> roofline_options() {
@@ -86,7 +74,7 @@ const AnalysisEntry& roofline_entry() {
                      "the binding roof (memory, compute, latency), ideal and recoverable time; decode MBU and prefill MFU. "
                      "FLOPs and bytes from PyTorch's recorded shapes (Kineto record_shapes, emit_nvtx sizes)",
           .options = roofline_options(),
-          .formats = {"table", "csv", "tsv", "json", "html"},
+          .formats = table_formats_and({"html"}),
           .time_unit = false,
           .filters = true,
           .shape = ResultShape::kTables,

@@ -12,29 +12,22 @@ namespace kernscope::session {
 namespace spec_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options&, const Output& output) {
-  auto spec = analyze_spec(trace);
-  if (!spec) return std::unexpected(spec.error());
-  AnalysisOutput out;
-  out.tables.push_back(spec_steps_table(*spec));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
-  if (format == Format::kJson) {
-    text << render_spec_json(*spec);
-  } else if (!spec->present && format == Format::kTable) {
-    text << "No speculative decoding in this trace: " << spec->evidence << ".\n";
-  } else if (format == Format::kTable) {
-    render(text, out.tables[0], render_options);
+Result<Document> run(const Trace& trace, const Options&, const Output&) {
+  auto analysed = analyze_spec(trace);
+  if (!analysed) return std::unexpected(analysed.error());
+  auto spec = std::make_shared<const SpecAnalysis>(std::move(*analysed));
+  Document d;
+  d.tables.push_back(spec_steps_table(*spec));
+  d.header_when_empty = true;  // csv/tsv of a trace without speculation: the columns alone
+  d.json = [spec](const std::vector<Table>&, const RenderOptions&) { return render_spec_json(*spec); };
+  d.text = [spec](const std::vector<Table>& tables, const RenderOptions& options) {
+    if (!spec->present) return "No speculative decoding in this trace: " + spec->evidence + ".\n";
+    std::ostringstream text;
+    render(text, tables[0], options);
     text << render_spec_text(*spec);
-  } else {
-    RenderOptions csv = render_options;
-    csv.header_when_empty = true;  // csv/tsv of a trace without speculation: the columns alone
-    render(text, out.tables[0], csv);
-  }
-  out.text = text.str();
-  return out;
+    return text.str();
+  };
+  return d;
 }
 
 }  // namespace

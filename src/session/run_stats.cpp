@@ -1,7 +1,4 @@
 // stats: the reports of `nsys stats`, with the same rows, numbers and order.
-#include <fstream>
-#include <sstream>
-
 #include "kernscope/reports.hpp"
 #include "session/analysis_entry.hpp"
 
@@ -40,14 +37,15 @@ Result<OpenOptions> plan(const Options& o) {
   return open;
 }
 
-std::string output_path(const std::string& prefix, const ReportRequest& r, Format format) {
+// A report's file under --output PREFIX, less the format's extension (the writer adds it).
+std::string output_path(const std::string& prefix, const ReportRequest& r) {
   std::string name = r.name;
   if (r.kernel_names == KernelNameVariant::kBase) name += "_base";
   if (r.kernel_names == KernelNameVariant::kMangled) name += "_mangled";
-  return prefix + "_" + name + "." + format_extension(format);
+  return prefix + "_" + name;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto requests = requests_of(o);
   if (!requests) return std::unexpected(requests.error());
   constexpr EventKinds kCuda = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) |
@@ -57,40 +55,20 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
                                                               "operations or CUDA API calls were traced)");
   }
   const std::string prefix = o.text("output");
-  const Format format = output.table_format();
-  RenderOptions render_options{format, output.time_unit};
-  render_options.nsys_empty_report = true;
-  AnalysisOutput out;
-  std::ostringstream text;
-  bool first = true;
+  Document d;
+  d.nsys_reports = true;
   for (const auto& request : *requests) {
     auto table = run_report(trace, request);
     if (!table) {
       if (table.error().code != ErrorCode::kNoData) return std::unexpected(table.error());
-      out.messages.push_back("SKIPPED " + request.spelled + ": " + table.error().message);
+      d.messages.push_back("SKIPPED " + request.spelled + ": " + table.error().message);
       continue;
     }
-    if (table->rows.empty()) out.messages.push_back(request.spelled + ": no data in the selection");
-    if (output.frames()) {
-      out.tables.push_back(std::move(*table));
-      continue;
-    }
-    if (!prefix.empty() && prefix != "-") {
-      const std::string path = output_path(prefix, request, format);
-      std::ofstream file(path, std::ios::binary | std::ios::trunc);
-      if (file) render(file, *table, render_options);
-      file.close();
-      if (!file) return make_error(ErrorCode::kIo, "cannot write " + path);
-      out.messages.push_back("wrote " + path);
-      continue;
-    }
-    if (!first && format != Format::kTable && !table->rows.empty()) text << '\n';
-    render(text, *table, render_options);
-    if (!table->rows.empty()) first = false;
-    out.tables.push_back(std::move(*table));
+    if (table->rows.empty()) d.messages.push_back(request.spelled + ": no data in the selection");
+    if (!prefix.empty() && prefix != "-") d.table_files.push_back(output_path(prefix, request));
+    d.tables.push_back(std::move(*table));
   }
-  out.text = text.str();
-  return out;
+  return d;
 }
 
 }  // namespace
@@ -116,7 +94,7 @@ const AnalysisEntry& stats_entry() {
                        "Report to run, repeatable; REPORT[:base|:mangled] (default: nvtx_sum, osrt_sum, cuda_api_sum, "
                        "cuda_gpu_kern_sum, cuda_gpu_mem_time_sum, cuda_gpu_mem_size_sum)"},
                       {"output", 'o', OptionKind::kText, "", "Write each report to PREFIX_<report>.<ext> ('-': stdout)"}},
-          .formats = {"table", "csv", "tsv", "json", "column"},
+          .formats = table_formats_and({"column"}),
           .time_unit = true,
           .filters = true,
           .shape = ResultShape::kTables,

@@ -1,4 +1,5 @@
 // steps: prefill/decode phases and every step decomposed.
+#include <memory>
 #include <sstream>
 
 #include "analyses/steps/tracer_cost.hpp"
@@ -13,21 +14,22 @@ namespace kernscope::session {
 namespace steps_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto run_steps = steps_of_run(trace, o);
   if (!run_steps) return std::unexpected(run_steps.error());
-  const StepAnalysis* steps = &(*run_steps)->steps;
-  AnalysisOutput out;
-  out.tables.push_back(steps_table(*steps));
-  out.tables.push_back(step_groups_table(*steps));
+  std::shared_ptr<const StepsOfRun> of_run = std::move(*run_steps);
+  const StepAnalysis& steps = of_run->steps;
+  Document d;
+  d.tables.push_back(steps_table(steps));  // csv/tsv/json: one row per step
+  d.tables.push_back(step_groups_table(steps));
   // The tracer's cost (kernscope tracer traces), and with --correct-tracer-cost host times without
   // it where the estimate is sound: a column "Host Corrected" after "Wall".
-  const TracerCostEstimate cost = estimate_tracer_cost(trace, &*steps, builtin_tracer_cost_calibration());
+  const TracerCostEstimate cost = estimate_tracer_cost(trace, &steps, builtin_tracer_cost_calibration());
   std::vector<std::string> cost_lines = tracer_cost_sentences(cost);
   if (o.flag("correct-tracer-cost")) {
-    const StepCorrection correction = correct_step_times(*steps, cost);
+    const StepCorrection correction = correct_step_times(steps, cost);
     if (correction.sound) {
-      auto& table = out.tables[0];
+      auto& table = d.tables[0];
       const auto at = static_cast<std::ptrdiff_t>(4);  // after Wall
       table.columns.insert(table.columns.begin() + at, Column{"Host Corrected", Unit::kDuration});
       for (std::size_t i = 0; i < table.rows.size(); ++i) {
@@ -38,19 +40,16 @@ Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& o
     } else {
       cost_lines.push_back("host times not corrected: " + correction.why);
     }
+    for (const auto& line : cost_lines) d.notes.push_back("tracer: " + line);  // stderr beside csv/json
   }
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  std::ostringstream text;
-  render(text, out.tables[0], RenderOptions{format, output.time_unit});
-  if (format == Format::kTable) {
-    text << render_steps_summary(*steps);
+  d.text = [of_run, cost_lines](const std::vector<Table>& tables, const RenderOptions& options) {
+    std::ostringstream text;
+    render(text, tables[0], options);
+    text << render_steps_summary(of_run->steps);
     for (const auto& line : cost_lines) text << "Tracer: " << line << '\n';
-  } else if (o.flag("correct-tracer-cost")) {
-    for (const auto& line : cost_lines) out.messages.push_back("tracer: " + line);  // stderr beside csv/json
-  }
-  out.text = text.str();
-  return out;
+    return text.str();
+  };
+  return d;
 }
 
 }  // namespace

@@ -21,35 +21,26 @@ Result<OpenOptions> plan(const Options& o) {
   return open;
 }
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto subject = parse_tail_subject(o.text("by"));
   if (!subject) return std::unexpected(subject.error());
   if (o.integer("limit") < 0) return make_error(ErrorCode::kInvalidArgument, "tail: --limit must be 0 or more");
   auto result = tail_statistics(trace, *subject);
   if (!result) return std::unexpected(result.error());
-  AnalysisOutput out;
+  Document d;
   if (result->by_total.empty()) {
-    out.messages.push_back("tail: no events of that kind in the trace");
-    return out;
+    d.messages.push_back("tail: no events of that kind in the trace");
+    return d;
   }
   const auto limit = static_cast<std::size_t>(o.integer("limit"));
-  out.tables.push_back(tail_table(result->by_total, *subject, false, limit));
-  out.tables.push_back(tail_table(result->by_tail_score, *subject, true, limit));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  const RenderOptions render_options{format, output.time_unit};
-  std::ostringstream text;
-  if (format == Format::kJson) {
+  // Text: both tables; CSV/TSV: one, by total time.
+  d.tables.push_back(tail_table(result->by_total, *subject, false, limit));
+  d.tables.push_back(tail_table(result->by_tail_score, *subject, true, limit));
+  d.json = [](const std::vector<Table>& tables, const RenderOptions& options) {
     // {"by_total": [...], "tail_candidates": [...]}: the two views of the same rows.
-    text << named_tables_json({{"by_total", &out.tables[0]}, {"tail_candidates", &out.tables[1]}}, render_options);
-  } else if (format == Format::kTable) {
-    render(text, out.tables[0], render_options);
-    render(text, out.tables[1], render_options);
-  } else {
-    render(text, out.tables[0], render_options);  // CSV/TSV: one table, by total time
-  }
-  out.text = text.str();
-  return out;
+    return named_tables_json({{"by_total", &tables[0]}, {"tail_candidates", &tables[1]}}, options);
+  };
+  return d;
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 // whatif: each step replayed with a change (graphs, no-sync, scale, overlap-copies, overlap-comm,
 // host) and its time predicted against the traced one (whatif.hpp has the model).
-#include <sstream>
-
 #include <map>
 #include <memory>
 
@@ -21,27 +19,21 @@ namespace kernscope::session {
 namespace whatif_runner {
 namespace {
 
-Result<AnalysisOutput> run(const Trace& trace, const Options& o, const Output& output) {
+Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto replayed = replay_with_changes(trace, o, false);
   if (!replayed) return std::unexpected(replayed.error());
-  const WhatIfResult& result = replayed->result;
-  AnalysisOutput out;
-  out.tables.push_back(whatif_groups_table(result));
-  out.tables.push_back(whatif_steps_table(replayed->steps, result));
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  std::ostringstream text;
-  if (format == Format::kJson) {
+  auto kept = std::make_shared<const ReplayedTrace>(std::move(*replayed));
+  Document d;
+  d.tables.push_back(whatif_groups_table(kept->result));
+  d.tables.push_back(whatif_steps_table(kept->steps, kept->result));
+  d.bare_tables = {1};  // CSV/TSV: one row per step
+  d.json = [kept](const std::vector<Table>&, const RenderOptions&) {
     JsonWriter json(0);
-    write_whatif_json(json, result);
-    text << json.finish();
-  } else if (format == Format::kTable) {
-    text << render_whatif_text(result);
-  } else {
-    render(text, out.tables[1], RenderOptions{format, output.time_unit});  // CSV/TSV: one row per step
-  }
-  out.text = text.str();
-  return out;
+    write_whatif_json(json, kept->result);
+    return json.finish();
+  };
+  d.text = [kept](const std::vector<Table>&, const RenderOptions&) { return render_whatif_text(kept->result); };
+  return d;
 }
 
 // One trace's analyses, kept while the traces are replayed together.
@@ -59,7 +51,7 @@ struct RankInput {
 // they can be trusted come from the ranks analysis (collectives matched across ranks, ends lined
 // up); trusted, the ranks are replayed as one graph whose collectives wait for each other, else
 // each apart, and the output says why.
-Result<AnalysisOutput> run_ranks_together(const std::vector<const Trace*>& traces, const Options& o, const Output& output) {
+Result<Document> run_ranks_together(const std::vector<const Trace*>& traces, const Options& o) {
   auto rules = rules_with(o.text("rules"));
   if (!rules) return std::unexpected(rules.error());
   std::vector<RankInput> inputs(traces.size());
@@ -132,39 +124,42 @@ Result<AnalysisOutput> run_ranks_together(const std::vector<const Trace*>& trace
       results.push_back(what_if(*in.context, in.steps, in.accounting, own));
     }
   }
-  // Ranks in order (their number, else the order given), each with one label for every output.
-  std::vector<std::size_t> order(inputs.size());
+  // Ranks in order (their number, else the order given), each with one label for every output. What
+  // the document's writers read is kept with them: the inputs (steps) and the results.
+  struct Kept {
+    std::vector<RankInput> inputs;
+    std::vector<WhatIfResult> results;
+    std::vector<RankWhatIf> ranks;
+  };
+  auto kept = std::make_shared<Kept>();
+  kept->inputs = std::move(inputs);
+  kept->results = std::move(results);
+  std::vector<std::size_t> order(kept->inputs.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return inputs[a].rank < inputs[b].rank; });
-  std::vector<RankWhatIf> ranks;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return kept->inputs[a].rank < kept->inputs[b].rank; });
   for (const std::size_t i : order) {
-    ranks.push_back(RankWhatIf{inputs[i].rank >= 0 ? inputs[i].rank : static_cast<std::int64_t>(i), inputs[i].trace->source.path,
-                               inputs[i].offset_ns, &inputs[i].steps, &results[i]});
+    const RankInput& in = kept->inputs[i];
+    kept->ranks.push_back(RankWhatIf{in.rank >= 0 ? in.rank : static_cast<std::int64_t>(i), in.trace->source.path, in.offset_ns,
+                                     &in.steps, &kept->results[i]});
   }
-  AnalysisOutput out;
-  out.tables = whatif_ranks_tables(ranks);
-  if (output.frames()) return out;
-  const Format format = output.table_format();
-  std::ostringstream text;
-  if (format == Format::kJson) {
+  Document d;
+  d.tables = whatif_ranks_tables(kept->ranks);
+  d.bare_tables = {1};  // CSV/TSV: one row per step
+  d.json = [kept, together, notes](const std::vector<Table>&, const RenderOptions&) {
     JsonWriter json(0);
-    write_whatif_ranks_json(json, together, notes, ranks);
-    text << json.finish();
-  } else if (format == Format::kTable) {
-    text << render_whatif_ranks_text(notes, ranks);
-  } else {
-    render(text, out.tables[1], RenderOptions{format, output.time_unit});  // CSV/TSV: one row per step
-  }
-  out.text = text.str();
-  return out;
+    write_whatif_ranks_json(json, together, notes, kept->ranks);
+    return json.finish();
+  };
+  d.text = [kept, notes](const std::vector<Table>&, const RenderOptions&) { return render_whatif_ranks_text(notes, kept->ranks); };
+  return d;
 }
 
 // One trace as `run` reads it; several as the ranks of one run.
-Result<AnalysisOutput> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
+Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output& output) {
   std::vector<const Trace*> traces;
   for (const auto& group : groups) traces.insert(traces.end(), group.runs.begin(), group.runs.end());
   if (traces.size() == 1) return run(*traces.front(), o, output);
-  return run_ranks_together(traces, o, output);
+  return run_ranks_together(traces, o);
 }
 
 }  // namespace
@@ -176,7 +171,7 @@ const AnalysisEntry& whatif_entry() {
       AnalysisSpec{.name = "whatif",
                    .summary = "Replay each step with a change (graphs, no-sync, scale, overlap-copies, overlap-comm, host) and predict its time",
                    .options = whatif_option_specs(),
-                   .formats = {"table", "csv", "tsv", "json"},
+                   .formats = table_format_names(),
                    .time_unit = true,
                    .filters = true,
                    .shape = ResultShape::kTables,

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "kernscope/render.hpp"
@@ -51,10 +52,28 @@ TEST(Render, JsonEscapesNonAscii) {
   EXPECT_NE(json.find("\"Name\": \"a, \\\"quoted\\\" name\""), std::string::npos) << json;
 }
 
+TEST(Render, MarkdownTableEscapesPipesAndAlignsNumbers) {
+  Table t = sample_table();
+  t.rows.push_back({1.0, std::int64_t{3}, std::int64_t{0}, std::string("a|b\nc")});
+  // Written by hand from GitHub's table syntax: numbers right-aligned (---:), text left (:---), a '|'
+  // inside a cell escaped, a line break a space; the cells are the CSV's.
+  EXPECT_EQ(render_to_string(t, Format::kMarkdown),
+            "**Demo** (demo)\n\n"
+            "| Time (%) | Total Time (ns) | Bytes (MB) | Name |\n"
+            "| ---: | ---: | ---: | :--- |\n"
+            "| 25.1 | 56241290 | 131.072 | a, \"quoted\" name |\n"
+            "|  | 7216.0 | 0.000 | caf\xC3\xA9 |\n"
+            "| 1.0 | 3 | 0.000 | a\\|b c |\n");
+  EXPECT_EQ(parse_format("md").value(), Format::kMarkdown);
+  EXPECT_EQ(format_extension(Format::kMarkdown), "md");
+  const auto names = table_format_names();
+  EXPECT_NE(std::find(names.begin(), names.end(), "md"), names.end());
+}
+
 TEST(Render, EmptyTableWritesNothing) {
   Table t = sample_table();
   t.rows.clear();
-  for (auto f : {Format::kCsv, Format::kTsv, Format::kJson, Format::kTable}) EXPECT_EQ(render_to_string(t, f), "");
+  for (auto f : {Format::kCsv, Format::kTsv, Format::kJson, Format::kTable, Format::kMarkdown}) EXPECT_EQ(render_to_string(t, f), "");
 }
 
 TEST(Render, ConsoleTableGroupsThousandsAndTruncates) {
