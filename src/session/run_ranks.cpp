@@ -6,7 +6,7 @@
 
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
-#include "ranks/ranks_view.hpp"
+#include "render/ranks_render.hpp"
 #include "session/analysis_entry.hpp"
 
 namespace kernscope::session {

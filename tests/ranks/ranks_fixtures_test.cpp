@@ -10,7 +10,7 @@
 
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
-#include "ranks/ranks_view.hpp"
+#include "render/ranks_render.hpp"
 
 namespace kernscope::ranks {
 namespace {

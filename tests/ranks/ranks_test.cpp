@@ -16,7 +16,7 @@
 #include "ranks/ranks_links.hpp"
 #include "ranks/ranks_set.hpp"
 #include "ranks/ranks_skew.hpp"
-#include "ranks/ranks_view.hpp"
+#include "render/ranks_render.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope::ranks {

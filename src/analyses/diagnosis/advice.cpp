@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "analyses/diagnosis/diagnosis_whatif.hpp"
+#include "analyses/whatif/roof_change.hpp"
 #include "model/api_roles.hpp"
 #include "base/text_util.hpp"
 
@@ -122,14 +123,8 @@ class Advisor {
   PredictedChange replay(const std::string& change) const {
     // roof=CLASS: the class scaled by its roofline's ideal over its time (as kernscope whatif does).
     if (change.starts_with("roof=") && in_.roofline) {
-      for (const auto& r : in_.roofline->rows) {
-        if (!r.has_work || r.time_ns <= 0 || "roof=" + r.name != change) continue;
-        WhatIfChange roof;
-        roof.kind = WhatIfChange::Kind::kScale;
-        roof.op_class = r.name;
-        roof.factor = std::min(1.0, r.ideal_ns / static_cast<double>(r.time_ns));
-        roof.text = change;
-        return predict_change(*in_.context, steps_, accounting_, roof, graphs_);
+      if (auto roof = roof_change_of(*in_.roofline, change, change.substr(5))) {
+        return predict_change(*in_.context, steps_, accounting_, *roof, graphs_);
       }
     }
     return predict_change(*in_.context, steps_, accounting_, change, graphs_);

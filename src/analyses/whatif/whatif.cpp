@@ -277,6 +277,11 @@ Result<void> check_change_class(const std::string& text, const std::string& op_c
                     "--change " + text + ": '" + op_class + "' is not an operation class (one of: " + classes + ", cuda graph)");
 }
 
+const std::string& whatif_change_spellings() {
+  static const std::string spellings = "graphs, no-sync[=CALL], scale=CLASS:FACTOR, roof=CLASS, overlap-copies, overlap-comm, host=FACTOR";
+  return spellings;
+}
+
 Result<WhatIfChange> parse_whatif_change(const std::string& text) {
   WhatIfChange c;
   c.text = text;
@@ -322,7 +327,7 @@ Result<WhatIfChange> parse_whatif_change(const std::string& text) {
     c.factor = *f;
   } else {
     return make_error(ErrorCode::kInvalidArgument,
-                      "--change " + text + ": not a change (graphs, no-sync[=CALL], scale=CLASS:FACTOR, roof=CLASS, overlap-copies, overlap-comm, host=FACTOR)");
+                      "--change " + text + ": not a change (" + whatif_change_spellings() + ")");
   }
   return c;
 }

@@ -65,6 +65,9 @@ struct WhatIfChange {
   std::string text;          // as given
 };
 Result<WhatIfChange> parse_whatif_change(const std::string& text);
+// How the changes are spelled, for --help and errors ("graphs, no-sync[=CALL], scale=CLASS:FACTOR, ...");
+// roof=CLASS among them (roof_change.hpp makes it a scale).
+const std::string& whatif_change_spellings();
 // Whether `op_class` names an operation class (operation_classes(): what `ops` prints, its
 // attention_prefill/attention_decode included), as scale= and roof= take it; else an error for
 // --change `text` listing them.

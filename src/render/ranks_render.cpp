@@ -1,5 +1,5 @@
 // Tables, JSON document and text view of the cross-rank analysis.
-#include "ranks/ranks_view.hpp"
+#include "render/ranks_render.hpp"
 
 #include <fmt/format.h>
 
