@@ -1,6 +1,8 @@
 // The thread CPU sampler (thread_cpu_sampler.hpp) driven by hand, on the test's own threads, and
 // its rows written and read back as a trace.
 #include <gtest/gtest.h>
+
+#include <ctime>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,20 +82,29 @@ TEST(ThreadCpuSampler, PausesAndEndedThreadsCloseTheirStretch) {
 }
 
 // The real clock: a thread that spins is busy, one that sleeps is not, read from another thread.
+// The worker spins until its own CPU clock (CLOCK_THREAD_CPUTIME_ID, read inside it) has advanced
+// 30 ms, not for a wall time: on a loaded machine a 60 ms wall spin got 17 ms of CPU and failed.
 TEST(ThreadCpuSampler, ReadsAnotherThreadsCpuClock) {
   std::atomic<std::uint32_t> tid{0};
-  std::atomic<bool> spin{true}, done{false};
+  std::atomic<bool> go{false}, spin{true}, done{false};
+  auto own_cpu_ns = [] {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+  };
   std::thread worker([&] {
     tid = static_cast<std::uint32_t>(syscall(SYS_gettid));
-    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(60);
-    while (std::chrono::steady_clock::now() < until) {
+    while (!go) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const std::int64_t from = own_cpu_ns();
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (own_cpu_ns() - from < 30'000'000 && std::chrono::steady_clock::now() < give_up) {
     }
     spin = false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(60));
     while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   });
   while (tid == 0) std::this_thread::yield();
   const std::int64_t a = ThreadCpuSampler::thread_cpu_ns(tid);
+  go = true;
   while (spin) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const std::int64_t b = ThreadCpuSampler::thread_cpu_ns(tid);
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -101,7 +112,7 @@ TEST(ThreadCpuSampler, ReadsAnotherThreadsCpuClock) {
   done = true;
   worker.join();
   ASSERT_GE(a, 0);
-  EXPECT_GT(b - a, 20'000'000) << "the spinning thread used little CPU";  // of about 60 ms (a loaded machine gives less)
+  EXPECT_GE(b - a, 30'000'000) << "the sampler read less CPU than the spinning thread's own clock says it used";
   EXPECT_LT(c - b, 5'000'000) << "the sleeping thread used CPU";
   EXPECT_EQ(ThreadCpuSampler::thread_cpu_ns(0x7ffffff0), -1);  // no such thread
 }
