@@ -1,8 +1,11 @@
 #include "render/diagnosis_words.hpp"
 
+#include <fmt/format.h>
+
 #include <cstdio>
 
 #include "base/text_util.hpp"
+#include "render/roofline_render.hpp"
 
 namespace kernscope {
 namespace {
@@ -92,7 +95,26 @@ struct Words {
     return "Decode steps have a tail: p50 " + fixed(l.p50_ns / 1e6, 3) + " ms, p99 " + fixed(l.p99_ns / 1e6, 3) + " ms, max " +
            fixed(static_cast<double>(l.max_ns) / 1e6, 3) + " ms.";
   }
-  std::string operator()(const dl::AnalysisSentence& l) const { return l.text; }
+  std::string operator()(const dl::RooflineCoverage& l) const {
+    return "Speed of light: " + roofline_coverage_line(l.kernel_ns, l.covered_ns, l.covered_by_source, l.step_work_source) + ".";
+  }
+  std::string operator()(const dl::RooflineFigure& l) const { return roofline_headline_line(l.figure, l.latency_floor_ns) + "."; }
+  std::string operator()(const dl::ModelSpeedOfLight& l) const {
+    auto share = [](double fraction) { return fmt::format("{:.1f} %", 100 * fraction); };
+    std::string sentence;
+    for (const auto& [name, fraction] : l.figures) {
+      if (name == "decode MBU" || name == "prefill MFU") sentence += (sentence.empty() ? "" : "; ") + name + " " + share(fraction);
+    }
+    for (const auto& [name, fraction] : l.figures) {
+      if (name == "decode MBU over kernel time") sentence += fmt::format(" (decode kernels alone reach {} of peak bandwidth)", share(fraction));
+    }
+    for (const auto& [name, fraction] : l.figures) {
+      if (name == "decode GEMV bandwidth efficiency") {
+        sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", share(fraction));
+      }
+    }
+    return "Speed of light for " + l.config + ": " + sentence + ".";
+  }
   std::string operator()(const dl::NothingStandsOut&) const { return "No rule fired: nothing stands out in this trace."; }
 };
 

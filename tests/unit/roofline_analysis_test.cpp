@@ -8,6 +8,7 @@
 #include "render/diagnosis_words.hpp"
 #include "render/advice_render.hpp"
 #include "analyses/work/roofline.hpp"
+#include "render/roofline_render.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
@@ -66,7 +67,7 @@ TEST(Roofline, DecodeGemmByHand) {
   EXPECT_EQ(r.kernel_ns, 110000);
   EXPECT_EQ(r.covered_ns, 100000);
   EXPECT_EQ(r.covered_by_source.at("kineto-shapes"), 100000);
-  const auto summary = roofline_summary(r);
+  const auto summary = roofline_summary_lines(r);
   EXPECT_NE(summary[2].find("work known for 90.9 % of kernel time"), std::string::npos) << summary[2];
 }
 
@@ -94,15 +95,26 @@ TEST(Roofline, NoDecodeMbuFromWorkKnownForUnderHalfTheKernelTime) {
     options.step_analysis = &steps;
     auto r = roofline(s.trace, options).value();
     bool mbu = false, note = false;
-    for (const auto& line : r.headline) mbu |= line.starts_with("decode MBU");
-    for (const auto& n : r.notes) note |= n.find("no MBU headline: kernel work is known for 25.0 %") != std::string::npos;
+    for (const auto& h : r.headline) mbu |= h.kind == RooflineHeadline::Kind::kDecodeMbu;
+    for (const auto& n : roofline_note_lines(r)) note |= n.find("no MBU headline: kernel work is known for 25.0 %") != std::string::npos;
     if (unknown_us == 300) {
-      EXPECT_FALSE(mbu) << "25 % known: " << (r.headline.empty() ? "" : r.headline[0]);
+      EXPECT_FALSE(mbu) << "25 % known: " << (r.headline.empty() ? "" : roofline_headline_line(r.headline[0], r.latency_floor_ns));
+      ASSERT_EQ(r.withheld.size(), 1u);
+      EXPECT_EQ(r.withheld[0].phase, Phase::kDecode);
+      EXPECT_DOUBLE_EQ(r.withheld[0].covered_share, 0.25);  // 100 us known of 400 us
       EXPECT_TRUE(note);
     } else {
       std::string said;
-      for (const auto& n : r.notes) said += n + " | ";
+      for (const auto& n : roofline_note_lines(r)) said += n + " | ";
       EXPECT_TRUE(mbu) << "67 % known; notes: " << said;
+      EXPECT_TRUE(r.withheld.empty());
+      // 4 steps of 500 us, the GEMV's bytes each: bytes per step / 500 us.
+      for (const auto& h : r.headline) {
+        if (h.kind != RooflineHeadline::Kind::kDecodeMbu) continue;
+        EXPECT_EQ(h.steps, 4u);
+        EXPECT_NEAR(h.achieved, h.per_step / 500e-6, h.achieved * 1e-9);
+        EXPECT_NEAR(h.covered_share, 100.0 / 150.0, 1e-9);
+      }
     }
   }
 }

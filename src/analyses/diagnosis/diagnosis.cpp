@@ -300,8 +300,8 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     after_steps.sol = roofline(trace, sol_options);
   }
   if (auto& sol = after_steps.sol; sol && sol->covered_ns > 0 && sol->peaks.peaks) {
-    d.diagnosis.push_back(diagnosis_line::AnalysisSentence{"Speed of light: " + roofline_summary(*sol)[2] + "."});
-    for (const auto& line : sol->headline) d.diagnosis.push_back(diagnosis_line::AnalysisSentence{line + "."});
+    d.diagnosis.push_back(diagnosis_line::RooflineCoverage{sol->kernel_ns, sol->covered_ns, sol->covered_by_source, sol->step_work_source});
+    for (const auto& figure : sol->headline) d.diagnosis.push_back(diagnosis_line::RooflineFigure{figure, sol->latency_floor_ns});
   }
   if (!d.decode_classes.empty()) {
     diagnosis_line::DecodeClasses classes;

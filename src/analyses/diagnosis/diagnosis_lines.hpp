@@ -3,11 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "analyses/work/roofline.hpp"
 
 namespace kernscope::diagnosis_line {
 
@@ -66,9 +69,22 @@ struct DecodeTail {
   double p50_ns = 0, p99_ns = 0;
   std::int64_t max_ns = 0;
 };
-// A sentence another analysis made whole (the roofline's speed of light, the model cost's): said as it is.
-struct AnalysisSentence {
-  std::string text;
+// The roofline's coverage: how much of the kernel time its work is known for, by source.
+struct RooflineCoverage {
+  std::int64_t kernel_ns = 0;
+  std::int64_t covered_ns = 0;
+  std::map<std::string, std::int64_t> covered_by_source;
+  std::string step_work_source;  // a model config's whole-step work where no kernel's is known
+};
+// One headline figure of the roofline (decode MBU, GEMV efficiency, prefill MFU).
+struct RooflineFigure {
+  RooflineHeadline figure;
+  double latency_floor_ns = 0;
+};
+// The model config's speed of light (report --model): its figures by name, as fractions of peak.
+struct ModelSpeedOfLight {
+  std::string config;  // the config file's name
+  std::vector<std::pair<std::string, double>> figures;
 };
 // Nothing above applied.
 struct NothingStandsOut {};
@@ -81,6 +97,7 @@ using DiagnosisLine =
     std::variant<diagnosis_line::NoGpuWork, diagnosis_line::ExpertImbalance, diagnosis_line::Speculation, diagnosis_line::WhereTimeGoes,
                  diagnosis_line::IdleQueued, diagnosis_line::IdleUnexplained, diagnosis_line::RuleFinding, diagnosis_line::CheapWaits,
                  diagnosis_line::SetupCopies, diagnosis_line::DecodeClasses, diagnosis_line::DecodeTail,
-                 diagnosis_line::AnalysisSentence, diagnosis_line::NothingStandsOut>;
+                 diagnosis_line::RooflineCoverage, diagnosis_line::RooflineFigure, diagnosis_line::ModelSpeedOfLight,
+                 diagnosis_line::NothingStandsOut>;
 
 }  // namespace kernscope

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 
@@ -24,7 +25,6 @@ Result<std::int64_t> count_of(const ModelOptionValues& values, const std::string
   return v;
 }
 
-std::string percent(double fraction) { return fmt::format("{:.1f} %", fraction * 100); }
 
 }  // namespace
 
@@ -87,23 +87,12 @@ Result<void> add_speed_of_light(const Trace& trace, const ModelOptionValues& val
   auto u = model_utilization(**cost, config, d.steps, use);
   d.speed_of_light = std::move(u.figures);
   d.speed_of_light_notes = std::move(u.notes);
-  // The headline sentence: the figures over the steps as the user feels them.
-  std::string sentence;
-  for (const auto& f : d.speed_of_light) {
-    if (f.name != "decode MBU" && f.name != "prefill MFU") continue;
-    sentence += (sentence.empty() ? "" : "; ") + f.name + " " + percent(f.fraction);
-  }
-  if (!sentence.empty()) {
-    for (const auto& f : d.speed_of_light) {
-      if (f.name == "decode MBU over kernel time") sentence += fmt::format(" (decode kernels alone reach {} of peak bandwidth)", percent(f.fraction));
-    }
-    for (const auto& f : d.speed_of_light) {
-      if (f.name == "decode GEMV bandwidth efficiency") {
-        sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", percent(f.fraction));
-      }
-    }
-    d.diagnosis.insert(d.diagnosis.begin(), diagnosis_line::AnalysisSentence{"Speed of light for " + config + ": " + sentence + "."});
-  }
+  // The headline line: the figures over the steps as the user feels them (render words it).
+  diagnosis_line::ModelSpeedOfLight line{config, {}};
+  for (const auto& f : d.speed_of_light) line.figures.emplace_back(f.name, f.fraction);
+  const bool headline = std::any_of(line.figures.begin(), line.figures.end(),
+                                    [](const auto& f) { return f.first == "decode MBU" || f.first == "prefill MFU"; });
+  if (headline) d.diagnosis.insert(d.diagnosis.begin(), std::move(line));
   return {};
 }
 

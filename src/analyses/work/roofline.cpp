@@ -146,31 +146,35 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
       }
     }
     const double n = static_cast<double>(members.size());
-    std::string from = fmt::format("{} {} steps '{}', {:.3f} ms per step (max of wall and GPU span)", members.size(),
-                                   phase_name(phase), group->name, step_ns / n / 1e6);
+    RooflineHeadline base;
+    base.phase = phase;
+    base.group = group->name;
+    base.steps = members.size();
+    base.step_ns = step_ns / n;
     if (analytic) {
       flops = analytic->total_flops() * n;
       bytes = analytic->bytes * n;
       by_precision = analytic->flops;
       for (auto& v : by_precision) v *= n;
-      from += fmt::format("; work from {} ({})", analytic->source, analytic->detail);
+      base.work_source = analytic->source;
+      base.work_detail = analytic->detail;
     } else {
       if (covered_ns <= 0) continue;
       // A speed-of-light figure from the work of a minority of the kernels says little of the step:
       // given only where the known work covers half its kernel time or more.
       if (2 * covered_ns < kernel_ns) {
-        result.notes.push_back(fmt::format("{} {}: no {} headline: kernel work is known for {} of the steps' kernel time (under half)",
-                                           phase_name(phase), group->name, phase == Phase::kDecode ? "MBU" : "MFU",
-                                           percent(covered_ns / kernel_ns)));
+        result.withheld.push_back(RooflineWithheld{phase, group->name, covered_ns / kernel_ns});
         continue;
       }
-      from += fmt::format("; work of the kernels with known work ({} of the steps' kernel time)", percent(covered_ns / kernel_ns));
+      base.covered_share = covered_ns / kernel_ns;
     }
     if (phase == Phase::kDecode) {
-      const double achieved = bytes / (step_ns / 1e9);
-      result.headline.push_back(fmt::format("decode MBU {}: {:.2f} GB per step / step time = {:.1f} GB/s of {:.0f} GB/s peak ({})",
-                                            percent(achieved / peaks.bandwidth_bytes_per_s), bytes / n / 1e9, achieved / 1e9,
-                                            peaks.bandwidth_bytes_per_s / 1e9, from));
+      RooflineHeadline mbu = base;
+      mbu.kind = RooflineHeadline::Kind::kDecodeMbu;
+      mbu.per_step = bytes / n;
+      mbu.achieved = bytes / (step_ns / 1e9);
+      mbu.peak = peaks.bandwidth_bytes_per_s;
+      result.headline.push_back(mbu);
       if (gemv_ns <= 0 && analytic && analytic->matmul_weight_bytes > 0) {
         // No work per kernel (no shapes), but a model config: its weight matrices over the time of
         // every matmul kernel of the steps, an aggregate over the step's projection kernels.
@@ -182,48 +186,44 @@ void phase_headline(const Trace& trace, const WorkTable& work, const RooflineOpt
           }
         }
         if (projection_ns > 0) {
-          const double rate = analytic->matmul_weight_bytes * n / (projection_ns / 1e9);
-          result.headline.push_back(fmt::format(
-              "decode GEMV bandwidth efficiency {} (aggregate over the step's projection kernels): {:.3f} GB of weight matrices "
-              "per step (the model config) in {:.3f} ms of GEMV/GEMM kernels per step = {:.1f} GB/s of {:.0f} GB/s peak "
-              "(mean of {} steps; kernel time of the classes {})",
-              percent(rate / peaks.bandwidth_bytes_per_s), analytic->matmul_weight_bytes / 1e9, projection_ns / n / 1e6,
-              rate / 1e9, peaks.bandwidth_bytes_per_s / 1e9, members.size(), fmt::join(kProjectionClasses, ", ")));
+          RooflineHeadline aggregate = base;
+          aggregate.kind = RooflineHeadline::Kind::kDecodeGemvAggregate;
+          aggregate.per_step = analytic->matmul_weight_bytes;
+          aggregate.kernel_ns = projection_ns;
+          aggregate.achieved = analytic->matmul_weight_bytes * n / (projection_ns / 1e9);
+          aggregate.peak = peaks.bandwidth_bytes_per_s;
+          result.headline.push_back(aggregate);
         }
       }
       if (gemv_ns > 0) {
         // Two figures of the same launches that differ by definition: the efficiency is bytes over
-        // kernel time against the peak bandwidth (no floor, the MBU convention); "% of Roof" holds a
-        // launch whose bytes need less than the latency floor at peak to that floor (what a launch
-        // can take at best), so it is the higher where small GEMVs (k/v projections) are many.
-        const double gemv_rate = gemv_bytes / (gemv_ns / 1e9);
-        std::string line = fmt::format(
-            "decode GEMV bandwidth efficiency {}: {:.2f} GB in {:.3f} ms of GEMV kernels = {:.1f} GB/s of {:.0f} GB/s peak "
-            "({} launches in those steps; bytes / kernel time / peak bandwidth, no latency floor)",
-            percent(gemv_rate / peaks.bandwidth_bytes_per_s), gemv_bytes / 1e9, gemv_ns / 1e6, gemv_rate / 1e9,
-            peaks.bandwidth_bytes_per_s / 1e9, gemv_launches);
-        line += fmt::format(
-            "; against their roof they reach {} (ideal {:.3f} ms / {:.3f} ms): {} of the {} launches need less than the {:g} us "
-            "latency floor at peak bandwidth and are held to it",
-            percent(gemv_ideal_ns / gemv_ns), gemv_ideal_ns / 1e6, gemv_ns / 1e6, gemv_under_floor, gemv_launches,
-            options.latency_floor_ns / 1000);
-        std::int64_t gemv_in_trace = 0;
-        for (RowIndex i = 0; i < k.size(); ++i) gemv_in_trace += is_gemv(i) && work.find(i) ? 1 : 0;
-        if (gemv_in_trace != gemv_launches) {
-          line += fmt::format(" (the gemv row of --by class covers all {} GEMV launches with known work, these are the decode steps' {})",
-                              gemv_in_trace, gemv_launches);
-        }
-        result.headline.push_back(std::move(line));
+        // kernel time against the peak bandwidth (no floor, the MBU convention); against their roof a
+        // launch whose bytes need less than the latency floor at peak is held to that floor (what a
+        // launch can take at best), so it is the higher where small GEMVs (k/v projections) are many.
+        RooflineHeadline gemv = base;
+        gemv.kind = RooflineHeadline::Kind::kDecodeGemv;
+        gemv.bytes = gemv_bytes;
+        gemv.kernel_ns = gemv_ns;
+        gemv.achieved = gemv_bytes / (gemv_ns / 1e9);
+        gemv.peak = peaks.bandwidth_bytes_per_s;
+        gemv.ideal_ns = gemv_ideal_ns;
+        gemv.launches = gemv_launches;
+        gemv.under_floor = gemv_under_floor;
+        for (RowIndex i = 0; i < k.size(); ++i) gemv.launches_in_trace += is_gemv(i) && work.find(i) ? 1 : 0;
+        result.headline.push_back(gemv);
       }
     } else {
       // MFU against the peak of the precision that did most of the FLOPs.
       const auto top = static_cast<std::size_t>(std::max_element(by_precision.begin(), by_precision.end()) - by_precision.begin());
       const auto peak = peaks.flops_per_s[top];
       if (!peak || flops <= 0) continue;
-      const double achieved = flops / (step_ns / 1e9);
-      result.headline.push_back(fmt::format("prefill MFU {}: {:.2f} TFLOP per step / step time = {:.1f} TFLOP/s of {:.1f} ({} dense peak; {})",
-                                            percent(achieved / *peak), flops / n / 1e12, achieved / 1e12, *peak / 1e12,
-                                            precision_name(static_cast<Precision>(top)), from));
+      RooflineHeadline mfu = base;
+      mfu.kind = RooflineHeadline::Kind::kPrefillMfu;
+      mfu.per_step = flops / n;
+      mfu.achieved = flops / (step_ns / 1e9);
+      mfu.peak = *peak;
+      mfu.precision = static_cast<Precision>(top);
+      result.headline.push_back(mfu);
     }
   }
 }
@@ -465,100 +465,6 @@ Table roofline_table(const RooflineResult& result, std::size_t limit) {
     t.rows.push_back(std::move(row));
   }
   return t;
-}
-
-std::vector<std::string> roofline_summary(const RooflineResult& result) {
-  std::vector<std::string> lines;
-  lines.push_back(result.peaks.note);
-  if (const auto& p = result.peaks.peaks) {
-    std::string roofs = fmt::format("roofs: {:.0f} GB/s", p->bandwidth_bytes_per_s / 1e9);
-    for (Precision q : {Precision::kFp64, Precision::kFp32, Precision::kTf32, Precision::kBf16, Precision::kFp8,
-                        Precision::kInt8, Precision::kFp4}) {
-      if (auto v = p->peak(q)) roofs += fmt::format(", {} {:g} TFLOP/s", q == Precision::kBf16 ? "fp16/bf16" : precision_name(q), *v / 1e12);
-    }
-    lines.push_back(roofs + fmt::format(" (dense); latency floor {:g} us per kernel", result.latency_floor_ns / 1000));
-  }
-  const double share = result.kernel_ns > 0 ? static_cast<double>(result.covered_ns) / static_cast<double>(result.kernel_ns) : 0;
-  std::string coverage = fmt::format("work known for {} of kernel time ({:.3f} of {:.3f} ms)", percent(share),
-                                     result.covered_ns / 1e6, result.kernel_ns / 1e6);
-  for (const auto& [source, ns] : result.covered_by_source) {
-    coverage += fmt::format("; {} {}", source, percent(static_cast<double>(ns) / static_cast<double>(result.kernel_ns)));
-  }
-  if (result.covered_ns == 0 && !result.step_work_source.empty()) {
-    // A model config costs whole steps, not kernels: said, not "no source".
-    coverage += fmt::format(": no work per kernel; {} gives each step's work (the headline's figures; rows with --by step)",
-                            result.step_work_source);
-  } else if (result.covered_ns == 0) {
-    coverage += ": no source of FLOPs and bytes in this trace (record with PyTorch's profiler and record_shapes=True, or "
-                "run under emit_nvtx(record_shapes=True) in nsys)";
-  }
-  lines.push_back(coverage);
-  double recoverable = 0;
-  for (const auto& r : result.rows) recoverable += r.recoverable_ns();
-  if (result.peaks.peaks && result.covered_ns > 0) {
-    lines.push_back(fmt::format("recoverable: {:.3f} ms of the covered {:.3f} ms ({}) if every kernel ran at its roof",
-                                recoverable / 1e6, result.covered_ns / 1e6, percent(recoverable / static_cast<double>(result.covered_ns))));
-  }
-  for (const auto& h : result.headline) lines.push_back(h);
-  return lines;
-}
-
-std::string roofline_chart(const RooflineResult& result, std::size_t points) {
-  const auto& p = result.peaks.peaks;
-  if (!p) return {};
-  // The highest compute roof among the precisions the rows used is the flat roof drawn.
-  double peak = 0;
-  for (const auto& v : p->flops_per_s) {
-    if (v) peak = std::max(peak, *v);
-  }
-  if (const auto bf16 = p->peak(Precision::kBf16)) peak = *bf16;  // the usual LLM precision; others listed in the legend
-  if (peak <= 0) return {};
-  constexpr int kWidth = 64, kHeight = 19;  // 18 rows = 6 decades, a label every 3
-  const double x_min = -2, x_max = 4;  // log10 intensity, FLOP/B
-  const double y_max = std::ceil(std::log10(peak / 1e12) + 0.3), y_min = y_max - 6;  // log10 TFLOP/s
-  std::vector<std::string> grid(kHeight, std::string(kWidth, ' '));
-  auto col = [&](double x) { return static_cast<int>(std::lround((x - x_min) / (x_max - x_min) * (kWidth - 1))); };
-  auto line = [&](double y) { return kHeight - 1 - static_cast<int>(std::lround((y - y_min) / (y_max - y_min) * (kHeight - 1))); };
-  for (int c = 0; c < kWidth; ++c) {
-    const double x = x_min + (x_max - x_min) * c / (kWidth - 1);
-    const double roof = std::min(peak, std::pow(10.0, x) * p->bandwidth_bytes_per_s);
-    const int r = line(std::log10(roof / 1e12));
-    if (r >= 0 && r < kHeight) grid[static_cast<std::size_t>(r)][static_cast<std::size_t>(c)] = roof < peak ? '/' : '-';
-  }
-  std::string legend;
-  char mark = 'A';
-  std::size_t shown = 0;
-  for (const auto& r : result.rows) {
-    if (shown >= points || !r.has_work || r.bytes <= 0 || r.flops <= 0 || r.time_ns <= 0) continue;
-    const double x = std::log10(r.flops / r.bytes);
-    const double y = std::log10(r.flops / (static_cast<double>(r.time_ns) / 1e9) / 1e12);
-    const int c = std::clamp(col(x), 0, kWidth - 1), row = std::clamp(line(y), 0, kHeight - 1);
-    grid[static_cast<std::size_t>(row)][static_cast<std::size_t>(c)] = mark;
-    std::string name = r.name.size() > 70 ? r.name.substr(0, 67) + "..." : r.name;
-    legend += fmt::format("  {} {} ({:.2f} FLOP/B, {:.3f} TFLOP/s, {} roof, {:.1f} % of it)\n", mark, name, r.flops / r.bytes,
-                          r.flops / (static_cast<double>(r.time_ns) / 1e9) / 1e12, roof_name(r.roof), r.percent_of_roof());
-    ++shown;
-    if (mark == 'Z') break;
-    ++mark;
-  }
-  std::string out = fmt::format("TFLOP/s (log; roof: {:.0f} GB/s '/', fp16/bf16 {:g} TFLOP/s '-')\n", p->bandwidth_bytes_per_s / 1e9, peak / 1e12);
-  for (int r = 0; r < kHeight; ++r) {
-    const double y = y_max - (y_max - y_min) * r / (kHeight - 1);
-    const bool label = r % 3 == 0;
-    out += label ? fmt::format("{:>8g} |", std::pow(10.0, std::round(y))) : std::string(8, ' ') + " |";
-    out += grid[static_cast<std::size_t>(r)];
-    out += '\n';
-  }
-  out += std::string(9, ' ') + '+' + std::string(kWidth, '-') + '\n';
-  // Decade labels under their columns (the plot starts after the 10-character axis).
-  std::string labels(10 + kWidth + 12, ' ');
-  for (int decade = -2; decade <= 4; decade += 2) {
-    const std::string text = decade == -2 ? "0.01" : decade == 0 ? "1" : decade == 2 ? "100" : "10^4";
-    const auto end = static_cast<std::size_t>(10 + col(decade) + 1);
-    labels.replace(end - text.size(), text.size(), text);
-  }
-  out += labels.substr(0, 10 + kWidth) + " FLOP/B\n";
-  return out + legend;
 }
 
 }  // namespace kernscope

@@ -14,6 +14,7 @@
 #include "analyses/work/gpu_peaks.hpp"
 #include "analyses/work/kernel_work.hpp"
 #include "kernscope/op_classes.hpp"
+#include "kernscope/phase.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/table.hpp"
 
@@ -49,6 +50,40 @@ struct RooflineOptions {
   std::map<std::string, std::string> provider_options;  // the work providers' options by name
 };
 
+// One headline figure of a phase's steady steps (the last group of the phase, as report's TPOT and
+// TTFT), in numbers; render words it (roofline_render.hpp).
+struct RooflineHeadline {
+  enum class Kind : std::uint8_t {
+    kDecodeMbu,           // bytes per step over the step time, against the peak bandwidth
+    kDecodeGemvAggregate, // a model config's weight matrices over the step's projection kernels' time
+    kDecodeGemv,          // the GEMV kernels' bytes over their time (no latency floor), and against their roof
+    kPrefillMfu,          // FLOPs per step over the step time, against the dense peak of the precision of most FLOPs
+  };
+  Kind kind = Kind::kDecodeMbu;
+  Phase phase = Phase::kDecode;
+  std::string group;
+  std::size_t steps = 0;
+  double step_ns = 0;        // mean per step of max(wall, GPU span)
+  std::string work_source;   // a provider's whole-step work (model config) and its detail; empty: the kernels' own work
+  std::string work_detail;
+  double covered_share = 0;  // the kernels' own work: the share of the steps' kernel time it is known for
+  double per_step = 0;       // bytes (MBU, GEMV) or FLOPs (MFU) per step; the aggregate: weight bytes per step
+  double achieved = 0;       // bytes or FLOPs per second
+  double peak = 0;           // the same unit
+  Precision precision = Precision::kBf16;  // MFU
+  double bytes = 0;          // GEMV: the steps' GEMV launches' bytes, all of them
+  double kernel_ns = 0;      // GEMV: the GEMV kernels' time in the steps; aggregate: the projection kernels' (all steps)
+  double ideal_ns = 0;       // GEMV: their ideal time with the latency floor
+  std::int64_t launches = 0, under_floor = 0, launches_in_trace = 0;  // GEMV
+  double share() const { return peak > 0 ? achieved / peak : 0; }
+};
+// A phase whose headline is withheld: its kernels' known work covers under half their time.
+struct RooflineWithheld {
+  Phase phase = Phase::kDecode;
+  std::string group;
+  double covered_share = 0;
+};
+
 struct RooflineResult {
   std::vector<RooflineRow> rows;  // rows with work by recoverable time, then the others by time
   std::int64_t kernel_ns = 0;     // all kernels' time
@@ -57,17 +92,14 @@ struct RooflineResult {
   std::string step_work_source;   // a provider's whole-step work (model-config), "" when none
   PeakMatch peaks;
   double latency_floor_ns = 0;
-  std::vector<std::string> headline;  // decode MBU, GEMV bandwidth efficiency, prefill MFU
-  std::vector<std::string> notes;     // what the sources said, what is missing
+  std::vector<RooflineHeadline> headline;  // decode MBU, GEMV bandwidth efficiency, prefill MFU
+  std::vector<RooflineWithheld> withheld;  // phases whose headline is not given, and why
+  std::vector<std::string> notes;          // what the sources said, what is missing
 };
 
 Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& options);
 
 // Name,Count,Time (ns),FLOPs,Bytes,Intensity (FLOP/B),TFLOP/s,GB/s,Roof,% of Roof,Ideal (ns),Recoverable (ns),Source
 Table roofline_table(const RooflineResult& result, std::size_t limit);
-// Coverage, peaks and headline lines (the text above the table).
-std::vector<std::string> roofline_summary(const RooflineResult& result);
-// A log-log roofline in text: the two roofs and the largest rows as letters (legend below).
-std::string roofline_chart(const RooflineResult& result, std::size_t points);
 
 }  // namespace kernscope

@@ -5,6 +5,7 @@
 #include "render/html/html_text.hpp"
 #include "render/html/page.hpp"
 #include "render/html/roofline_chart.hpp"
+#include "render/roofline_render.hpp"
 #include "render/html/svg.hpp"
 #include "render/html/table.hpp"
 
@@ -43,8 +44,12 @@ std::string render_roofline_html(const RooflineResult& result, const std::string
   Page page("kernscope roofline");
   page.subtitle("Trace: " + trace_path);
   page.subtitle("Peaks: " + (result.peaks.note.empty() ? std::string("none matched") : result.peaks.note));
-  std::string summary = bullet_list(roofline_summary(result));
-  if (!result.headline.empty()) summary += "<h3>Headline</h3>" + bullet_list(result.headline);
+  std::string summary = bullet_list(roofline_summary_lines(result));
+  if (!result.headline.empty()) {
+    std::vector<std::string> headline;
+    for (const auto& h : result.headline) headline.push_back(roofline_headline_line(h, result.latency_floor_ns));
+    summary += "<h3>Headline</h3>" + bullet_list(headline);
+  }
   page.section("summary", "Summary", summary);
 
   std::vector<const RooflineRow*> rows;
@@ -92,7 +97,7 @@ std::string render_roofline_html(const RooflineResult& result, const std::string
   }
   page.section("chart", "Roofline", chart_body);
   page.section("rows", "Rows", sortable_table("table-roofline", roofline_table(result, 0)).finish());
-  if (!result.notes.empty()) page.section("notes", "Notes", bullet_list(result.notes));
+  if (const auto notes = roofline_note_lines(result); !notes.empty()) page.section("notes", "Notes", bullet_list(notes));
   return page.finish();
 }
 
