@@ -335,8 +335,11 @@ TEST(ControlChannel, RequestsAndRepliesOverTheSocket) {
   EXPECT_EQ(send_control_request(path, {ControlRequest::Kind::kWindow, 2.5, 0}, std::chrono::seconds(2)).value(),
             "ok window duration=2.500000");
   EXPECT_EQ(send_control_request(path, {ControlRequest::Kind::kWindow, 0, 20}, std::chrono::seconds(2)).value(), "ok window steps=20");
-  std::this_thread::sleep_for(std::chrono::milliseconds(60));
-  EXPECT_GE(ticks.load(), 5);  // the timer runs on the server's thread while nobody talks
+  // The timer runs on the server's thread while nobody talks: 5 ticks of 5 ms come within 60 ms on an
+  // idle machine; a loaded one may take longer, so wait for them (5 s at most) rather than sleep 60 ms.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (ticks.load() < 5 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_GE(ticks.load(), 5);
   EXPECT_EQ(parse_control_request("window steps=0").has_value(), false);
   EXPECT_EQ(parse_control_request("flush").has_value(), false);
   EXPECT_EQ(parse_control_request("window duration=-1").has_value(), false);
