@@ -7,7 +7,8 @@ Each mutation in the list names a file, a piece of its text that must occur exac
 replaces it, and why it is a plausible bug. For each: the text is replaced, the build is brought
 up to date, and ctest runs every GoogleTest case (names with a dot) and the script tests the
 mutation's "ctest" regex names (golden, CLI and truth tests), with the environment ctest gives
-them; the file is put back whatever happens (also on Ctrl-C or SIGTERM). A mutation is caught when the build or any of those tests fails. The summary
+them; a mutation with "pytest" (test ids under python/tests) also has the Python extension rebuilt
+(`make python`) and those tests run with KERNSCOPE_CLI set; the file is put back whatever happens (also on Ctrl-C or SIGTERM). A mutation is caught when the build or any of those tests fails. The summary
 line counts them; `--json FILE` writes the per-mutation results. A mutation whose text is no
 longer in its file is reported as stale (the code moved on: update the list), not as caught.
 
@@ -15,6 +16,7 @@ Run it on a clean tree: it rewrites files in place and restores them from memory
 """
 import argparse
 import json
+import os
 import pathlib
 import signal
 import subprocess
@@ -44,9 +46,22 @@ def check(mutation, build):
         if code != 0:
             failed = [line.split(" - ", 1)[-1].strip() for line in out.splitlines() if line.strip()[:1].isdigit() and " - " in line]
             return "caught", f"ctest: {'; '.join(failed[:4]) or 'failed'}"
+        if mutation.get("pytest"):
+            code, out = run(["make", "python", f"BUILD={build}"])
+            if code != 0:
+                return "caught", "the Python extension does not build"
+            env = dict(os.environ, KERNSCOPE_CLI=str(build / "tools" / "kernscope" / "kernscope"))
+            p = subprocess.run([str(build / "venv" / "bin" / "python"), "-m", "pytest", "-q", "-x", *mutation["pytest"]], cwd=ROOT,
+                               capture_output=True, text=True, env=env, timeout=1800)
+            if p.returncode != 0:
+                failed = [line for line in p.stdout.splitlines() if line.startswith("FAILED")]
+                return "caught", f"pytest: {'; '.join(failed[:2]) or 'failed'}"
         return "missed", "every test passed"
     finally:
         path.write_text(original)
+        if mutation.get("pytest"):
+            run(["cmake", "--build", str(build)])
+            run(["make", "python", f"BUILD={build}"])  # the extension matching the restored sources
 
 
 def main():
