@@ -281,24 +281,18 @@ void append_capped(std::vector<std::string>& out, const std::vector<std::string>
   if (lines.size() > limit) out.push_back(prefix + "... and " + std::to_string(lines.size() - limit) + " more");
 }
 
-}  // namespace
+// Each matched collective's records, one slot per rank (null where the rank has none).
+using Matched = std::map<Key, std::vector<const Collective*>>;
 
-RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
-  RanksAnalysis out;
+// A time on rank p's clock moved onto the reference's by its offset.
+TimeNs aligned(const RanksAnalysis& out, std::size_t p, TimeNs t) {
+  return t - static_cast<TimeNs>(std::llround(out.offsets[p].offset_ns));
+}
+
+// The collectives matched across ranks (`out.matching` says how; doubts about it go to `matching_doubts`).
+Matched match_collectives(const RankSet& set, std::size_t ref, const SkewOptions& options, RanksAnalysis& out,
+                          std::vector<std::string>& matching_doubts) {
   const std::size_t n = set.ranks.size();
-  out.offsets.resize(n);
-  for (std::size_t p = 0; p < n; ++p) out.offsets[p].rank = set.ranks[p].rank;
-  if (n == 0) return out;
-
-  // The reference: the lowest rank that ran collectives.
-  std::size_t ref = 0;
-  while (ref < n && set.ranks[ref].collectives.items.empty()) ++ref;
-  if (ref == n) {
-    out.notes.push_back("no rank ran NCCL collectives: nothing to match");
-    return out;
-  }
-  out.reference_rank = set.ranks[ref].rank;
-
   // Per rank: communicator -> its collectives in order.
   std::vector<std::map<std::string, GroupItems>> groups(n);
   for (std::size_t p = 0; p < n; ++p) {
@@ -312,9 +306,8 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   // Keys: by sequence number where every rank's collectives of a group carry one, else by order,
   // each rank shifted against the group's reference (the lowest rank that ran the group) where that
   // lines their calls up (choose_shift).
-  std::map<Key, std::vector<const Collective*>> matched;
+  Matched matched;
   std::int64_t seq_groups = 0, order_groups = 0, shifted = 0;
-  std::vector<std::string> matching_doubts;
   for (const auto& name : group_names) {
     bool all_seq = true;
     std::size_t group_ref = n;
@@ -378,7 +371,13 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
                               (order_groups > 0 ? "order matching went wrong there" : "the traces' sequence numbers disagree") + ")");
   }
   out.matching_trusted = matching_doubts.empty();
+  return matched;
+}
 
+// Each rank's clock offset against the reference, from the ends of the collectives both ran, and
+// whether it can be trusted; the noise under which a rank's lead is no straggling.
+void estimate_offsets(const RankSet& set, std::size_t ref, const Matched& matched, const SkewOptions& options, RanksAnalysis& out) {
+  const std::size_t n = set.ranks.size();
   // Clock offsets from the ends of collectives seen on both the reference and the rank.
   std::vector<double> min_durations;
   for (const auto& [key, slot] : matched) {
@@ -450,19 +449,23 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   for (const auto& o : out.offsets) worst_spread = std::max(worst_spread, o.spread_ns);
   out.noise_ns = static_cast<TimeNs>(std::max(2000.0, 3 * worst_spread));
   if (!options.estimate_clocks) out.notes.push_back("clocks taken as they are (no offset applied)");
-  // What is not trusted, said first; then no verdict is drawn from it.
-  append_capped(out.distrust, matching_doubts, "matching: ");
-  {
-    std::vector<std::string> clocks;
-    for (const auto& o : out.offsets) {
-      if (!o.trusted) clocks.push_back("rank " + std::to_string(o.rank) + ": " + o.why);
-    }
-    append_capped(out.distrust, clocks, "clocks: ");
-  }
-  const bool withheld = out.verdicts_withheld();
+}
 
+// What is not trusted, said first; then no verdict is drawn from it.
+void say_distrust(const std::vector<std::string>& matching_doubts, RanksAnalysis& out) {
+  append_capped(out.distrust, matching_doubts, "matching: ");
+  std::vector<std::string> clocks;
+  for (const auto& o : out.offsets) {
+    if (!o.trusted) clocks.push_back("rank " + std::to_string(o.rank) + ": " + o.why);
+  }
+  append_capped(out.distrust, clocks, "clocks: ");
+}
+
+// Each matched collective on aligned clocks: arrivals, spread, wait, transfer, bandwidth, the last
+// rank; those some rank lacks go to `incomplete`, with why it lacks them.
+void measure_collectives(const RankSet& set, std::size_t ref, const Matched& matched, bool withheld, RanksAnalysis& out) {
+  const std::size_t n = set.ranks.size();
   // Per matched collective, on aligned clocks.
-  auto aligned = [&](std::size_t p, TimeNs t) { return t - static_cast<TimeNs>(std::llround(out.offsets[p].offset_ns)); };
   for (const auto& [key, slot] : matched) {
     MatchedCollective m;
     m.group = key.group;
@@ -479,8 +482,8 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       if (!first) first = c;
       if (!same_call({first, dtype_bytes(first->dtype)}, {c, dtype_bytes(c->dtype)})) m.kinds_differ = true;
       m.ranks.push_back(p);
-      m.arrival.push_back(aligned(p, c->start_ns));
-      m.end.push_back(aligned(p, c->end_ns));
+      m.arrival.push_back(aligned(out, p, c->start_ns));
+      m.end.push_back(aligned(out, p, c->end_ns));
       // Relative to the first end: absolute times (~1.7e18 ns) in a double lose up to 256 ns.
       ends.push_back(static_cast<double>(m.end.back() - m.end.front()));
       m.bytes = std::max(m.bytes, c->bytes);
@@ -524,9 +527,9 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
         const auto& r = set.ranks[p];
         if (r.collectives.items.empty()) {
           m.missing_why.push_back("no NCCL kernels in its trace");
-        } else if (aligned(p, r.last_ns) < m.first_arrival) {
+        } else if (aligned(out, p, r.last_ns) < m.first_arrival) {
           m.missing_why.push_back("its trace ends before");
-        } else if (aligned(p, r.first_ns) > m.last_arrival) {
+        } else if (aligned(out, p, r.first_ns) > m.last_arrival) {
           m.missing_why.push_back("its trace starts after");
         } else {
           m.missing_why.push_back(withheld ? "missing within its window (untrusted: no verdict)" : "did not arrive");
@@ -540,9 +543,11 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   auto by_arrival = [](const MatchedCollective& a, const MatchedCollective& b) { return a.first_arrival < b.first_arrival; };
   std::sort(out.collectives.begin(), out.collectives.end(), by_arrival);
   std::sort(out.incomplete.begin(), out.incomplete.end(), by_arrival);
+}
 
-  // Hang analysis: who did not arrive, where the rank's trace still runs; and the windows: ranks
-  // whose traces start after, or end before, collectives the others ran (sampled or partial traces).
+// Hang analysis: who did not arrive, where the rank's trace still runs; and the windows: ranks
+// whose traces start after, or end before, collectives the others ran (sampled or partial traces).
+void judge_missing(const RankSet& set, RanksAnalysis& out) {
   std::map<std::int64_t, std::int64_t> not_arrived, starts_after, ends_before;
   std::int64_t unjudged = 0;
   for (const auto& m : out.incomplete) {
@@ -577,8 +582,10 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     }
     append_capped(out.windows, partial, "", 16);
   }
+}
 
-  // Per kind.
+// Per kind of collective: counts, waits, transfers, medians of spread, size and bandwidth.
+void summarize_kinds(RanksAnalysis& out) {
   std::map<CollectiveKind, std::vector<const MatchedCollective*>> by_kind;
   for (const auto& m : out.collectives) by_kind[m.kind].push_back(&m);
   for (const auto& [kind, list] : by_kind) {
@@ -612,8 +619,10 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   std::sort(out.kinds.begin(), out.kinds.end(), [](const KindRow& a, const KindRow& b) {
     return a.wait_ns + static_cast<double>(a.transfer_ns) > b.wait_ns + static_cast<double>(b.transfer_ns);
   });
+}
 
-  // Sizes and the link: what bus bandwidth can be read against.
+// Sizes and the link: what bus bandwidth can be read against.
+void find_link(const RankSet& set, RanksAnalysis& out) {
   {
     std::int64_t sized = 0;
     for (const auto& m : out.collectives) sized += m.bytes > 0 ? 1 : 0;
@@ -649,8 +658,12 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       out.link_note = "no link peak (" + devices + ")";
     }
   }
+}
 
-  // Per rank, and stragglers.
+// Per rank (its collectives, waits, comm/compute), and the stragglers: who arrived last by more than
+// the noise, how often, and the wait it caused.
+void rank_rows_and_stragglers(const RankSet& set, RanksAnalysis& out) {
+  const std::size_t n = set.ranks.size();
   std::vector<StragglerRow> stragglers(n);
   out.ranks.resize(n);
   for (std::size_t p = 0; p < n; ++p) {
@@ -664,8 +677,8 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     row.comm_ns = r.collectives.comm_ns;
     row.overlap_ns = r.collectives.overlap_ns;
     row.compute_ns = r.collectives.compute_ns;
-    row.first_ns = aligned(p, r.first_ns);
-    row.last_ns = aligned(p, r.last_ns);
+    row.first_ns = aligned(out, p, r.first_ns);
+    row.last_ns = aligned(out, p, r.last_ns);
   }
   for (const auto& m : out.collectives) {
     for (std::size_t i = 0; i < m.ranks.size(); ++i) {
@@ -689,8 +702,10 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   std::sort(out.stragglers.begin(), out.stragglers.end(), [](const StragglerRow& a, const StragglerRow& b) {
     return a.times_last != b.times_last ? a.times_last > b.times_last : a.wait_caused_ns > b.wait_caused_ns;
   });
+}
 
-  // Per profiler step.
+// Per profiler step: its collectives' waits, spread and top straggler.
+void summarize_steps(RanksAnalysis& out) {
   std::map<std::int64_t, std::vector<const MatchedCollective*>> by_step;
   for (const auto& m : out.collectives) {
     if (m.step >= 0) by_step[m.step].push_back(&m);
@@ -712,8 +727,10 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
     std::tie(row.top_straggler, row.top_straggler_times) = lasts.top();
     out.steps.push_back(row);
   }
+}
 
-  // Skew over time: bins of equal length over the matched collectives' span.
+// Skew over time: bins of equal length over the matched collectives' span.
+void skew_over_time(const SkewOptions& options, RanksAnalysis& out) {
   if (!out.collectives.empty() && options.time_bins > 0) {
     const TimeNs t0 = out.collectives.front().first_arrival;
     TimeNs t1 = t0;
@@ -738,6 +755,37 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
       std::tie(out.bins[b].top_straggler, out.bins[b].top_straggler_times) = lasts[b].top();
     }
   }
+}
+
+}  // namespace
+
+RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
+  RanksAnalysis out;
+  const std::size_t n = set.ranks.size();
+  out.offsets.resize(n);
+  for (std::size_t p = 0; p < n; ++p) out.offsets[p].rank = set.ranks[p].rank;
+  if (n == 0) return out;
+
+  // The reference: the lowest rank that ran collectives.
+  std::size_t ref = 0;
+  while (ref < n && set.ranks[ref].collectives.items.empty()) ++ref;
+  if (ref == n) {
+    out.notes.push_back("no rank ran NCCL collectives: nothing to match");
+    return out;
+  }
+  out.reference_rank = set.ranks[ref].rank;
+
+  std::vector<std::string> matching_doubts;
+  const Matched matched = match_collectives(set, ref, options, out, matching_doubts);
+  estimate_offsets(set, ref, matched, options, out);
+  say_distrust(matching_doubts, out);
+  measure_collectives(set, ref, matched, out.verdicts_withheld(), out);
+  judge_missing(set, out);
+  summarize_kinds(out);
+  find_link(set, out);
+  rank_rows_and_stragglers(set, out);
+  summarize_steps(out);
+  skew_over_time(options, out);
   return out;
 }
 
