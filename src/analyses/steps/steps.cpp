@@ -406,6 +406,114 @@ void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
                                      "so their latency would not be the run's",
                                      100.0 * share));
 }
+// The steps as the windows give them: name, group, phase, bounds, token, thread and process.
+std::vector<Step> steps_of_windows(const std::vector<report::StepWindow>& windows) {
+  std::vector<Step> steps(windows.size());
+  for (std::size_t w = 0; w < windows.size(); ++w) {
+    steps[w].name = windows[w].name;
+    steps[w].group = step_group_name(windows[w].name);
+    steps[w].phase = windows[w].phase;
+    steps[w].start_ns = windows[w].start;
+    steps[w].end_ns = windows[w].end;
+    steps[w].token_ns = windows[w].token_ns;
+    steps[w].global_tid = windows[w].global_tid;
+    steps[w].global_pid = windows[w].global_pid != 0 ? windows[w].global_pid
+                          : windows[w].global_tid != 0 ? process_key(windows[w].global_tid) : 0;
+    steps[w].wall_ns = windows[w].end - windows[w].start;
+  }
+  return steps;
+}
+
+// GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions)
+// that overlap it. Each table is searched in start order where it is in start order already (as
+// exports write them), through a sorted row order where it is not; no copy of the operations
+// (a merged copy held 91 MiB of the 1 GB export's report, bench/RESULTS.md).
+// When every step is one process's, only that process's GPU work makes it busy (another
+// process's GPU in a multi-GPU trace is not this step's).
+void measure_gpu_busy(const Trace& trace, const std::vector<report::StepWindow>& windows, std::vector<Step>& steps) {
+  const auto& k = trace.kernels;
+  std::int64_t busy_pid = -1;  // -1: not yet seen; 0: any process
+  for (const auto& w : windows) {
+    const std::int64_t p = w.global_pid != 0 ? w.global_pid : w.global_tid != 0 ? process_key(w.global_tid) : 0;
+    busy_pid = busy_pid == -1 || busy_pid == p ? p : 0;
+  }
+  const std::array<TablesInStartOrder::Table, 4> tables = {{{&k.start_ns, &k.end_ns, &k.global_pid},
+                                                             {&trace.memcpys.start_ns, &trace.memcpys.end_ns, &trace.memcpys.global_pid},
+                                                             {&trace.memsets.start_ns, &trace.memsets.end_ns, &trace.memsets.global_pid},
+                                                             {&trace.graph_execs.start_ns, &trace.graph_execs.end_ns, &trace.graph_execs.global_pid}}};
+  const TablesInStartOrder in_order(tables, busy_pid > 0 ? busy_pid : 0);
+  // Each step on its own: chunks of steps on several threads.
+  ChunkPlan(steps.size(), 16).run([&](std::size_t, std::size_t begin, std::size_t end) {
+    std::vector<std::pair<TimeNs, TimeNs>> inside;
+    for (std::size_t w = begin; w < end; ++w) {
+      Step& s = steps[w];
+      inside.clear();
+      in_order.overlapping(s.start_ns, s.end_ns, inside);
+      s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
+      s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
+    }
+  });
+}
+
+// Steps cut by a time or NVTX filter's edges, or by a capture window's, hold only part of their
+// work: they are left out (and said) rather than reported as short steps that would distort TPOT.
+void leave_out_cut_steps(const Trace& trace, std::vector<Step>& steps, std::vector<report::StepPhaseFacts>& phase_facts,
+                         StepAnalysis& result) {
+  if (trace.filter_window || !trace.capture_windows.empty()) {
+    // The window decides (a range, or a period in GPU time): GPU work still running after a range
+    // that lies inside the filter is the step's, kept by the filter when it started in it.
+    const auto inside_filter = [&](const Step& step) {
+      return !trace.filter_window || (step.start_ns >= trace.filter_window->first && step.end_ns <= trace.filter_window->second);
+    };
+    // A capture window records what is launched inside it: the step's window (its host range, or
+    // its GPU period) must lie in one capture window.
+    const auto inside_capture = [&](const Step& step) {
+      if (trace.capture_windows.empty()) return true;
+      for (const auto& w : trace.capture_windows) {
+        const TimeNs close = w.end.value_or(std::numeric_limits<TimeNs>::max());
+        if (step.start_ns >= w.start && step.end_ns <= close) return true;
+      }
+      return false;
+    };
+    std::vector<std::int32_t> new_index(steps.size(), -1);
+    std::int32_t kept_count = 0;
+    std::size_t cut_by_filter = 0, cut_by_capture = 0;
+    for (std::size_t w = 0; w < steps.size(); ++w) {
+      if (!inside_filter(steps[w])) {
+        ++cut_by_filter;
+        continue;
+      }
+      if (!inside_capture(steps[w])) {
+        ++cut_by_capture;
+        continue;
+      }
+      new_index[w] = kept_count++;
+    }
+    if (static_cast<std::size_t>(kept_count) != steps.size()) {
+      std::vector<Step> kept;
+      std::vector<report::StepPhaseFacts> kept_facts;
+      for (std::size_t w = 0; w < steps.size(); ++w) {
+        if (new_index[w] < 0) continue;
+        kept.push_back(std::move(steps[w]));
+        kept_facts.push_back(phase_facts[w]);
+      }
+      if (cut_by_filter > 0) {
+        result.notes.push_back(std::to_string(cut_by_filter) +
+                               " step(s) cut by the filter's edges left out (only part of their work is inside it)");
+      }
+      if (cut_by_capture > 0) {
+        result.notes.push_back(std::to_string(cut_by_capture) +
+                               " step(s) cut by a capture window's edge left out as partial (only part of their work was recorded)");
+      }
+      for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {
+        for (auto& v : *column) v = v < 0 ? -1 : new_index[static_cast<std::size_t>(v)];
+      }
+      steps = std::move(kept);
+      phase_facts = std::move(kept_facts);
+    }
+  }
+}
+
 }  // namespace
 
 Result<StepAnalysis> analyze_steps(const Trace& trace, const OpRuleSet& rules, const StepOptions& options) {
@@ -436,19 +544,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   result.method = found->method;
 
   // 2. Attribute launches, API calls and GPU time to windows.
-  std::vector<Step> steps(windows.size());
-  for (std::size_t w = 0; w < windows.size(); ++w) {
-    steps[w].name = windows[w].name;
-    steps[w].group = step_group_name(windows[w].name);
-    steps[w].phase = windows[w].phase;
-    steps[w].start_ns = windows[w].start;
-    steps[w].end_ns = windows[w].end;
-    steps[w].token_ns = windows[w].token_ns;
-    steps[w].global_tid = windows[w].global_tid;
-    steps[w].global_pid = windows[w].global_pid != 0 ? windows[w].global_pid
-                          : windows[w].global_tid != 0 ? process_key(windows[w].global_tid) : 0;
-    steps[w].wall_ns = windows[w].end - windows[w].start;
-  }
+  std::vector<Step> steps = steps_of_windows(windows);
   auto class_id = [&](RowIndex i) { return context.kernel_class_id(k.demangled_name[i]); };
   ClassTimes class_times(windows.size(), context);
   // What the phase decision reads besides the steps' class times (step_phases.hpp).
@@ -638,88 +734,8 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   }
   class_times.write(steps);
   for (auto& s : steps) s.gpu_span_ns = s.gpu_end_ns - s.gpu_start_ns;
-  // GPU busy inside each window: all GPU operations (kernels, copies, sets, whole-graph executions)
-  // that overlap it. Each table is searched in start order where it is in start order already (as
-  // exports write them), through a sorted row order where it is not; no copy of the operations
-  // (a merged copy held 91 MiB of the 1 GB export's report, bench/RESULTS.md).
-  // When every step is one process's, only that process's GPU work makes it busy (another
-  // process's GPU in a multi-GPU trace is not this step's).
-  std::int64_t busy_pid = -1;  // -1: not yet seen; 0: any process
-  for (const auto& w : windows) {
-    const std::int64_t p = w.global_pid != 0 ? w.global_pid : w.global_tid != 0 ? process_key(w.global_tid) : 0;
-    busy_pid = busy_pid == -1 || busy_pid == p ? p : 0;
-  }
-  const std::array<TablesInStartOrder::Table, 4> tables = {{{&k.start_ns, &k.end_ns, &k.global_pid},
-                                                             {&trace.memcpys.start_ns, &trace.memcpys.end_ns, &trace.memcpys.global_pid},
-                                                             {&trace.memsets.start_ns, &trace.memsets.end_ns, &trace.memsets.global_pid},
-                                                             {&trace.graph_execs.start_ns, &trace.graph_execs.end_ns, &trace.graph_execs.global_pid}}};
-  const TablesInStartOrder in_order(tables, busy_pid > 0 ? busy_pid : 0);
-  // Each step on its own: chunks of steps on several threads.
-  ChunkPlan(steps.size(), 16).run([&](std::size_t, std::size_t begin, std::size_t end) {
-    std::vector<std::pair<TimeNs, TimeNs>> inside;
-    for (std::size_t w = begin; w < end; ++w) {
-      Step& s = steps[w];
-      inside.clear();
-      in_order.overlapping(s.start_ns, s.end_ns, inside);
-      s.gpu_busy_ns = covered(inside, s.start_ns, s.end_ns);
-      s.gpu_idle_ns = s.wall_ns - s.gpu_busy_ns;
-    }
-  });
-  // Steps cut by a time or NVTX filter's edges, or by a capture window's, hold only part of their
-  // work: they are left out (and said) rather than reported as short steps that would distort TPOT.
-  if (trace.filter_window || !trace.capture_windows.empty()) {
-    // The window decides (a range, or a period in GPU time): GPU work still running after a range
-    // that lies inside the filter is the step's, kept by the filter when it started in it.
-    const auto inside_filter = [&](const Step& step) {
-      return !trace.filter_window || (step.start_ns >= trace.filter_window->first && step.end_ns <= trace.filter_window->second);
-    };
-    // A capture window records what is launched inside it: the step's window (its host range, or
-    // its GPU period) must lie in one capture window.
-    const auto inside_capture = [&](const Step& step) {
-      if (trace.capture_windows.empty()) return true;
-      for (const auto& w : trace.capture_windows) {
-        const TimeNs close = w.end.value_or(std::numeric_limits<TimeNs>::max());
-        if (step.start_ns >= w.start && step.end_ns <= close) return true;
-      }
-      return false;
-    };
-    std::vector<std::int32_t> new_index(steps.size(), -1);
-    std::int32_t kept_count = 0;
-    std::size_t cut_by_filter = 0, cut_by_capture = 0;
-    for (std::size_t w = 0; w < steps.size(); ++w) {
-      if (!inside_filter(steps[w])) {
-        ++cut_by_filter;
-        continue;
-      }
-      if (!inside_capture(steps[w])) {
-        ++cut_by_capture;
-        continue;
-      }
-      new_index[w] = kept_count++;
-    }
-    if (static_cast<std::size_t>(kept_count) != steps.size()) {
-      std::vector<Step> kept;
-      std::vector<report::StepPhaseFacts> kept_facts;
-      for (std::size_t w = 0; w < steps.size(); ++w) {
-        if (new_index[w] < 0) continue;
-        kept.push_back(std::move(steps[w]));
-        kept_facts.push_back(phase_facts[w]);
-      }
-      if (cut_by_filter > 0) {
-        result.notes.push_back(std::to_string(cut_by_filter) +
-                               " step(s) cut by the filter's edges left out (only part of their work is inside it)");
-      }
-      if (cut_by_capture > 0) {
-        result.notes.push_back(std::to_string(cut_by_capture) +
-                               " step(s) cut by a capture window's edge left out as partial (only part of their work was recorded)");
-      }
-      for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {
-        for (auto& v : *column) v = v < 0 ? -1 : new_index[static_cast<std::size_t>(v)];
-      }
-      steps = std::move(kept);
-      phase_facts = std::move(kept_facts);
-    }
-  }
+  measure_gpu_busy(trace, windows, steps);
+  leave_out_cut_steps(trace, steps, phase_facts, result);
   // 3. What the workload is (workload.hpp); prefill/decode phases only for LLM inference.
   WorkloadSignals signals;
   {
