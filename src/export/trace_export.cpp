@@ -64,6 +64,20 @@ class Writer {
   Result<ExportSummary> run();
 
  private:
+  // The document's parts, in the order they are written.
+  void write_header();
+  void write_kernels();
+  void write_copies_and_sets();
+  void write_graphs_and_syncs();
+  void write_api_calls();
+  void write_nvtx();
+  void write_gpu_samples();
+  void write_names();
+  // A device's track pid (devices_seen_ remembers it, to be named at the end).
+  std::int64_t device_pid(std::uint32_t device);
+  static TrackId host_track(std::int64_t global_tid) { return TrackId{pid_of(global_tid), tid_of(global_tid)}; }
+  // A flow from the API call that launched `correlation` in the process to the GPU event at `at`.
+  void flow(std::int64_t global_pid, std::uint32_t correlation, TrackId to, TimeNs at);
   void flush_if_large() {
     if (buf_.size() > (1u << 20)) {
       out_.write(buf_.data(), static_cast<std::streamsize>(buf_.size()));
@@ -92,6 +106,10 @@ class Writer {
   ExportSummary summary_;
   std::unordered_map<StringId, std::string> classes_;
   std::map<TrackId, std::string> named_tracks_;
+  std::int64_t device_pid_base_ = 0;
+  std::set<std::uint32_t> devices_seen_;  // every device given a track, named at the end
+  std::unordered_map<std::uint64_t, RowIndex> launch_of_;  // (pid, correlation) -> API call row
+  std::int64_t next_flow_ = 1;
 };
 
 std::string_view Writer::class_of(StringId name) {
@@ -165,7 +183,7 @@ void Writer::place_rows(std::size_t count, const std::vector<TimeNs>& start, con
   }
 }
 
-Result<ExportSummary> Writer::run() {
+void Writer::write_header() {
   // The base: the earliest event, rounded down to a second, so viewers keep full precision.
   TimeNs first = kMaxTime;
   for (const auto* column : {&t_.kernels.start_ns, &t_.memcpys.start_ns, &t_.memsets.start_ns, &t_.graph_execs.start_ns, &t_.api_calls.start_ns,
@@ -194,47 +212,34 @@ Result<ExportSummary> Writer::run() {
                    t_.source.distributed->world_size);
   }
   buf_ += "\"traceEvents\": [";
+}
 
-  // Host processes by OS pid; devices take pids as Kineto gives them (the device index) when no
-  // host pid collides, else a high range.
-  std::int64_t device_pid_base = 0;
-  for (const auto& p : t_.processes) {
-    if (p.pid < 4096) device_pid_base = 1'000'000'000;
-  }
-  std::set<std::uint32_t> devices_seen;  // every device given a track, named at the end
-  auto device_pid = [&](std::uint32_t device) {
-    devices_seen.insert(device);
-    return device_pid_base + device;
-  };
-  auto host_track = [](std::int64_t global_tid) { return TrackId{pid_of(global_tid), tid_of(global_tid)}; };
+std::int64_t Writer::device_pid(std::uint32_t device) {
+  devices_seen_.insert(device);
+  return device_pid_base_ + device;
+}
 
-  // Correlation -> API call row per process, for flows.
-  std::unordered_map<std::uint64_t, RowIndex> launch_of;
+void Writer::flow(std::int64_t global_pid, std::uint32_t correlation, TrackId to, TimeNs at) {
+  if (correlation == 0) return;
   const auto& a = t_.api_calls;
-  launch_of.reserve(a.size());
-  for (RowIndex i = 0; i < a.size(); ++i) {
-    launch_of.emplace((static_cast<std::uint64_t>(pid_of(a.global_tid[i])) << 32) | a.correlation_id[i], i);
-  }
-  std::int64_t next_flow = 1;
-  auto flow = [&](std::int64_t global_pid, std::uint32_t correlation, TrackId to, TimeNs at) {
-    if (correlation == 0) return;
-    auto it = launch_of.find((static_cast<std::uint64_t>(pid_of(global_pid)) << 32) | correlation);
-    if (it == launch_of.end()) return;
-    const RowIndex api = it->second;
-    const std::int64_t id = next_flow++;
-    begin_event();
-    fmt::format_to(std::back_inserter(buf_), "\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
-                   id, pid_of(a.global_tid[api]), tid_of(a.global_tid[api]));
-    append_us(buf_, a.start_ns[api] - base_);
-    buf_ += "}";
-    begin_event();
-    fmt::format_to(std::back_inserter(buf_), "\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
-                   id, to.pid, to.tid);
-    append_us(buf_, at - base_);
-    buf_ += "}";
-    ++summary_.flows;
-  };
+  auto it = launch_of_.find((static_cast<std::uint64_t>(pid_of(global_pid)) << 32) | correlation);
+  if (it == launch_of_.end()) return;
+  const RowIndex api = it->second;
+  const std::int64_t id = next_flow_++;
+  begin_event();
+  fmt::format_to(std::back_inserter(buf_), "\"ph\": \"s\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
+                 id, pid_of(a.global_tid[api]), tid_of(a.global_tid[api]));
+  append_us(buf_, a.start_ns[api] - base_);
+  buf_ += "}";
+  begin_event();
+  fmt::format_to(std::back_inserter(buf_), "\"ph\": \"f\", \"bp\": \"e\", \"cat\": \"ac2g\", \"name\": \"ac2g\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": ",
+                 id, to.pid, to.tid);
+  append_us(buf_, at - base_);
+  buf_ += "}";
+  ++summary_.flows;
+}
 
+void Writer::write_kernels() {
   const auto& k = t_.kernels;
   const bool kernel_details = !k.grid_x.empty();
   place_rows(
@@ -258,7 +263,9 @@ Result<ExportSummary> Writer::run() {
         buf_ += "}}";
         flow(k.global_pid[i], k.correlation_id[i], track, k.start_ns[i]);
       });
+}
 
+void Writer::write_copies_and_sets() {
   const auto& m = t_.memcpys;
   place_rows(
       m.size(), m.start_ns, m.end_ns, [&](RowIndex i) { return TrackId{device_pid(m.device_id[i]), m.stream_id[i]}; }, "stream",
@@ -285,7 +292,9 @@ Result<ExportSummary> Writer::run() {
                        s.device_id[i], s.stream_id[i], s.correlation_id[i], s.bytes[i]);
         flow(s.global_pid[i], s.correlation_id[i], track, s.start_ns[i]);
       });
+}
 
+void Writer::write_graphs_and_syncs() {
   // Whole-graph executions (graphs traced as units) on their stream, like the kernels they hide.
   const auto& graphs = t_.graph_execs;
   place_rows(
@@ -308,7 +317,10 @@ Result<ExportSummary> Writer::run() {
         fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}}}}}",
                        y.device_id[i], y.stream_id[i], y.correlation_id[i]);
       });
+}
 
+void Writer::write_api_calls() {
+  const auto& a = t_.api_calls;
   place_rows(
       a.size(), a.start_ns, a.end_ns, [&](RowIndex i) { return host_track(a.global_tid[i]); }, "thread",
       [&](RowIndex i, TrackId track, TimeNs end) {
@@ -316,7 +328,9 @@ Result<ExportSummary> Writer::run() {
               track, a.start_ns[i], end);
         fmt::format_to(std::back_inserter(buf_), ", \"args\": {{\"correlation\": {}}}}}", a.correlation_id[i]);
       });
+}
 
+void Writer::write_nvtx() {
   // NVTX: ranges on their threads (GPU-side annotations on their stream); marks as instants.
   const auto& n = t_.nvtx;
   NvtxDomainNames domains(t_);
@@ -363,7 +377,9 @@ Result<ExportSummary> Writer::run() {
     ++summary_.events;
     flush_if_large();
   }
+}
 
+void Writer::write_gpu_samples() {
   // GPU samples: one counter track per metric per device.
   const auto& g = t_.gpu_samples;
   for (RowIndex i = 0; i < g.size(); ++i) {
@@ -389,17 +405,19 @@ Result<ExportSummary> Writer::run() {
     if (g.pcie_rx_kbps[i] >= 0) counter("PCIe RX (KB/s)", "KB/s", g.pcie_rx_kbps[i]);
     flush_if_large();
   }
+}
 
+void Writer::write_names() {
   // Names: processes, devices, and every track written.
   for (const auto& p : t_.processes) process_name(p.pid, p.name.empty() ? fmt::format("process {}", p.pid) : p.name, p.pid);
   std::set<std::int64_t> device_pids;
-  for (const std::uint32_t device : devices_seen) {
+  for (const std::uint32_t device : devices_seen_) {
     std::string name = fmt::format("GPU {}", device);
     for (const auto& d : t_.devices) {
       if (d.id == device && !d.name.empty()) name += " (" + d.name + ")";
     }
-    device_pids.insert(device_pid_base + device);
-    process_name(device_pid_base + device, name, 1'000'000'000'000 + device);
+    device_pids.insert(device_pid_base_ + device);
+    process_name(device_pid_base_ + device, name, 1'000'000'000'000 + device);
   }
   std::map<std::int64_t, std::string> thread_names;
   for (const auto& th : t_.threads) thread_names[th.global_tid] = th.name;
@@ -418,6 +436,28 @@ Result<ExportSummary> Writer::run() {
     fmt::format_to(std::back_inserter(buf_), "\"ph\": \"M\", \"name\": \"thread_sort_index\", \"pid\": {}, \"tid\": {}, \"args\": {{\"sort_index\": {}}}}}",
                    track.pid, track.tid, track.tid);
   }
+}
+
+Result<ExportSummary> Writer::run() {
+  write_header();
+  // Host processes by OS pid; devices take pids as Kineto gives them (the device index) when no
+  // host pid collides, else a high range.
+  for (const auto& p : t_.processes) {
+    if (p.pid < 4096) device_pid_base_ = 1'000'000'000;
+  }
+  // Correlation -> API call row per process, for flows.
+  const auto& a = t_.api_calls;
+  launch_of_.reserve(a.size());
+  for (RowIndex i = 0; i < a.size(); ++i) {
+    launch_of_.emplace((static_cast<std::uint64_t>(pid_of(a.global_tid[i])) << 32) | a.correlation_id[i], i);
+  }
+  write_kernels();
+  write_copies_and_sets();
+  write_graphs_and_syncs();
+  write_api_calls();
+  write_nvtx();
+  write_gpu_samples();
+  write_names();
   buf_ += "\n],\n\"traceName\": ";
   append_json_string(buf_, t_.source.path);
   buf_ += "\n}\n";
