@@ -4,6 +4,8 @@
 // Python builds `Trace.NAME()`, so adding an analysis is its runner file plus one registry row.
 #pragma once
 
+#include <memory>
+
 #include <cstdint>
 #include <map>
 #include <string>
@@ -22,6 +24,10 @@ enum class ResultShape { kTables, kDocument };
 
 // The format name Python asks for when it wants the tables themselves, not a rendering.
 inline constexpr std::string_view kFramesFormat = "frames";
+// The format name Python asks for when it wants a document's values (AnalysisOutput::object), not its JSON text.
+inline constexpr std::string_view kObjectFormat = "object";
+
+struct JsonValue;  // render/json_writer.hpp
 
 // Every member has a default (`= {}` included): the rows are designated initializers that leave
 // members out, and GCC 12 warns (-Wmissing-field-initializers) for an omitted member without one.
@@ -75,6 +81,7 @@ struct AnalysisOutput {
   std::vector<std::string> messages;  // notes for stderr ("SKIPPED ...", "wrote ...")
   std::string summary_json;           // what an analysis that writes files did (export), for Python
   int exit_code = 0;                  // the verdict for the shell: 1 when a regression gate failed (diff --fail-if)
+  std::shared_ptr<const JsonValue> object;  // kObjectFormat: the document's values
 };
 
 // Checks the request against the analysis's spec (options, format, time unit, filters).

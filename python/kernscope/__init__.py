@@ -164,8 +164,9 @@ class Trace:
         """Runs analysis `analysis` of the registry (the same code path as `kernscope ANALYSIS`).
 
         Tabular analyses return a DataFrame (a dict of DataFrames named by table when there are
-        several); documents (info, analyze, report) return the CLI's JSON as a dict, export what it
-        wrote. With format= ("csv", "json", "table", "text", ...) the result is the CLI's text for
+        several); documents (info, analyze, report) return the document as a dict (the values the
+        CLI's --format json prints, built from the document itself, not from that text), export what
+        it wrote. With format= ("csv", "json", "table", "text", ...) the result is the CLI's text for
         that format, byte for byte."""
         spec = _SPECS.get(analysis)
         if spec is None:
@@ -174,9 +175,10 @@ class Trace:
         rendered = format is not None  # a format asked for: the CLI's text, as it prints it
         if not rendered:
             values = _all_rows(spec, values)
-            format = "frames" if spec["shape"] == "tables" else ("json" if "json" in spec["formats"] else "")
-        tables, text, messages, summary = self._core.run(analysis, values, format, time_unit or "",
-                                                          filter_time or "", filter_nvtx or "")
+            # Tables as frames; a document's values as objects, straight from the document (no JSON text).
+            format = "frames" if spec["shape"] == "tables" else ("object" if "json" in spec["formats"] else "")
+        tables, text, messages, summary, document = self._core.run(analysis, values, format, time_unit or "",
+                                                                    filter_time or "", filter_nvtx or "")
         for message in messages:
             _log.info("kernscope: %s", message)
         if summary:
@@ -186,7 +188,7 @@ class Trace:
         if format == "frames":
             frames = {t["report"]: self._table_frame(t["columns"]) for t in tables}
             return next(iter(frames.values())) if len(frames) == 1 else frames
-        return json.loads(text) if text.strip() else None
+        return document
 
     def _table_frame(self, columns: Dict[str, Any]) -> Frame:
         return columns if _pd is None else _pd.DataFrame(columns)

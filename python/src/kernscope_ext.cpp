@@ -28,6 +28,7 @@
 #include "kernscope/open.hpp"
 #include "kernscope/render.hpp"
 #include "kernscope/reports.hpp"
+#include "render/json_writer.hpp"
 
 #ifdef KERNSCOPE_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
@@ -292,6 +293,31 @@ AnalysisRequest request_of(const std::string& name, const std::map<std::string, 
 }
 
 // An analysis's tables as Python dicts: report, title and columns.
+// A document's values as Python objects (dicts, lists, str, int, float, bool, None), made from the
+// document itself: no JSON text is written or parsed on the way.
+nb::object python_of(const JsonValue& value) {
+  return std::visit(
+      [](const auto& v) -> nb::object {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, std::nullptr_t>) {
+          return nb::none();
+        } else if constexpr (std::is_same_v<T, JsonValue::Array>) {
+          nb::list list;
+          for (const auto& item : v) list.append(python_of(item));
+          return list;
+        } else if constexpr (std::is_same_v<T, JsonValue::Object>) {
+          nb::dict dict;
+          for (const auto& [key, item] : v) dict[nb::str(key.data(), key.size())] = python_of(item);
+          return dict;
+        } else if constexpr (std::is_same_v<T, std::string>) {
+          return nb::str(v.data(), v.size());
+        } else {
+          return nb::cast(v);
+        }
+      },
+      value.v);
+}
+
 nb::list tables_of(const AnalysisOutput& output) {
   nb::list tables;
   for (const auto& table : output.tables) {
@@ -304,7 +330,7 @@ nb::list tables_of(const AnalysisOutput& output) {
   return tables;
 }
 
-// Runs one analysis of the registry: (tables, text, messages, summary_json).
+// Runs one analysis of the registry: (tables, text, messages, summary_json, document values or None).
 nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
               const std::string& format, const std::string& time_unit, const std::string& filter_time,
               const std::string& filter_nvtx) {
@@ -316,7 +342,8 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
   }
   const AnalysisOutput output = unwrap(std::move(result));
   if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
-  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json);
+  nb::object document = output.object ? python_of(*output.object) : nb::none();
+  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json, document);
 }
 
 // (tables, text, messages, summary, exit code) of an analysis over several traces.

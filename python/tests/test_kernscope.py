@@ -404,3 +404,31 @@ def test_version_and_a_clean_namespace():
         assert leaked not in names, leaked
     for offered in ("open", "Trace", "Error", "annotate", "report_names", "analyses", "ranks", "diff", "__version__"):
         assert offered in names, offered
+
+
+@pytest.mark.parametrize("name", ["info", "analyze", "report"])
+def test_documents_reach_python_as_values_equal_to_the_cli_json(name):
+    """Documents come to Python as values built from the document (no JSON text in between): they must
+    equal what the CLI's --format json prints, read by Python's own json module, types included (an
+    int where the text has no fraction)."""
+    cli = os.environ.get("KERNSCOPE_CLI")
+    assert cli, "set KERNSCOPE_CLI to the kernscope binary (make test does)"
+    for trace in (plain_copy(LLAMA / "trace.sqlite.xz"), str(FIXTURES / "whatif" / "decode_bench.after.sqlite.xz")):
+        got = kernscope.open(trace).run(name)
+        text = subprocess.run([cli, name, "-q", "--format", "json", trace], check=True, capture_output=True, text=True).stdout
+        expected = json.loads(text)
+
+        def same(a, b, where):
+            assert type(a) is type(b), (where, a, b)
+            if isinstance(a, dict):
+                assert list(a) == list(b), (where, list(a), list(b))
+                for k in a:
+                    same(a[k], b[k], f"{where}.{k}")
+            elif isinstance(a, list):
+                assert len(a) == len(b), where
+                for i, (x, y) in enumerate(zip(a, b)):
+                    same(x, y, f"{where}[{i}]")
+            else:
+                assert a == b, (where, a, b)
+
+        same(got, expected, name)

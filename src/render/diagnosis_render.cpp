@@ -183,8 +183,7 @@ static void write_action_facts(JsonWriter& json, const ActionFacts& f) {
   json.end_object();
 }
 
-std::string render_diagnosis_json(const Diagnosis& d) {
-  JsonWriter json;
+void write_diagnosis_json(JsonWriter& json, const Diagnosis& d) {
   json.begin_object().member("schema", "kernscope.report/1").member("trace", d.trace);
   if (d.cut_short) json.member("partial", *d.cut_short);
   json.key("devices").begin_array();
@@ -305,6 +304,11 @@ std::string render_diagnosis_json(const Diagnosis& d) {
   }
   json.end_array();
   json.end_object();
+}
+
+std::string render_diagnosis_json(const Diagnosis& d) {
+  JsonWriter json;
+  write_diagnosis_json(json, d);
   return json.finish();
 }
 

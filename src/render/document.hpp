@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernscope/render.hpp"
+#include "render/json_writer.hpp"
 
 namespace kernscope {
 
@@ -35,6 +36,9 @@ struct Document {
 
   DocumentWriter text;  // the text format (table / text / column)
   DocumentWriter json;
+  // A document read as data (info, analyze, report): written once into a JsonWriter, which gives the
+  // json format's text and, for Python, the same values as objects (kObjectFormat) with no text between.
+  std::function<void(JsonWriter&)> json_document;
   std::map<std::string, DocumentWriter> own_formats;  // formats of this document alone (html, collapsed...)
 
   std::vector<std::string> messages;        // standard error, in every format

@@ -61,8 +61,7 @@ std::string render_finding_console(const Finding& f, std::size_t row_limit) {
   return out;
 }
 
-std::string render_findings_json(const std::vector<Finding>& findings) {
-  JsonWriter json;
+void write_findings_json(JsonWriter& json, const std::vector<Finding>& findings) {
   json.begin_object().key("findings").begin_array();
   for (const auto& f : findings) {
     json.begin_object()
@@ -74,10 +73,15 @@ std::string render_findings_json(const std::vector<Finding>& findings) {
         .member("evidence", f.skipped ? f.skip_reason : f.evidence)
         .member("action", f.action)
         .key("rows");
-    json.raw(table_json(f.rows, RenderOptions{Format::kJson, TimeUnit::kNs}));
+    json.rows(f.rows, RenderOptions{Format::kJson, TimeUnit::kNs});
     json.end_object();
   }
   json.end_array().end_object();
+}
+
+std::string render_findings_json(const std::vector<Finding>& findings) {
+  JsonWriter json;
+  write_findings_json(json, findings);
   return json.finish();
 }
 

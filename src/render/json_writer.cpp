@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <iterator>
 
@@ -18,6 +19,40 @@ std::uint32_t decode(std::string_view text, std::size_t i, std::size_t len) {
   std::uint32_t cp = len == 2 ? (lead & 0x1F) : len == 3 ? (lead & 0x0F) : (lead & 0x07);
   for (std::size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(text[i + k]) & 0x3F);
   return cp;
+}
+
+// What a JSON string holds once read: `text` with invalid UTF-8 replaced as append_json_string does.
+std::string readable_text(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+      continue;
+    }
+    const std::size_t len = utf8_sequence_length(text, i);
+    if (len == 0) {
+      out += "\xEF\xBF\xBD";
+      continue;
+    }
+    out.append(text.substr(i, len));
+    i += len - 1;
+  }
+  return out;
+}
+
+// A number's text as json.loads reads it back: null, an integer, or a float.
+JsonValue number_value(std::string_view text) {
+  if (text.empty() || text == "nan" || text == "inf" || text == "-inf" || text == "null") return {nullptr};
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    long long v = 0;
+    const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec == std::errc() && p == text.data() + text.size()) return {v};
+  }
+  double d = 0;
+  std::from_chars(text.data(), text.data() + text.size(), d);
+  return {d};
 }
 
 }  // namespace
@@ -83,7 +118,27 @@ void JsonWriter::before_value() {
   newline(levels_.size());
 }
 
+JsonValue& JsonWriter::place(JsonValue value) {
+  if (open_.empty()) {
+    root_ = std::move(value);
+    return root_;
+  }
+  JsonValue& parent = *open_.back();
+  if (auto* object = std::get_if<JsonValue::Object>(&parent.v)) {
+    object->emplace_back(std::move(pending_key_), std::move(value));
+    pending_key_.clear();
+    return object->back().second;
+  }
+  auto& array = std::get<JsonValue::Array>(parent.v);
+  array.push_back(std::move(value));
+  return array.back();
+}
+
 JsonWriter& JsonWriter::begin_object() {
+  if (tree_) {
+    open_.push_back(&place({JsonValue::Object{}}));
+    return *this;
+  }
   before_value();
   out_.push_back('{');
   levels_.push_back({true});
@@ -91,6 +146,10 @@ JsonWriter& JsonWriter::begin_object() {
 }
 
 JsonWriter& JsonWriter::begin_array() {
+  if (tree_) {
+    open_.push_back(&place({JsonValue::Array{}}));
+    return *this;
+  }
   before_value();
   out_.push_back('[');
   levels_.push_back({false});
@@ -98,6 +157,10 @@ JsonWriter& JsonWriter::begin_array() {
 }
 
 JsonWriter& JsonWriter::end_object() {
+  if (tree_) {
+    open_.pop_back();
+    return *this;
+  }
   assert(!levels_.empty() && levels_.back().object);
   const bool empty = levels_.back().empty;
   levels_.pop_back();
@@ -107,6 +170,10 @@ JsonWriter& JsonWriter::end_object() {
 }
 
 JsonWriter& JsonWriter::end_array() {
+  if (tree_) {
+    open_.pop_back();
+    return *this;
+  }
   assert(!levels_.empty() && !levels_.back().object);
   const bool empty = levels_.back().empty;
   levels_.pop_back();
@@ -116,6 +183,10 @@ JsonWriter& JsonWriter::end_array() {
 }
 
 JsonWriter& JsonWriter::key(std::string_view name) {
+  if (tree_) {
+    pending_key_ = readable_text(name);
+    return *this;
+  }
   assert(!levels_.empty() && levels_.back().object && !after_key_);
   if (!levels_.back().empty) out_ += indent_ > 0 ? "," : ", ";
   levels_.back().empty = false;
@@ -127,18 +198,30 @@ JsonWriter& JsonWriter::key(std::string_view name) {
 }
 
 JsonWriter& JsonWriter::value(std::string_view text) {
+  if (tree_) {
+    place({readable_text(text)});
+    return *this;
+  }
   before_value();
   append_json_string(out_, text);
   return *this;
 }
 
 JsonWriter& JsonWriter::value(bool b) {
+  if (tree_) {
+    place({b});
+    return *this;
+  }
   before_value();
   out_ += b ? "true" : "false";
   return *this;
 }
 
 JsonWriter& JsonWriter::value(double number) {
+  if (tree_) {
+    place(std::isfinite(number) ? number_value(fmt::format("{}", number)) : JsonValue{nullptr});
+    return *this;
+  }
   before_value();
   if (!std::isfinite(number)) out_ += "null";
   else fmt::format_to(std::back_inserter(out_), "{}", number);  // shortest text that reads back exactly
@@ -146,22 +229,62 @@ JsonWriter& JsonWriter::value(double number) {
 }
 
 JsonWriter& JsonWriter::integer(long long number) {
+  if (tree_) {
+    place({number});
+    return *this;
+  }
   before_value();
   fmt::format_to(std::back_inserter(out_), "{}", number);
   return *this;
 }
 
 JsonWriter& JsonWriter::null() {
+  if (tree_) {
+    place({nullptr});
+    return *this;
+  }
   before_value();
   out_ += "null";
   return *this;
 }
 
 JsonWriter& JsonWriter::raw(std::string_view json) {
+  if (tree_) {
+    place({std::string(json)});  // text only (JsonWriter::rows gives tables as values)
+    return *this;
+  }
   before_value();
   while (!json.empty() && (json.back() == '\n' || json.back() == ' ')) json.remove_suffix(1);
   out_.append(json.empty() ? std::string_view("null") : json);
   return *this;
+}
+
+JsonWriter& JsonWriter::rows(const Table& table, const RenderOptions& options) {
+  if (!tree_) return raw(table_json(table, options));
+  std::vector<std::string> headers;
+  for (const auto& c : table.columns) headers.push_back(column_header(c, options.time_unit));
+  begin_array();
+  for (const auto& row : table.rows) {
+    begin_object();
+    for (std::size_t c = 0; c < row.size() && c < headers.size(); ++c) {
+      key(headers[c]);
+      const Cell& cell = row[c];
+      if (std::holds_alternative<std::monostate>(cell)) {
+        value("");  // nsys writes a NULL cell as an empty string
+      } else if (const auto* text = std::get_if<std::string>(&cell)) {
+        value(*text);
+      } else {
+        place(number_value(format_cell(cell, table.columns[c].unit, options.time_unit)));
+      }
+    }
+    end_object();
+  }
+  return end_array();
+}
+
+JsonValue JsonWriter::take() {
+  assert(tree_ && open_.empty());
+  return std::move(root_);
 }
 
 std::string JsonWriter::finish() {

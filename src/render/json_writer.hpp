@@ -3,11 +3,16 @@
 // what kernscope prints whatever bytes a kernel or NVTX name holds.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+#include <variant>
 #include <vector>
+
+#include "kernscope/render.hpp"
 
 namespace kernscope {
 
@@ -19,12 +24,27 @@ enum class JsonText {
 // Appends `text` as a quoted JSON string.
 void append_json_string(std::string& out, std::string_view text, JsonText mode = JsonText::kUtf8);
 
+// A JSON value in memory, as JsonWriter::tree() builds it: what Python receives as dicts and lists
+// straight from a document, with no JSON text written and parsed in between. Numbers are as the text
+// would read back (json.loads): an integer where the text has no fraction or exponent.
+struct JsonValue {
+  using Array = std::vector<JsonValue>;
+  using Object = std::vector<std::pair<std::string, JsonValue>>;
+  std::variant<std::nullptr_t, bool, long long, double, std::string, Array, Object> v = nullptr;
+};
+
 // A streaming writer for documents: objects and arrays nest, members are indented by `indent`
 // spaces per level (0 writes everything on one line). Misuse (a value where a key is due) is a
 // programming error and asserts in debug builds.
 class JsonWriter {
  public:
   explicit JsonWriter(int indent = 2) : indent_(indent) {}
+  // A writer that builds a JsonValue instead of text (take() returns it); the same calls make both.
+  static JsonWriter tree() {
+    JsonWriter w(0);
+    w.tree_ = true;
+    return w;
+  }
 
   JsonWriter& begin_object();
   JsonWriter& end_object();
@@ -43,8 +63,11 @@ class JsonWriter {
     return integer(static_cast<long long>(number));
   }
   JsonWriter& null();
-  // Inserts already-valid JSON (a table rendered by render()) as the next value.
+  // Inserts already-valid JSON as the next value (text only: a tree keeps it as a string).
   JsonWriter& raw(std::string_view json);
+  // A table's rows as render() writes them in JSON ("[]" when it has none): nsys's header names as
+  // keys, each cell as its text reads back.
+  JsonWriter& rows(const Table& table, const RenderOptions& options);
 
   // key(name).value(v) in one call.
   template <class T>
@@ -55,8 +78,11 @@ class JsonWriter {
 
   // The document, ending with a newline.
   std::string finish();
+  // The tree built (JsonWriter::tree()).
+  JsonValue take();
 
  private:
+  JsonValue& place(JsonValue value);  // tree: the value added where the next one goes
   JsonWriter& integer(long long number);
   void before_value();
   void newline(std::size_t depth);
@@ -69,6 +95,10 @@ class JsonWriter {
   std::vector<Level> levels_;
   bool after_key_ = false;
   int indent_;
+  bool tree_ = false;
+  JsonValue root_;
+  std::vector<JsonValue*> open_;  // tree: the arrays and objects being filled, innermost last
+  std::string pending_key_;
 };
 
 }  // namespace kernscope

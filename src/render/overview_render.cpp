@@ -92,8 +92,7 @@ std::string render_overview_text(const TraceOverview& o, bool all) {
   return out;
 }
 
-std::string render_overview_json(const TraceOverview& o) {
-  JsonWriter json;
+void write_overview_json(JsonWriter& json, const TraceOverview& o) {
   json.begin_object()
       .member("path", o.source.path)
       .member("format", o.source.format)
@@ -161,6 +160,11 @@ std::string render_overview_json(const TraceOverview& o) {
   json.end_array();
   if (o.tracer_cost) write_tracer_cost_json(json.key("tracer_cost"), *o.tracer_cost);
   json.end_object();
+}
+
+std::string render_overview_json(const TraceOverview& o) {
+  JsonWriter json;
+  write_overview_json(json, o);
   return json.finish();
 }
 

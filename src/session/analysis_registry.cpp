@@ -74,7 +74,7 @@ Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValu
   const auto it = options.find("output");
   if (it == options.end() || it->second.empty() || it->second.front().empty() || it->second.front() == "-") return out;
   const std::string& path = it->second.front();
-  if (format == kFramesFormat) {  // Python's tables: no text to write
+  if (format == kFramesFormat || format == kObjectFormat) {  // Python's tables or values: no text to write
     return make_error(ErrorCode::kInvalidArgument, entry->spec.name + ": output= writes the text of a format: give format= too");
   }
   std::ofstream file(path, std::ios::binary | std::ios::trunc);
@@ -106,7 +106,9 @@ Result<session::Output> output_of(const AnalysisEntry& entry, const AnalysisRequ
   out.format = request.format.empty() ? entry.spec.formats.front() : request.format;
   const auto& formats = entry.spec.formats;
   const bool frames = out.format == kFramesFormat && entry.spec.shape == ResultShape::kTables;
-  if (!frames && std::find(formats.begin(), formats.end(), out.format) == formats.end()) {
+  const bool object = out.format == kObjectFormat && entry.spec.shape == ResultShape::kDocument &&
+                      std::find(formats.begin(), formats.end(), "json") != formats.end();
+  if (!frames && !object && std::find(formats.begin(), formats.end(), out.format) == formats.end()) {
     return make_error(ErrorCode::kInvalidArgument,
                       "unknown format '" + out.format + "' (expected " + joined(formats) + ")");
   }

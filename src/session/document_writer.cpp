@@ -65,7 +65,12 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
   out.messages = std::move(d.messages);
   out.summary_json = std::move(d.summary_json);
   out.exit_code = d.exit_code;
-  if (format != kFramesFormat) {
+  if (format == kObjectFormat) {
+    if (!d.json_document) return make_error(ErrorCode::kInvalidArgument, "this analysis gives tables, not a document");
+    JsonWriter tree = JsonWriter::tree();
+    d.json_document(tree);
+    out.object = std::make_shared<const JsonValue>(tree.take());
+  } else if (format != kFramesFormat) {
     RenderOptions options{Format::kTable, time_unit};
     const DocumentWriter* own = nullptr;
     if (const auto it = d.own_formats.find(format); it != d.own_formats.end()) {
@@ -74,6 +79,13 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
       options.format = *parsed;
       if (options.format == Format::kTable && d.text) own = &d.text;
       if (options.format == Format::kJson && d.json) own = &d.json;
+      if (options.format == Format::kJson && d.json_document) {
+        JsonWriter json;
+        d.json_document(json);
+        out.text = json.finish();
+        out.tables = std::move(d.tables);
+        return out;
+      }
     } else if (!d.tables.empty() || d.text || d.json || !d.own_formats.empty()) {
       return std::unexpected(parsed.error());
     }  // else nothing to print (export writes its file itself)

@@ -62,7 +62,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   }
   if (!chosen->empty()) std::erase_if(*findings, [&](const Finding& f) { return !chosen->contains(f.rule); });
   Document d;
-  d.json = [findings](const std::vector<Table>&, const RenderOptions&) { return render_findings_json(*findings); };
+  d.json_document = [findings](JsonWriter& json) { write_findings_json(json, *findings); };
   d.text = [findings, rows = options->rows](const std::vector<Table>&, const RenderOptions&) {
     std::string text;
     for (const auto& f : *findings) text += render_finding_console(f, rows);

@@ -25,7 +25,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
     if (cost.kernscope_trace) overview->tracer_cost = cost;
   }
   Document d;
-  d.json = [overview](const std::vector<Table>&, const RenderOptions&) { return render_overview_json(*overview); };
+  d.json_document = [overview](JsonWriter& json) { write_overview_json(json, *overview); };
   d.text = [overview, all = o.flag("all")](const std::vector<Table>&, const RenderOptions&) { return render_overview_text(*overview, all); };
   return d;
 }

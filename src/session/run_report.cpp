@@ -31,7 +31,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   if (!user_peaks) return std::unexpected(user_peaks.error());
   if (auto ok = add_speed_of_light(trace, model, *user_peaks, *d); !ok) return std::unexpected(ok.error());
   Document document;
-  document.json = [d](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_json(*d); };
+  document.json_document = [d](JsonWriter& json) { write_diagnosis_json(json, *d); };
   document.text = [d](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_text(*d); };
   // The trace outlives the document's writing (the registry holds it).
   document.own_formats["html"] = [d, &trace](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_html(trace, *d); };

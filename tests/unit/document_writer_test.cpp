@@ -3,11 +3,13 @@
 // conventions written out by hand for two two-row tables.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "render/json_writer.hpp"
 #include "session/document_writer.hpp"
 
 namespace kernscope {
@@ -125,6 +127,59 @@ TEST(DocumentWriter, NsysReportsAndTableFiles) {
   EXPECT_EQ(content.str(), "Total Time (ns)\tName\n10\ta\n11\tb\n");
   EXPECT_EQ(files->messages.back(), "wrote " + (dir / "r_two.tsv").string());
   std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kernscope
+
+namespace kernscope {
+namespace {
+
+// The same calls give JSON text and a tree; the tree holds what the text reads back as (numbers as
+// json.loads reads them, invalid UTF-8 replaced), written out here by hand.
+TEST(JsonWriterTree, TheSameCallsGiveTheValuesTheTextReadsBackAs) {
+  auto write = [](JsonWriter& j) {
+    j.begin_object().member("int", 3).member("whole", 5.0).member("half", 0.5).member("nan", std::nan(""));
+    j.member("bad", std::string("a\xFF" "b")).member("yes", true).key("none").null();
+    Table t;
+    t.columns = {{"Total Time", Unit::kDuration}, {"Bytes", Unit::kBytes}, {"Name"}};
+    t.rows.push_back({std::int64_t{7}, std::int64_t{131072000}, std::string("k")});
+    t.rows.push_back({Cell{}, 2.5, std::string("m")});
+    j.key("rows").rows(t, RenderOptions{Format::kJson, TimeUnit::kNs});
+    j.key("list").begin_array().value(1).value("x").end_array().end_object();
+  };
+  JsonWriter text(0);
+  write(text);
+  EXPECT_EQ(text.finish(),
+            "{\"int\": 3, \"whole\": 5, \"half\": 0.5, \"nan\": null, \"bad\": \"a\xEF\xBF\xBD" "b\", \"yes\": true, \"none\": null, "
+            "\"rows\": [\n  {\n    \"Total Time (ns)\": 7,\n    \"Bytes (MB)\": 131.072,\n    \"Name\": \"k\"\n  },\n"
+            "  {\n    \"Total Time (ns)\": \"\",\n    \"Bytes (MB)\": 0.000,\n    \"Name\": \"m\"\n  }\n], \"list\": [1, \"x\"]}\n");
+  JsonWriter tree = JsonWriter::tree();
+  write(tree);
+  const JsonValue root = tree.take();
+  const auto& object = std::get<JsonValue::Object>(root.v);
+  ASSERT_EQ(object.size(), 9u);
+  EXPECT_EQ(object[0].first, "int");
+  EXPECT_EQ(std::get<long long>(object[0].second.v), 3);
+  EXPECT_EQ(std::get<long long>(object[1].second.v), 5);  // "5" reads back as an integer
+  EXPECT_EQ(std::get<double>(object[2].second.v), 0.5);
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(object[3].second.v));
+  EXPECT_EQ(std::get<std::string>(object[4].second.v), "a\xEF\xBF\xBD" "b");
+  EXPECT_TRUE(std::get<bool>(object[5].second.v));
+  EXPECT_TRUE(std::holds_alternative<std::nullptr_t>(object[6].second.v));
+  const auto& rows = std::get<JsonValue::Array>(object[7].second.v);
+  ASSERT_EQ(rows.size(), 2u);
+  const auto& first = std::get<JsonValue::Object>(rows[0].v);
+  EXPECT_EQ(first[0].first, "Total Time (ns)");
+  EXPECT_EQ(std::get<long long>(first[0].second.v), 7);
+  EXPECT_DOUBLE_EQ(std::get<double>(first[1].second.v), 131.072);  // MB, as the text writes it
+  EXPECT_EQ(std::get<std::string>(first[2].second.v), "k");
+  const auto& second = std::get<JsonValue::Object>(rows[1].v);
+  EXPECT_EQ(std::get<std::string>(second[0].second.v), "");  // a NULL cell, as nsys writes it
+  EXPECT_DOUBLE_EQ(std::get<double>(second[1].second.v), 0.0);
+  const auto& list = std::get<JsonValue::Array>(object[8].second.v);
+  EXPECT_EQ(std::get<long long>(list[0].v), 1);
+  EXPECT_EQ(std::get<std::string>(list[1].v), "x");
 }
 
 }  // namespace
