@@ -28,7 +28,9 @@ void ThreadCpuSampler::watch(std::uint32_t tid) {
   for (const auto& w : watched_) {
     if (w.tid == tid) return;
   }
-  watched_.push_back({tid});
+  Watched w;
+  w.tid = tid;
+  watched_.push_back(w);
 }
 
 void ThreadCpuSampler::start() {

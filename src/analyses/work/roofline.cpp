@@ -2,7 +2,6 @@
 #include "analyses/work/roofline.hpp"
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -47,8 +46,6 @@ struct Accumulator {
 std::string kernel_name(const Trace& t, RowIndex i) {
   return std::string(t.strings.get(t.kernels.shown_name(i)));
 }
-
-std::string percent(double share) { return fmt::format("{:.1f} %", 100 * share); }
 
 // The device whose kernels took the most time: its peaks are the roofs.
 const Device* main_device(const Trace& trace) {
