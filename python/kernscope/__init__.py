@@ -176,7 +176,9 @@ class Trace:
         if not rendered:
             values = _all_rows(spec, values)
             # Tables as frames; a document's values as objects, straight from the document (no JSON text).
-            format = "frames" if spec["shape"] == "tables" else ("object" if "json" in spec["formats"] else "")
+            # output= writes a document's JSON text to the file (and gives back what was written).
+            writes = "output" in values and spec["shape"] != "tables"
+            format = "frames" if spec["shape"] == "tables" else ("json" if writes else "object" if "json" in spec["formats"] else "")
         tables, text, messages, summary, document = self._core.run(analysis, values, format, time_unit or "",
                                                                     filter_time or "", filter_nvtx or "")
         for message in messages:

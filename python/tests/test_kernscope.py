@@ -432,3 +432,12 @@ def test_documents_reach_python_as_values_equal_to_the_cli_json(name):
                 assert a == b, (where, a, b)
 
         same(got, expected, name)
+
+
+def test_a_document_with_output_writes_its_json_and_says_what_was_written(tmp_path):
+    """output= without format= writes a document's JSON text (what the CLI's -o writes) and returns what
+    was written, as before documents reached Python as values."""
+    path = tmp_path / "report.json"
+    summary = kernscope.open(str(FIXTURES / "whatif" / "decode_bench.after.sqlite.xz")).run("report", output=str(path))
+    assert summary["path"] == str(path) and summary["format"] == "json" and summary["bytes"] == path.stat().st_size
+    assert json.loads(path.read_text())["schema"] == "kernscope.report/1"

@@ -101,6 +101,10 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
       }
     }
   }
+  // Python's frames have no room for the notes either: they go with the messages (Python logs them).
+  if (format == kFramesFormat) {
+    for (auto& note : d.notes) out.messages.push_back(std::move(note));
+  }
   out.tables = std::move(d.tables);
   return out;
 }

@@ -37,22 +37,25 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
 // Several traces: the ranks of one run replayed together where their clocks can be trusted
 // (ranks/ranks_whatif.hpp), each with its own --change list.
 Result<Document> run_ranks_together(const std::vector<const Trace*>& traces, const Options& o) {
-  auto rules = rules_with(o.text("rules"));
-  if (!rules) return std::unexpected(rules.error());
-  std::vector<ranks::RankReplayInput> inputs;
-  for (const Trace* trace : traces) {
-    auto changes = whatif_changes_of(o, *trace, *rules);
-    if (!changes) return std::unexpected(changes.error());
-    inputs.push_back({trace, std::move(*changes)});
-  }
-  auto replayed = ranks::replay_ranks(inputs, *rules, step_options_of(o));
-  if (!replayed) return std::unexpected(replayed.error());
-  // What the document's writers read is kept with them: the ranks' analyses and results.
+  // What the document's writers read is kept with them: the ranks' analyses and results, and the
+  // rules their contexts refer to.
   struct Kept {
+    OpRuleSet rules;
     ranks::RanksReplay replay;
     std::vector<RankWhatIf> ranks;  // one label for every output
   };
   auto kept = std::make_shared<Kept>();
+  auto rules = rules_with(o.text("rules"));
+  if (!rules) return std::unexpected(rules.error());
+  kept->rules = std::move(*rules);
+  std::vector<ranks::RankReplayInput> inputs;
+  for (const Trace* trace : traces) {
+    auto changes = whatif_changes_of(o, *trace, kept->rules);
+    if (!changes) return std::unexpected(changes.error());
+    inputs.push_back({trace, std::move(*changes)});
+  }
+  auto replayed = ranks::replay_ranks(inputs, kept->rules, step_options_of(o));
+  if (!replayed) return std::unexpected(replayed.error());
   kept->replay = std::move(*replayed);
   for (const auto& in : kept->replay.ranks) {
     kept->ranks.push_back(RankWhatIf{in->rank >= 0 ? in->rank : static_cast<std::int64_t>(in->given), in->trace->source.path,
