@@ -79,7 +79,7 @@ struct AnalysisOutput {
   std::vector<Table> tables;          // the tabular results (empty for documents)
   std::string text;                   // the rendering in the requested format (empty for frames)
   std::vector<std::string> messages;  // notes for stderr ("SKIPPED ...", "wrote ...")
-  std::string summary_json;           // what an analysis that writes files did (export), for Python
+  std::shared_ptr<const JsonValue> summary;  // what an analysis that writes files did (export, -o FILE), for Python
   int exit_code = 0;                  // the verdict for the shell: 1 when a regression gate failed (diff --fail-if)
   std::shared_ptr<const JsonValue> object;  // kObjectFormat: the document's values
 };

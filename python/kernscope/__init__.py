@@ -12,7 +12,6 @@ categoricals over the trace's string table. Errors raise kernscope.Error with th
 """
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Dict, List, Optional, Union
 
@@ -183,8 +182,8 @@ class Trace:
                                                                     filter_time or "", filter_nvtx or "")
         for message in messages:
             _log.info("kernscope: %s", message)
-        if summary:
-            return json.loads(summary)
+        if summary is not None:  # what an analysis that writes a file wrote (export, output=)
+            return summary
         if rendered:
             return text
         if format == "frames":

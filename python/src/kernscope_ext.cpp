@@ -330,7 +330,7 @@ nb::list tables_of(const AnalysisOutput& output) {
   return tables;
 }
 
-// Runs one analysis of the registry: (tables, text, messages, summary_json, document values or None).
+// Runs one analysis of the registry: (tables, text, messages, what was written or None, document values or None).
 nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::string, std::vector<std::string>>& options,
               const std::string& format, const std::string& time_unit, const std::string& filter_time,
               const std::string& filter_nvtx) {
@@ -343,18 +343,20 @@ nb::tuple run(const PyTrace& t, const std::string& name, const std::map<std::str
   const AnalysisOutput output = unwrap(std::move(result));
   if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
   nb::object document = output.object ? python_of(*output.object) : nb::none();
-  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json, document);
+  nb::object summary = output.summary ? python_of(*output.summary) : nb::none();
+  return nb::make_tuple(tables_of(output), output.text, output.messages, summary, document);
 }
 
 // (tables, text, messages, summary, exit code) of an analysis over several traces.
 nb::tuple analysis_result(Result<AnalysisOutput> result, const std::string& time_unit) {
   const AnalysisOutput output = unwrap(std::move(result));
   if (!time_unit.empty()) unwrap(parse_time_unit(time_unit));  // refused when unknown; frames stay in ns
-  return nb::make_tuple(tables_of(output), output.text, output.messages, output.summary_json, output.exit_code);
+  nb::object summary = output.summary ? python_of(*output.summary) : nb::none();
+  return nb::make_tuple(tables_of(output), output.text, output.messages, summary, output.exit_code);
 }
 
 // Runs one multi-trace analysis of the registry (diff, compare) on groups of loaded traces:
-// (tables, text, messages, summary_json, exit_code).
+// (tables, text, messages, what was written or None, exit_code).
 nb::tuple run_groups(const std::string& name, const std::vector<std::vector<PyTrace>>& groups,
                      const std::vector<std::string>& labels, const std::map<std::string, std::vector<std::string>>& options,
                      const std::string& format, const std::string& time_unit, const std::string& filter_time,

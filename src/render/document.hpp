@@ -45,7 +45,7 @@ struct Document {
   // What the document's own writers say beside their figures; on standard error where a format
   // writes the bare tables (csv, tsv, and json or text where the document has no writer for them).
   std::vector<std::string> notes;
-  std::string summary_json;                 // what an analysis that writes files did (export), for Python
+  std::shared_ptr<const JsonValue> summary; // what an analysis that writes files did (export), for Python
   int exit_code = 0;                        // 1 when a regression gate failed (diff --fail-if)
 };
 

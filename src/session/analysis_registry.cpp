@@ -82,9 +82,9 @@ Result<AnalysisOutput> write_output(const AnalysisEntry* entry, const OptionValu
   file.close();
   if (!file) return make_error(ErrorCode::kIo, "cannot write " + path);
   out->messages.push_back("wrote " + path);
-  JsonWriter json(0);
+  JsonWriter json = JsonWriter::tree();
   json.begin_object().member("path", path).member("format", format).member("bytes", out->text.size()).end_object();
-  out->summary_json = json.finish();
+  out->summary = std::make_shared<const JsonValue>(json.take());
   out->text.clear();
   return out;
 }

@@ -63,7 +63,7 @@ Result<void> write_table_files(const Document& d, const RenderOptions& options, 
 Result<AnalysisOutput> write_document(Document d, const std::string& format, TimeUnit time_unit) {
   AnalysisOutput out;
   out.messages = std::move(d.messages);
-  out.summary_json = std::move(d.summary_json);
+  out.summary = std::move(d.summary);
   out.exit_code = d.exit_code;
   if (format == kObjectFormat) {
     if (!d.json_document) return make_error(ErrorCode::kInvalidArgument, "this analysis gives tables, not a document");

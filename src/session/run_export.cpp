@@ -28,14 +28,14 @@ Result<Document> run(const Trace& trace, const Options& o, const Output& output)
   if (summary->overlap_tracks > 0) message += ", " + std::to_string(summary->overlap_tracks) + " overlap tracks";
   d.messages.push_back(message);
   // What was written, as a document (Python returns it as a dict).
-  JsonWriter json(0);
+  JsonWriter json = JsonWriter::tree();
   json.begin_object()
       .member("path", path)
       .member("events", summary->events)
       .member("flows", summary->flows)
       .member("overlap_tracks", summary->overlap_tracks)
       .end_object();
-  d.summary_json = json.finish();
+  d.summary = std::make_shared<const JsonValue>(json.take());
   return d;
 }
 
