@@ -100,17 +100,16 @@ struct Words {
   }
   std::string operator()(const dl::RooflineFigure& l) const { return roofline_headline_line(l.figure, l.latency_floor_ns) + "."; }
   std::string operator()(const dl::ModelSpeedOfLight& l) const {
-    auto share = [](double fraction) { return fmt::format("{:.1f} %", 100 * fraction); };
     std::string sentence;
     for (const auto& [name, fraction] : l.figures) {
-      if (name == "decode MBU" || name == "prefill MFU") sentence += (sentence.empty() ? "" : "; ") + name + " " + share(fraction);
+      if (name == "decode MBU" || name == "prefill MFU") sentence += (sentence.empty() ? "" : "; ") + name + " " + text::percent(fraction);
     }
     for (const auto& [name, fraction] : l.figures) {
-      if (name == "decode MBU over kernel time") sentence += fmt::format(" (decode kernels alone reach {} of peak bandwidth)", share(fraction));
+      if (name == "decode MBU over kernel time") sentence += fmt::format(" (decode kernels alone reach {} of peak bandwidth)", text::percent(fraction));
     }
     for (const auto& [name, fraction] : l.figures) {
       if (name == "decode GEMV bandwidth efficiency") {
-        sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", share(fraction));
+        sentence += fmt::format("; decode GEMV bandwidth efficiency {} (weight matrices over the projection kernels' time)", text::percent(fraction));
       }
     }
     return "Speed of light for " + l.config + ": " + sentence + ".";

@@ -7,20 +7,19 @@
 #include <cmath>
 #include <sstream>
 
+#include "base/text_util.hpp"
 #include "render/json_writer.hpp"
 
 namespace kernscope {
 
 namespace {
 
-std::string percent_of_one(double share) { return fmt::format("{:.1f} %", 100 * share); }
-
 // Which steps a headline figure is over and where its work came from.
 std::string headline_basis(const RooflineHeadline& h) {
   std::string from = fmt::format("{} {} steps '{}', {:.3f} ms per step (max of wall and GPU span)", h.steps, phase_name(h.phase),
                                  h.group, h.step_ns / 1e6);
   if (!h.work_source.empty()) return from + fmt::format("; work from {} ({})", h.work_source, h.work_detail);
-  return from + fmt::format("; work of the kernels with known work ({} of the steps' kernel time)", percent_of_one(h.covered_share));
+  return from + fmt::format("; work of the kernels with known work ({} of the steps' kernel time)", text::percent(h.covered_share));
 }
 
 }  // namespace
@@ -29,24 +28,24 @@ std::string roofline_headline_line(const RooflineHeadline& h, double latency_flo
   using Kind = RooflineHeadline::Kind;
   switch (h.kind) {
     case Kind::kDecodeMbu:
-      return fmt::format("decode MBU {}: {:.2f} GB per step / step time = {:.1f} GB/s of {:.0f} GB/s peak ({})", percent_of_one(h.share()),
+      return fmt::format("decode MBU {}: {:.2f} GB per step / step time = {:.1f} GB/s of {:.0f} GB/s peak ({})", text::percent(h.share()),
                          h.per_step / 1e9, h.achieved / 1e9, h.peak / 1e9, headline_basis(h));
     case Kind::kDecodeGemvAggregate:
       return fmt::format(
           "decode GEMV bandwidth efficiency {} (aggregate over the step's projection kernels): {:.3f} GB of weight matrices "
           "per step (the model config) in {:.3f} ms of GEMV/GEMM kernels per step = {:.1f} GB/s of {:.0f} GB/s peak "
           "(mean of {} steps; kernel time of the classes {})",
-          percent_of_one(h.share()), h.per_step / 1e9, h.kernel_ns / static_cast<double>(h.steps) / 1e6, h.achieved / 1e9, h.peak / 1e9,
+          text::percent(h.share()), h.per_step / 1e9, h.kernel_ns / static_cast<double>(h.steps) / 1e6, h.achieved / 1e9, h.peak / 1e9,
           h.steps, fmt::join(kProjectionClasses, ", "));
     case Kind::kDecodeGemv: {
       std::string line = fmt::format(
           "decode GEMV bandwidth efficiency {}: {:.2f} GB in {:.3f} ms of GEMV kernels = {:.1f} GB/s of {:.0f} GB/s peak "
           "({} launches in those steps; bytes / kernel time / peak bandwidth, no latency floor)",
-          percent_of_one(h.share()), h.bytes / 1e9, h.kernel_ns / 1e6, h.achieved / 1e9, h.peak / 1e9, h.launches);
+          text::percent(h.share()), h.bytes / 1e9, h.kernel_ns / 1e6, h.achieved / 1e9, h.peak / 1e9, h.launches);
       line += fmt::format(
           "; against their roof they reach {} (ideal {:.3f} ms / {:.3f} ms): {} of the {} launches need less than the {:g} us "
           "latency floor at peak bandwidth and are held to it",
-          percent_of_one(h.ideal_ns / h.kernel_ns), h.ideal_ns / 1e6, h.kernel_ns / 1e6, h.under_floor, h.launches, latency_floor_ns / 1000);
+          text::percent(h.ideal_ns / h.kernel_ns), h.ideal_ns / 1e6, h.kernel_ns / 1e6, h.under_floor, h.launches, latency_floor_ns / 1000);
       if (h.launches_in_trace != h.launches) {
         line += fmt::format(" (the gemv row of --by class covers all {} GEMV launches with known work, these are the decode steps' {})",
                             h.launches_in_trace, h.launches);
@@ -55,7 +54,7 @@ std::string roofline_headline_line(const RooflineHeadline& h, double latency_flo
     }
     case Kind::kPrefillMfu:
       return fmt::format("prefill MFU {}: {:.2f} TFLOP per step / step time = {:.1f} TFLOP/s of {:.1f} ({} dense peak; {})",
-                         percent_of_one(h.share()), h.per_step / 1e12, h.achieved / 1e12, h.peak / 1e12, precision_name(h.precision),
+                         text::percent(h.share()), h.per_step / 1e12, h.achieved / 1e12, h.peak / 1e12, precision_name(h.precision),
                          headline_basis(h));
   }
   return {};
@@ -65,7 +64,7 @@ std::vector<std::string> roofline_note_lines(const RooflineResult& result) {
   std::vector<std::string> lines = result.notes;
   for (const auto& w : result.withheld) {
     lines.push_back(fmt::format("{} {}: no {} headline: kernel work is known for {} of the steps' kernel time (under half)",
-                                phase_name(w.phase), w.group, w.phase == Phase::kDecode ? "MBU" : "MFU", percent_of_one(w.covered_share)));
+                                phase_name(w.phase), w.group, w.phase == Phase::kDecode ? "MBU" : "MFU", text::percent(w.covered_share)));
   }
   return lines;
 }
@@ -73,10 +72,10 @@ std::vector<std::string> roofline_note_lines(const RooflineResult& result) {
 std::string roofline_coverage_line(std::int64_t kernel_ns, std::int64_t covered_ns, const std::map<std::string, std::int64_t>& by_source,
                                    const std::string& step_work_source) {
   const double share = kernel_ns > 0 ? static_cast<double>(covered_ns) / static_cast<double>(kernel_ns) : 0;
-  std::string coverage = fmt::format("work known for {} of kernel time ({:.3f} of {:.3f} ms)", percent_of_one(share), covered_ns / 1e6,
+  std::string coverage = fmt::format("work known for {} of kernel time ({:.3f} of {:.3f} ms)", text::percent(share), covered_ns / 1e6,
                                      kernel_ns / 1e6);
   for (const auto& [source, ns] : by_source) {
-    coverage += fmt::format("; {} {}", source, percent_of_one(static_cast<double>(ns) / static_cast<double>(kernel_ns)));
+    coverage += fmt::format("; {} {}", source, text::percent(static_cast<double>(ns) / static_cast<double>(kernel_ns)));
   }
   if (covered_ns == 0 && !step_work_source.empty()) {
     // A model config costs whole steps, not kernels: said, not "no source".
@@ -105,7 +104,7 @@ std::vector<std::string> roofline_summary_lines(const RooflineResult& result) {
   for (const auto& r : result.rows) recoverable += r.recoverable_ns();
   if (result.peaks.peaks && result.covered_ns > 0) {
     lines.push_back(fmt::format("recoverable: {:.3f} ms of the covered {:.3f} ms ({}) if every kernel ran at its roof",
-                                recoverable / 1e6, result.covered_ns / 1e6, percent_of_one(recoverable / static_cast<double>(result.covered_ns))));
+                                recoverable / 1e6, result.covered_ns / 1e6, text::percent(recoverable / static_cast<double>(result.covered_ns))));
   }
   for (const auto& h : result.headline) lines.push_back(roofline_headline_line(h, result.latency_floor_ns));
   return lines;

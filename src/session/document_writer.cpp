@@ -65,6 +65,14 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
   out.messages = std::move(d.messages);
   out.summary = std::move(d.summary);
   out.exit_code = d.exit_code;
+  if (d.json_document && !d.json) {
+    // A document read as data gives the json format's text from the same writes as its values.
+    d.json = [document = d.json_document](const std::vector<Table>&, const RenderOptions&) {
+      JsonWriter json;
+      document(json);
+      return json.finish();
+    };
+  }
   if (format == kObjectFormat) {
     if (!d.json_document) return make_error(ErrorCode::kInvalidArgument, "this analysis gives tables, not a document");
     JsonWriter tree = JsonWriter::tree();
@@ -79,13 +87,6 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
       options.format = *parsed;
       if (options.format == Format::kTable && d.text) own = &d.text;
       if (options.format == Format::kJson && d.json) own = &d.json;
-      if (options.format == Format::kJson && d.json_document) {
-        JsonWriter json;
-        d.json_document(json);
-        out.text = json.finish();
-        out.tables = std::move(d.tables);
-        return out;
-      }
     } else if (!d.tables.empty() || d.text || d.json || !d.own_formats.empty()) {
       return std::unexpected(parsed.error());
     }  // else nothing to print (export writes its file itself)
