@@ -160,7 +160,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   for (RowIndex i = 0; i < k.size(); ++i) {
     const StringId id = k.shown_name(i);
     const NameFacts& facts = facts_of(id);
-    role[i] = forced[i] ? forced[i] : facts.role ? facts.role : modules.role[i];
+    role[i] = forced[i] ? forced[i] : facts.role ? facts.role : modules.role_of(i);
     communication[i] = facts.communication;
     const std::int64_t ns = k.end_ns[i] - k.start_ns[i];
     out.kernel_ns += ns;
@@ -185,7 +185,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     return out;
   }
   std::size_t by_module = 0;
-  for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !facts_of(k.shown_name(i)).role && modules.role[i].has_value();
+  for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !facts_of(k.shown_name(i)).role && modules.role_of(i).has_value();
   std::string module_classes;
   for (const auto& c : modules.classes) module_classes += (module_classes.empty() ? "" : ", ") + c;
   out.evidence = eager.calls.empty()

@@ -23,7 +23,8 @@
 
 namespace kernscope {
 
-enum class MoeRole { kDispatchCombine, kExpertGemm, kRouter, kPermute, kOther };
+// One byte: analyses keep a role (optional) per kernel row, millions of them.
+enum class MoeRole : std::uint8_t { kDispatchCombine, kExpertGemm, kRouter, kPermute, kOther };
 inline constexpr int kMoeRoles = 5;
 std::string_view moe_role_name(MoeRole role);
 

@@ -40,7 +40,6 @@ ModuleKind kind_of(std::string_view cls) {
 ModuleRoles module_roles(const Trace& trace, const OpRuleSet& rules) {
   ModuleRoles out;
   const auto& k = trace.kernels;
-  out.role.assign(k.size(), std::nullopt);
   // Per thread, the calls of router and expert modules (ranges nest: a router inside its block).
   std::map<std::int64_t, std::vector<std::pair<TimeNs, TimeNs>>> routers, experts;
   std::set<std::string> classes;
@@ -55,6 +54,7 @@ ModuleRoles module_roles(const Trace& trace, const OpRuleSet& rules) {
     ++(kind == ModuleKind::kRouter ? out.router_calls : out.expert_calls);
   }
   if (experts.empty()) return out;  // a router alone is no mixture of experts
+  out.role.assign(k.size(), std::nullopt);
   for (auto* calls : {&routers, &experts}) {
     for (auto& [tid, spans] : *calls) std::sort(spans.begin(), spans.end());
   }

@@ -8,6 +8,7 @@
 // a Linear) never count.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -17,13 +18,14 @@
 #include "kernscope/trace.hpp"
 
 namespace kernscope {
-enum class MoeRole;
+enum class MoeRole : std::uint8_t;
 }
 
 namespace kernscope::moe {
 
 struct ModuleRoles {
-  std::vector<std::optional<MoeRole>> role;  // per kernel row; nullopt: launched by no MoE module
+  std::vector<std::optional<MoeRole>> role;  // per kernel row (empty: no MoE module calls); nullopt: launched by none
+  std::optional<MoeRole> role_of(RowIndex row) const { return role.empty() ? std::nullopt : role[row]; }
   std::vector<std::string> classes;          // the MoE and router module classes seen, sorted
   std::size_t router_calls = 0, expert_calls = 0;
 };
