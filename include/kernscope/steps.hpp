@@ -116,7 +116,7 @@ struct StepAnalysis {
   Distribution prefill_wall;
   Distribution decode_kernel_ns;
   Distribution decode_gpu_period;  // TPOT on the GPU side; what to read when decode_wall is launch time
-  std::vector<std::string> notes;  // e.g. profiler inflation
+  std::vector<Note> notes;  // e.g. profiler inflation (kernscope/notes.hpp: kind, severity, text)
   // What the user feels, from the last group of each phase: time per output token (the GPU period
   // when the steps are asynchronous, else the step wall) and time to first token (wall time from
   // the prefill step's start (a request's set-up included) until its first token reaches the host where the

@@ -164,7 +164,7 @@ std::string render_accounting_summary(const StepAccounting& a, const std::string
     out += fmt::format("{}pageable copies: {:.1f} % of the steps' time (not pinned: the copy engine waits for a staging copy)\n",
                        indent, share(a.loop.pageable_copy_ns, a.loop.window_ns));
   }
-  for (const auto& n : a.notes) out += indent + "note: " + n + "\n";
+  for (const auto& n : a.notes) out += indent + "note: " + n.text + "\n";
   return out;
 }
 

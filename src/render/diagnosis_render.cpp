@@ -113,7 +113,7 @@ std::string render_diagnosis_text(const Diagnosis& d) {
       << fixed(g.p95 / 1e6, 3) << " ms, max " << fixed(static_cast<double>(g.max) / 1e6, 3) << " ms\n";
   }
   if (d.steps.ttft.count) o << "  TTFT (prefill step, from its start until its first token reaches the host, else its host range or GPU work ends): " << fixed(d.steps.ttft.p50 / 1e6, 3) << " ms\n";
-  for (const auto& n : d.steps.notes) o << "  note: " << n << "\n";
+  for (const auto& n : d.steps.notes) o << "  note: " << n.text << "\n";
   for (const auto& line : tracer_cost_sentences(d.tracer_cost)) o << "  tracer: " << line << "\n";
   speed_of_light_text(o, d);
   // A section with nothing to show is left out, not printed as a bare heading (a trace without

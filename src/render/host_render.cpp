@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 std::string host_group_root(const HostGroup& g) { return g.name + " [" + std::string(phase_name(g.phase)) + "]"; }
@@ -60,7 +61,7 @@ std::string render_host_summary(const HostProfile& profile) {
   }
   if (!profile.notes.empty()) {
     out += "\nNotes:\n";
-    for (const auto& n : profile.notes) out += "  - " + n + "\n";
+    for (const auto& n : profile.notes) out += "  - " + n.text + "\n";
   }
   return out;
 }
@@ -142,9 +143,9 @@ std::string render_host_json(const std::vector<Table>& tables, const HostProfile
   for (const Table& t : tables) json.key(t.report).raw(table_json(t, options));
   json.key("findings").begin_array();
   for (const auto& f : profile.findings) json.value(f);
-  json.end_array().key("notes").begin_array();
-  for (const auto& n : profile.notes) json.value(n);
-  json.end_array().end_object();
+  json.end_array();
+  write_notes_json(json.key("notes"), profile.notes);
+  json.end_object();
   return json.finish();
 }
 

@@ -6,6 +6,7 @@
 #include "render/tracer_cost_render.hpp"
 #include "render/document_render.hpp"
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 
@@ -146,12 +147,7 @@ void write_overview_json(JsonWriter& json, const TraceOverview& o) {
   }
   json.end_array();
   // Notes as Perfetto's stats table keeps them: each with its kind and severity, then counted by kind.
-  json.key("notes").begin_array();
-  for (const auto& n : o.notes) {
-    json.begin_object().member("kind", n.kind).member("severity", std::string(severity_name(n.severity))).member("count", n.count);
-    json.member("text", n.text).end_object();
-  }
-  json.end_array();
+  write_notes_json(json.key("notes"), o.notes);
   json.key("notes_by_kind").begin_array();
   for (const auto& c : count_notes(o.notes)) {
     json.begin_object().member("kind", c.kind).member("severity", std::string(severity_name(c.severity)));

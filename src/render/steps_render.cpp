@@ -54,7 +54,7 @@ std::string render_steps_summary(const StepAnalysis& steps) {
          dist("prefill step wall", steps.prefill_wall) + dist("kernel time / decode step", steps.decode_kernel_ns) +
          dist("GPU period / decode step", steps.decode_gpu_period) +
          dist("TPOT (" + steps.tpot_from + ")", steps.tpot) + dist("TTFT (until its first token on the host, else its GPU work, ends)", steps.ttft);
-  for (const auto& n : steps.notes) out += "Note: " + n + '\n';
+  for (const auto& n : steps.notes) out += "Note: " + n.text + '\n';
   return out;
 }
 

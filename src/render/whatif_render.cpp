@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "render/notes_json.hpp"
+
 namespace kernscope {
 namespace {
 
@@ -100,7 +102,7 @@ std::string render_whatif_text(const WhatIfResult& r) {
                      "{} operations and {} host calls replayed\n",
                      static_cast<double>(r.launch_latency_ns) / 1e3, static_cast<double>(r.queue_gap_ns) / 1e3,
                      static_cast<double>(r.graph_launch_ns) / 1e3, r.operations, r.host_calls);
-  for (const auto& n : r.notes) out += "  ! " + n + "\n";
+  for (const auto& n : r.notes) out += "  ! " + n.text + "\n";
   return out;
 }
 
@@ -129,9 +131,7 @@ void write_whatif_json(JsonWriter& json, const WhatIfResult& r) {
       .member("graph_node_gap_ns", r.graph_node_gap_ns);
   json.member("unexplained_ns", r.unexplained_ns).member("operations", r.operations).member("host_calls", r.host_calls);
   json.end_object();
-  json.key("notes").begin_array();
-  for (const auto& n : r.notes) json.value(n);
-  json.end_array();
+  write_notes_json(json.key("notes"), r.notes);
   json.end_object();
 }
 
@@ -233,7 +233,7 @@ std::string render_critical_path_text(const WhatIfResult& r) {
       out += fmt::format("  the step accounting agrees: most is {}\n", category_name(b));
     }
   }
-  for (const auto& n : r.notes) out += "  ! " + n + "\n";
+  for (const auto& n : r.notes) out += "  ! " + n.text + "\n";
   return out;
 }
 
@@ -259,9 +259,7 @@ void write_critical_path_json(JsonWriter& json, const WhatIfResult& r) {
     json.end_object();
   }
   json.end_array();
-  json.key("notes").begin_array();
-  for (const auto& n : r.notes) json.value(n);
-  json.end_array();
+  write_notes_json(json.key("notes"), r.notes);
   json.end_object();
 }
 

@@ -323,7 +323,7 @@ TEST(StepCoverage, StepsHoldingASliverOfTheWorkGiveNoTpot) {
   EXPECT_EQ(thin.tpot.count, 0) << thin.method;
   EXPECT_NE(thin.method.find("the steps hold 0.1 %"), std::string::npos) << thin.method;
   bool said = false;
-  for (const auto& n : thin.notes) said |= n.find("TPOT and TTFT withheld") != std::string::npos;
+  for (const auto& n : thin.notes) said |= n.text.find("TPOT and TTFT withheld") != std::string::npos;
   EXPECT_TRUE(said);
   const auto whole = annotated_loop(true);
   EXPECT_EQ(whole.tpot.count, 6) << whole.method;

@@ -593,7 +593,10 @@ TEST(LiveCapture, PartialStepsAtAWindowEdgeAreLeftOutAndSaid) {
   ASSERT_TRUE(steps.has_value());
   EXPECT_EQ(steps->steps.size(), 2u);
   bool said = false;
-  for (const auto& note : steps->notes) said |= note.find("1 step(s) cut by a capture window's edge left out as partial") != std::string::npos;
+  for (const auto& note : steps->notes) {
+    said |= note.kind == "steps_cut_by_capture" && note.count == 1 &&
+            note.text.find("1 step(s) cut by a capture window's edge left out as partial") != std::string::npos;
+  }
   EXPECT_TRUE(said);
 }
 

@@ -248,7 +248,7 @@ TEST(StepSources, StepsCutByAFilterAreLeftOut) {
     EXPECT_EQ(st.phase, Phase::kDecode);
   }
   EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(),
-                          [](const std::string& n) { return n.find("2 step(s) cut by the filter") != std::string::npos; }));
+                          [](const Note& n) { return n.text.find("2 step(s) cut by the filter") != std::string::npos; }));
 }
 
 // nsys-ai's 1 s window of the video model: its CUDA API rows start later than its kernels, whose
@@ -276,8 +276,9 @@ TEST(StepSources, StepsWhoseLaunchesPredateTheTraceSaySo) {
     without += !any_launch[w];
   }
   ASSERT_GT(without, 0u);
-  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [&](const std::string& n) {
-    return n.find(std::to_string(without) + " step(s) ran GPU work whose launching calls are not in the trace") != std::string::npos;
+  EXPECT_TRUE(std::any_of(s.notes.begin(), s.notes.end(), [&](const Note& n) {
+    return n.kind == "launches_not_traced" && n.severity == NoteSeverity::kDataLoss &&
+           n.text.find(std::to_string(without) + " step(s) ran GPU work whose launching calls are not in the trace") != std::string::npos;
   }));
 }
 

@@ -58,6 +58,24 @@ TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
   EXPECT_EQ(predicted(replay(s, {"no-sync=cudaDeviceSynchronize"})), 600 * k);  // not that call: nothing changes
 }
 
+// A change with nothing to change says so in a note of its own kind (a script filters on the kind,
+// never on the sentence): the step above has a cudaStreamSynchronize, no cudaDeviceSynchronize.
+TEST(WhatIf, AChangeWithNothingToChangeIsNotedByKind) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 600 * k);
+  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
+  s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
+  s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  const auto r = replay(s, {"no-sync=cudaDeviceSynchronize"});
+  ASSERT_EQ(r.notes.size(), 1u);
+  EXPECT_EQ(r.notes[0].kind, "change_not_applicable");
+  EXPECT_EQ(r.notes[0].severity, NoteSeverity::kInfo);
+  EXPECT_EQ(r.notes[0].count, 1);
+  EXPECT_EQ(r.notes[0].text, "no-sync: no blocking synchronization named cudaDeviceSynchronize waits inside a step");
+  // The change that applies leaves no such note.
+  for (const auto& n : replay(s, {"no-sync"}).notes) EXPECT_NE(n.kind, "change_not_applicable") << n.text;
+}
+
 // The same, but the range ends 1k after the sync: the sync waited for the kernel, which is the
 // critical path. no-sync: the range ends at 25k + 1k, the kernel still at 500k: 6k saved.
 // Replays that share a graph cache (report prices several changes of the same steps) give what
@@ -165,7 +183,8 @@ TEST(WhatIf, EditsAddHostWorkBeforeACallAndGpuWorkToWhatItLaunches) {
   const auto missed = what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options);
   EXPECT_EQ(predicted(missed), 140 * k);
   ASSERT_FALSE(missed.notes.empty());
-  EXPECT_NE(missed.notes.back().find("found no call"), std::string::npos);
+  EXPECT_EQ(missed.notes.back().kind, "unknown_call");
+  EXPECT_NE(missed.notes.back().text.find("found no call"), std::string::npos);
 }
 
 // A synchronous pageable copy: cudaMemcpy [0, 100k) copies [5k, 95k) (1 MiB, host to device);
@@ -184,7 +203,8 @@ TEST(WhatIf, OverlappedCopiesStillEndBeforeTheirReader) {
   EXPECT_EQ(predicted(replay(s, {})), 310 * k);
   const auto r = replay(s, {"overlap-copies"});
   EXPECT_EQ(predicted(r), 280 * k);
-  EXPECT_FALSE(r.notes.empty());  // says the pageable copy kept its speed
+  ASSERT_FALSE(r.notes.empty());  // says the pageable copy kept its speed
+  EXPECT_EQ(r.notes.back().kind, "pinned_speed_unmeasured");
 }
 
 // A collective between two GEMMs on one stream: L1 [0, 10k) launches K1 [15k, 100k); L2 [10k, 20k)
@@ -230,7 +250,7 @@ TEST(WhatIf, CollectivesOfTheRanksOfOneTraceWaitForEachOther) {
   ASSERT_EQ(none.steps.size(), 2u);
   for (const auto& st : none.steps) EXPECT_EQ(st.predicted_ns, st.traced_ns);
   EXPECT_NE(std::find_if(none.notes.begin(), none.notes.end(),
-                         [](const std::string& n) { return n.find("2 processes replayed together: 1 collective") != std::string::npos; }),
+                         [](const Note& n) { return n.text.find("2 processes replayed together: 1 collective") != std::string::npos; }),
             none.notes.end());
   const auto faster = replay(s, {"scale=gemm:0.5"});
   ASSERT_EQ(faster.steps.size(), 2u);
@@ -298,13 +318,13 @@ TEST(WhatIf, RanksInFilesOfTheirOwnReplayTogetherOnceTheirClocksAreAligned) {
     EXPECT_EQ(rank.steps[0].predicted_ns, 525 * k);
     EXPECT_EQ(rank.steps[0].path.parts.at("gpu.gemm"), 385 * k);  // rank B's GEMM, on both paths
     EXPECT_NE(std::find_if(rank.notes.begin(), rank.notes.end(),
-                           [](const std::string& n) { return n.find("2 processes of 2 traces replayed together") != std::string::npos; }),
+                           [](const Note& n) { return n.text.find("2 processes of 2 traces replayed together") != std::string::npos; }),
               rank.notes.end());
   }
   const auto misaligned = together(0, {"scale=gemm:0.5"});
   EXPECT_EQ(misaligned[0].steps.at(0).predicted_ns, 710 * k);
   EXPECT_NE(std::find_if(misaligned[0].notes.begin(), misaligned[0].notes.end(),
-                         [](const std::string& n) { return n.find("collectives left unlinked: 1 calls") != std::string::npos; }),
+                         [](const Note& n) { return n.text.find("collectives left unlinked: 1 calls") != std::string::npos; }),
             misaligned[0].notes.end());
 }
 

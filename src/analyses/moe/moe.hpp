@@ -85,7 +85,7 @@ struct PerfectRouter {
   std::int64_t host_per_iteration_ns = 0;    // median spacing of consecutive iterations
   double gpu_per_iteration_ns = 0, gpu_per_token_ns = 0;  // the fit g0 + g1 x tokens
   std::string group;  // the step group whose medians are compared
-  std::vector<std::string> notes;  // the replay's, added to the analysis's notes
+  std::vector<Note> notes;  // the replay's, added (their text) to the analysis's notes
 };
 
 struct MoeAnalysis {

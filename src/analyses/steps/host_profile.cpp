@@ -344,9 +344,10 @@ Result<HostProfile> analyze_host(const Trace& trace, const OpRuleSet& rules, con
   if (trace.host.samples.size() == 0 && out.collections.empty() && !out.gil_traced && !traced_ranges) {
     // Not an error: the steps' launch and sync time still stand, and other traces of a set may have it.
     out.notes.insert(out.notes.begin(),
-                     "this trace has no sampled host stacks, garbage-collection ranges or GIL ranges (record with "
-                     "`kernscope record --sample cpu`, or nsys --sample=cpu --python-sampling=true -t python-gil; "
-                     "collections need kernscope's Python hook or TLLM_PROFILE_RECORD_GC=1)");
+                     Note{"no_host_data", NoteSeverity::kInfo,
+                          "this trace has no sampled host stacks, garbage-collection ranges or GIL ranges (record with "
+                          "`kernscope record --sample cpu`, or nsys --sample=cpu --python-sampling=true -t python-gil; "
+                          "collections need kernscope's Python hook or TLLM_PROFILE_RECORD_GC=1)"});
   }
   return out;
 }
@@ -457,10 +458,11 @@ void traced_functions(const Trace& trace, HostProfile& out) {
       return a.name < b.name;
     });
   }
-  out.notes.push_back(std::string("host functions from the trace's ") +
-                      (domain == kKinetoPythonDomain ? "Python function ranges (the PyTorch profiler's python_function events)"
-                                                     : "operator ranges (the PyTorch profiler's cpu_op events: aten operators)") +
-                      ": exact times of each call on the host thread, not samples; own time = a range's less its children's");
+  out.notes.push_back({"host_functions_from_ranges", NoteSeverity::kInfo,
+                       std::string("host functions from the trace's ") +
+                           (domain == kKinetoPythonDomain ? "Python function ranges (the PyTorch profiler's python_function events)"
+                                                          : "operator ranges (the PyTorch profiler's cpu_op events: aten operators)") +
+                           ": exact times of each call on the host thread, not samples; own time = a range's less its children's"});
 }
 
 }  // namespace
@@ -514,7 +516,7 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
     if (whole.start_ns < whole.end_ns) {
       whole.wall_ns = whole.end_ns - whole.start_ns;
       out.steps.push_back(whole);
-      out.notes.push_back("no steps found: the whole run is one window");
+      out.notes.push_back({"no_steps", NoteSeverity::kInfo, "no steps found: the whole run is one window"});
     }
   }
 
@@ -538,10 +540,11 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
   std::vector<std::int64_t> weight(thread_samples.size(), period);
   if (trace.host.wall_clock) {
     for (std::size_t k = 1; k < thread_samples.size(); ++k) weight[k] = gaps[k - 1];
-    out.notes.push_back("samples are wall clock: each stands for the time since the thread's previous one");
+    out.notes.push_back({"wall_clock_samples", NoteSeverity::kInfo, "samples are wall clock: each stands for the time since the thread's previous one"});
   } else if (!thread_samples.empty()) {
-    out.notes.push_back("samples are CPU samples (taken while the thread runs): each stands for the sampling period, " +
-                        std::to_string(period / 1000) + " us; time the thread spends blocked is not seen");
+    out.notes.push_back({"cpu_samples", NoteSeverity::kInfo,
+                         "samples are CPU samples (taken while the thread runs): each stands for the sampling period, " +
+                             std::to_string(period / 1000) + " us; time the thread spends blocked is not seen"});
   }
 
   std::vector<std::map<std::int64_t, std::int64_t>> holders;  // per group: thread -> ns held during waits
@@ -650,27 +653,30 @@ HostProfile host_profile_of(const TraceContext& context, std::vector<Step> steps
   gil_findings(out);
   host_time_findings(trace, out);
   if (!out.gil_traced && trace.host.info.empty()) {
-    out.notes.push_back("GIL waits: not in this trace (nsys records them with -t python-gil)");
+    out.notes.push_back({"gil_not_traced", NoteSeverity::kInfo, "GIL waits: not in this trace (nsys records them with -t python-gil)"});
   }
   if (samples.size() > 0 && out.samples_total == 0) {
-    out.notes.push_back("the host thread analysed (" + std::to_string(tid_of(out.global_tid)) +
-                        ") has no samples: it never ran Python or native code the sampler saw (use --thread)");
+    out.notes.push_back({"thread_without_samples", NoteSeverity::kInfo,
+                         "the host thread analysed (" + std::to_string(tid_of(out.global_tid)) +
+                             ") has no samples: it never ran Python or native code the sampler saw (use --thread)"});
   }
   // kernscope's native sampler (KERNSCOPE_HOST_INFO sampler = "native ...") holds no interpreter
   // lock: its cost is CPU time, its thread's and its signal handlers' on the program's threads.
   bool native_sampler = false;
   for (const auto& [name, value] : trace.host.info) native_sampler = native_sampler || (name == "sampler" && value.starts_with("native"));
   for (const auto& [name, value] : trace.host.info) {
-    if (name == "sampler_hz_asked") out.notes.push_back("sampler: asked " + value + " Hz");
-    if (name == "sampler_hz_achieved") out.notes.push_back("sampler: achieved " + value + " Hz");
-    if (name == "native_frames") out.notes.push_back("host stacks: " + value);
-    if (name == "gil_wait") out.notes.push_back("GIL waits " + value);
+    if (name == "sampler_hz_asked") out.notes.push_back({"sampler_rate_asked", NoteSeverity::kInfo, "sampler: asked " + value + " Hz"});
+    if (name == "sampler_hz_achieved") out.notes.push_back({"sampler_rate_achieved", NoteSeverity::kInfo, "sampler: achieved " + value + " Hz"});
+    if (name == "native_frames") out.notes.push_back({"native_frames", NoteSeverity::kInfo, "host stacks: " + value});
+    if (name == "gil_wait") out.notes.push_back({"gil_waits", NoteSeverity::kInfo, "GIL waits " + value});
     if (name == "sampler_busy_share" && native_sampler) {
-      out.notes.push_back("sampler cost: its thread and its signal handlers used " + value.substr(0, 7) +
-                          " of one CPU over the run (the handlers' part on the program's own threads)");
+      out.notes.push_back({"sampler_cost", NoteSeverity::kInfo,
+                           "sampler cost: its thread and its signal handlers used " + value.substr(0, 7) +
+                               " of one CPU over the run (the handlers' part on the program's own threads)"});
     } else if (name == "sampler_busy_share") {
-      out.notes.push_back("sampler cost: it held the interpreter lock " + value.substr(0, 7) +
-                          " of the run (the traced program's threads waited that long at most)");
+      out.notes.push_back({"sampler_cost", NoteSeverity::kInfo,
+                           "sampler cost: it held the interpreter lock " + value.substr(0, 7) +
+                               " of the run (the traced program's threads waited that long at most)"});
     }
   }
   return out;

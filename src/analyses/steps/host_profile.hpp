@@ -99,7 +99,7 @@ struct HostProfile {
   std::vector<HostGroup> groups;
   std::vector<GcCollection> collections;
   std::vector<std::string> findings;  // in words, most important first
-  std::vector<std::string> notes;     // what was not measured, sampler cost
+  std::vector<Note> notes;            // what was not measured, sampler cost
   std::int64_t samples_total = 0;     // host thread samples in the trace
   bool gil_traced = false;            // the trace holds nsys's GIL ranges
 };

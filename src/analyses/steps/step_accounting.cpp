@@ -569,8 +569,10 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
     if (!result.steady_is_loop) result.steady.add(result.steps[w]);
   }
   if (result.processes > 1) {
-    result.notes.push_back("steps of " + std::to_string(result.processes) + " processes: phases and the loop are process " +
-                           std::to_string(pid_of(result.process)) + "'s (the most GPU time); every step is in the step table");
+    result.notes.push_back({"several_processes", NoteSeverity::kInfo,
+                            "steps of " + std::to_string(result.processes) + " processes: phases and the loop are process " +
+                                std::to_string(pid_of(result.process)) + "'s (the most GPU time); every step is in the step table",
+                            static_cast<std::int64_t>(result.processes)});
   }
   return result;
 }

@@ -94,7 +94,7 @@ struct StepAccounting {
   // report's tiles, charts and actions read).
   std::vector<bool> steady_step;
   bool steady_is_loop = true;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 // The accounting of `steps` (found in `trace` with `rules`); the overload below shares a run's

@@ -42,7 +42,7 @@ void read_ttft(const std::vector<Step>& steps, StepAnalysis& result) {
                         "copies), not computed",
                         felt.back() / 1e6,
                         static_cast<double>(st.gpu_end_ns - st.end_ns) / 1e6, st.kernel_ns / 1e6);
-          result.notes.emplace_back(line);
+          result.notes.push_back({"prefill_mostly_waiting", NoteSeverity::kInfo, line});
         }
       }
     }
@@ -103,10 +103,12 @@ void read_tpot(const Trace& trace, StepAnalysis& result) {
                   "finishes a step every %.3f ms (p50 of the GPU period); TPOT is %s",
                   result.decode_wall.p50 / 1e6, result.decode_kernel_ns.p50 / 1e6, result.decode_gpu_period.p50 / 1e6,
                   pipelined ? "that period (the steps overlap)" : "each step's start until its GPU work ends (the steps do not overlap)");
-    result.notes.emplace_back(line);
+    result.notes.push_back({"asynchronous_decode_steps", NoteSeverity::kInfo, line});
   } else if (pipelined) {
-    result.notes.push_back("decode steps overlap (" + std::to_string(overlapping) + " of " + std::to_string(pairs) +
-                           " start before the previous step's GPU work ends): TPOT is the GPU period");
+    result.notes.push_back({"overlapping_decode_steps", NoteSeverity::kInfo,
+                            "decode steps overlap (" + std::to_string(overlapping) + " of " + std::to_string(pairs) +
+                                " start before the previous step's GPU work ends): TPOT is the GPU period",
+                            static_cast<std::int64_t>(overlapping)});
   }
 }
 

@@ -402,9 +402,10 @@ void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
   result.ttft = {};
   result.tpot_samples.clear();
   result.ttft_samples.clear();
-  result.notes.push_back(fmt::format("TPOT and TTFT withheld: the steps hold only {:.1f} % of the kernel time in their span, "
-                                     "so their latency would not be the run's",
-                                     100.0 * share));
+  result.notes.push_back({"latency_withheld", NoteSeverity::kInfo,
+                          fmt::format("TPOT and TTFT withheld: the steps hold only {:.1f} % of the kernel time in their span, "
+                                      "so their latency would not be the run's",
+                                      100.0 * share)});
 }
 // The steps as the windows give them: name, group, phase, bounds, token, thread and process.
 std::vector<Step> steps_of_windows(const std::vector<report::StepWindow>& windows) {
@@ -498,12 +499,16 @@ void leave_out_cut_steps(const Trace& trace, std::vector<Step>& steps, std::vect
         kept_facts.push_back(phase_facts[w]);
       }
       if (cut_by_filter > 0) {
-        result.notes.push_back(std::to_string(cut_by_filter) +
-                               " step(s) cut by the filter's edges left out (only part of their work is inside it)");
+        result.notes.push_back({"steps_cut_by_filter", NoteSeverity::kInfo,
+                                std::to_string(cut_by_filter) +
+                                    " step(s) cut by the filter's edges left out (only part of their work is inside it)",
+                                static_cast<std::int64_t>(cut_by_filter)});
       }
       if (cut_by_capture > 0) {
-        result.notes.push_back(std::to_string(cut_by_capture) +
-                               " step(s) cut by a capture window's edge left out as partial (only part of their work was recorded)");
+        result.notes.push_back({"steps_cut_by_capture", NoteSeverity::kDataLoss,
+                                std::to_string(cut_by_capture) +
+                                    " step(s) cut by a capture window's edge left out as partial (only part of their work was recorded)",
+                                static_cast<std::int64_t>(cut_by_capture)});
       }
       for (auto* column : {&result.kernel_step, &result.memcpy_step, &result.memset_step}) {
         for (auto& v : *column) v = v < 0 ? -1 : new_index[static_cast<std::size_t>(v)];
@@ -718,8 +723,10 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
       unlaunched += host_first[w] == INT64_MAX && steps[w].gpu_end_ns != 0;
     }
     if (unlaunched > 0) {
-      result.notes.push_back(std::to_string(unlaunched) + " step(s) ran GPU work whose launching calls are not in the trace "
-                             "(launched before its CUDA API rows begin): their launches, syncs and allocations read 0");
+      result.notes.push_back({"launches_not_traced", NoteSeverity::kDataLoss,
+                              std::to_string(unlaunched) + " step(s) ran GPU work whose launching calls are not in the trace "
+                                                           "(launched before its CUDA API rows begin): their launches, syncs and allocations read 0",
+                              static_cast<std::int64_t>(unlaunched)});
     }
     if (!hosted.empty()) {
       for (RowIndex i = 0; i < a.size(); ++i) {
@@ -848,8 +855,9 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   }
   read_ttft(steps, result);
   if (found->source == report::StepSource::kForwardPasses && !found->request_starts_from_calls && result.ttft.count > 0) {
-    result.notes.push_back("TTFT counts from each request's first CUDA call: host work before it (generate()'s Python set-up, "
-                           "tokenizing) is not in a CUDA trace; a profiler trace with Python stacks (with_stack=True) shows it");
+    result.notes.push_back({"ttft_from_first_cuda_call", NoteSeverity::kInfo,
+                            "TTFT counts from each request's first CUDA call: host work before it (generate()'s Python set-up, "
+                            "tokenizing) is not in a CUDA trace; a profiler trace with Python stacks (with_stack=True) shows it"});
   }
   result.steps = std::move(steps);
   if (const auto collections = gc_collections(trace); !collections.empty()) {
@@ -859,14 +867,17 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   read_tpot(trace, result);
   withhold_latency_of_thin_steps(trace, result);
   if (!llm) {
-    result.notes.push_back("workload: " + std::string(workload_name(result.workload.kind)) +
-                           " (not LLM inference), so steps have no prefill/decode phase, TTFT or TPOT");
+    result.notes.push_back({"not_llm_inference", NoteSeverity::kInfo,
+                            "workload: " + std::string(workload_name(result.workload.kind)) +
+                                " (not LLM inference), so steps have no prefill/decode phase, TTFT or TPOT"});
   }
   std::int64_t node_kernels = 0;
   for (auto id : k.graph_node_id) node_kernels += id != 0;
   if (node_kernels > 0) {
-    result.notes.push_back("CUDA graphs were traced node by node (" + std::to_string(node_kernels) +
-                           " kernels): that tracing inflates graph replay times, so step times read high");
+    result.notes.push_back({"profiler_inflation", NoteSeverity::kInfo,
+                            "CUDA graphs were traced node by node (" + std::to_string(node_kernels) +
+                                " kernels): that tracing inflates graph replay times, so step times read high",
+                            node_kernels});
   }
   return result;
 }

@@ -460,7 +460,9 @@ void build_parts(std::size_t input, Input& in, const WhatIfOptions& options, Wha
     result.unexplained_ns += g.unexplained_ns;
     for (const Node& n : g.nodes) (n.kind == NodeKind::kOp ? result.operations : result.host_calls) += n.kind == NodeKind::kMark ? 0 : 1;
     for (const auto& note : g.notes) {
-      if (std::find(result.notes.begin(), result.notes.end(), note) == result.notes.end()) result.notes.push_back(note);
+      const bool known = std::any_of(result.notes.begin(), result.notes.end(),
+                                     [&](const Note& n) { return n.kind == note.kind && n.text == note.text; });
+      if (!known) result.notes.push_back(note);
     }
     shift_times(g, -in.offset_ns);
     parts.push_back(Part{input, process, std::move(g), 0});
@@ -600,7 +602,7 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     results[i].changes = *inputs[i].changes;
     if (inputs[i].analysis->steps.empty()) {
-      results[i].notes.push_back("no steps: nothing to replay");
+      results[i].notes.push_back({"no_steps", NoteSeverity::kInfo, "no steps: nothing to replay"});
       inputs[i].replayed.clear();
       continue;
     }
@@ -614,7 +616,7 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
   Replay joint_replay;
   bool joint = false;
   std::int64_t linked = 0;
-  std::vector<std::string> joint_notes;
+  std::vector<Note> joint_notes;
   if (with_collectives >= 2) {
     std::vector<const Graph*> graphs;
     for (const Part& part : parts) graphs.push_back(&part.graph);
@@ -639,15 +641,18 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
     if (joint) {
       joint_replay = replay(joined);
       const bool several_traces = inputs.size() > 1;
-      joint_notes.push_back(std::to_string(parts.size()) + " processes" + (several_traces ? " of " + std::to_string(inputs.size()) + " traces" : "") +
-                            " replayed together: " + std::to_string(links.linked) +
-                            " collective calls wait for every rank that runs them (matched by kernel name and order" +
-                            (several_traces ? "; the traces' clocks aligned by the ranks' offsets)" : ")"));
+      joint_notes.push_back({"replayed_together", NoteSeverity::kInfo,
+                             std::to_string(parts.size()) + " processes" + (several_traces ? " of " + std::to_string(inputs.size()) + " traces" : "") +
+                                 " replayed together: " + std::to_string(links.linked) +
+                                 " collective calls wait for every rank that runs them (matched by kernel name and order" +
+                                 (several_traces ? "; the traces' clocks aligned by the ranks' offsets)" : ")"),
+                             links.linked});
     }
     if (links.not_together > 0 || links.unmatched_names > 0) {
-      joint_notes.push_back("collectives left unlinked: " + std::to_string(links.not_together) +
-                            " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
-                            " kernel names the processes ran a different number of times");
+      joint_notes.push_back({"collectives_unlinked", NoteSeverity::kInfo,
+                             "collectives left unlinked: " + std::to_string(links.not_together) +
+                                 " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
+                                 " kernel names the processes ran a different number of times"});
     }
   }
   std::vector<std::pair<std::int32_t, const TraceContext*>> contexts;

@@ -156,7 +156,7 @@ struct WhatIfResult {
   // The leading process's replayed steps, from the first start to the last completion.
   std::int64_t traced_span_ns = 0, predicted_span_ns = 0;
   std::vector<PathLink> links;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 // Replays the steps of `steps` (found in `trace`) with `options.changes` applied; trace_context.hpp

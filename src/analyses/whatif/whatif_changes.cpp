@@ -61,8 +61,12 @@ void graphs(Graph& g, const StepAnalysis& steps) {
     n.launch = Term{graph_call[node_index(n.launch.node)], false, n.launch.lag};
     if (n.stream.node != kNoNode) n.stream.lag = g.graph_node_gap_ns;
   }
-  if (graphed_steps == 0) g.notes.push_back("graphs: no step with a host range launches work here: nothing to capture");
-  else g.notes.push_back("graphs: kernels of a graph " + std::to_string(g.graph_node_gap_ns) + " ns apart, from " + g.graph_node_gap_source);
+  if (graphed_steps == 0) {
+    g.notes.push_back({"change_not_applicable", NoteSeverity::kInfo, "graphs: no step with a host range launches work here: nothing to capture"});
+  } else {
+    g.notes.push_back({"graph_node_gap", NoteSeverity::kInfo,
+                       "graphs: kernels of a graph " + std::to_string(g.graph_node_gap_ns) + " ns apart, from " + g.graph_node_gap_source});
+  }
   (void)captured;
 }
 
@@ -74,7 +78,10 @@ void no_sync(Graph& g, const std::string& call, const Trace& trace) {
     n.waits_end = n.waits_begin;
     ++removed;
   }
-  if (removed == 0) g.notes.push_back("no-sync: no blocking synchronization" + (call.empty() ? std::string() : " named " + call) + " waits inside a step");
+  if (removed == 0) {
+    g.notes.push_back({"change_not_applicable", NoteSeverity::kInfo,
+                       "no-sync: no blocking synchronization" + (call.empty() ? std::string() : " named " + call) + " waits inside a step"});
+  }
 }
 
 // A kernel's class for a change: attention kernels whose names do not say the phase take their
@@ -105,7 +112,8 @@ void scale(Graph& g, const WhatIfChange& c, const TraceContext& context, const S
   if (scaled == 0) {
     std::string known;
     for (const auto& name : context.class_names()) known += (known.empty() ? "" : ", ") + name;
-    g.notes.push_back("scale: no operation of class " + c.op_class + " (the trace's classes: " + known + ", memcpy, memset)");
+    g.notes.push_back({"change_not_applicable", NoteSeverity::kInfo,
+                       "scale: no operation of class " + c.op_class + " (the trace's classes: " + known + ", memcpy, memset)"});
   }
 }
 
@@ -202,18 +210,23 @@ void overlap_copies(Graph& g) {
     if (n.kind == NodeKind::kCall && n.call == HostCallKind::kBlocking && !n.sync) n.waits_end = n.waits_begin;
   }
   const std::int64_t moved = move_to_own_stream(g, kCopyTrackTag, copy);
-  if (moved == 0) g.notes.push_back("overlap-copies: no host-to-device or device-to-host copy to move");
+  if (moved == 0) g.notes.push_back({"change_not_applicable", NoteSeverity::kInfo, "overlap-copies: no host-to-device or device-to-host copy to move"});
   if (unmeasured) {
-    g.notes.push_back("overlap-copies: pageable copies keep their traced speed where the trace has no pinned copy of their direction "
-                      "(1 MiB or more) to measure the pinned speed from");
+    g.notes.push_back({"pinned_speed_unmeasured", NoteSeverity::kInfo,
+                       "overlap-copies: pageable copies keep their traced speed where the trace has no pinned copy of their direction "
+                       "(1 MiB or more) to measure the pinned speed from"});
   }
 }
 
 void overlap_comm(Graph& g) {
   const std::int64_t moved = move_to_own_stream(g, kCommTrackTag, [](const Node& n) { return n.op == OpKind::kComm; });
-  if (moved == 0) g.notes.push_back("overlap-comm: no collective or peer-to-peer kernel to move");
-  else g.notes.push_back("overlap-comm: an upper bound: the trace does not say which kernel reads a collective's result, so only "
-                         "synchronizations wait for the moved collectives (tensor-parallel layers that need the result next save less)");
+  if (moved == 0) {
+    g.notes.push_back({"change_not_applicable", NoteSeverity::kInfo, "overlap-comm: no collective or peer-to-peer kernel to move"});
+  } else {
+    g.notes.push_back({"collective_readers_unknown", NoteSeverity::kInfo,
+                       "overlap-comm: an upper bound: the trace does not say which kernel reads a collective's result, so only "
+                       "synchronizations wait for the moved collectives (tensor-parallel layers that need the result next save less)"});
+  }
 }
 
 void host(Graph& g, double factor) {
@@ -283,8 +296,12 @@ void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& g) {
     Node& op = g.nodes[static_cast<std::size_t>(first_op[static_cast<std::size_t>(*launcher)])];
     op.duration = std::max<std::int64_t>(0, op.duration + e.gpu_ns);
   }
-  if (missed > 0) g.notes.push_back(std::to_string(missed) + " of " + std::to_string(mine) +
-                                    " predicted edits in the replayed window found no call or launch of their thread after them");
+  if (missed > 0) {
+    g.notes.push_back({"unknown_call", NoteSeverity::kInfo,
+                       std::to_string(missed) + " of " + std::to_string(mine) +
+                           " predicted edits in the replayed window found no call or launch of their thread after them",
+                       static_cast<std::int64_t>(missed)});
+  }
 }
 
 }  // namespace kernscope::whatif

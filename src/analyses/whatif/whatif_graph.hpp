@@ -68,7 +68,7 @@ struct Graph {
   std::string graph_node_gap_source;   // "the trace's graphs", or the calibration row's
   double pinned_h2d_bytes_per_ns = 0, pinned_d2h_bytes_per_ns = 0;  // measured, 0: no pinned copy traced
   std::int64_t unexplained_ns = 0;  // starts held later than the nominal lags explain
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 // The graph of process `process` over [lo, hi): its calls, the marks of `steps`' ranges that are

@@ -197,7 +197,7 @@ std::string accounting_section(const Diagnosis& d) {
 std::string steps_section(const Diagnosis& d) {
   const auto& steps = d.steps.steps;
   std::string body = paragraph("Steps found from " + d.steps.method + ".", "note");
-  for (const auto& n : d.steps.notes) body += paragraph("Note: " + n, "note");
+  for (const auto& n : d.steps.notes) body += paragraph("Note: " + n.text, "note");
   if (steps.empty()) return body;
   const std::vector<bool> steady = steady_steps(d);
   const std::string left_out = left_out_groups(d.steps, steady);
@@ -409,7 +409,11 @@ std::string host_section(const Trace& trace, const Diagnosis& d) {
     if (chart.deeper_left_out) caption += " Stacks deeper than the chart are cut.";
     body += figure(chart.svg, caption);
   }
-  if (!host.notes.empty()) body += bullet_list(host.notes);
+  if (!host.notes.empty()) {
+    std::vector<std::string> lines;
+    for (const auto& n : host.notes) lines.push_back(n.text);
+    body += bullet_list(lines);
+  }
   return body;
 }
 
