@@ -60,24 +60,34 @@ struct Launches {
 
 Launches launching_thread(const TraceContext& context, const BusiestProcess& process) {
   const Trace& trace = context.trace();
-  std::vector<std::int64_t> tid(process.order.size(), 0);
-  std::vector<TimeNs> at(process.order.size(), 0);
+  const auto& api = trace.api_calls;
+  // Kernels per launching thread. A thread launches long runs of kernels: each run is counted with
+  // one hash lookup, not one per kernel (a decode trace holds millions of kernels), and no per-kernel
+  // copy of the threads and times is kept (two 8-byte arrays of the process's kernels).
   std::unordered_map<std::int64_t, std::size_t> per_thread;
-  for (std::size_t p = 0; p < process.order.size(); ++p) {
-    const RowIndex i = process.order[p];
+  std::int64_t run_tid = 0;
+  std::size_t run = 0;
+  const auto count_run = [&] {
+    if (run) per_thread[run_tid] += run;
+    run = 0;
+  };
+  for (const RowIndex i : process.order) {
     if (auto r = context.kernel_launch(i)) {
-      tid[p] = trace.api_calls.global_tid[*r];
-      at[p] = trace.api_calls.start_ns[*r];
-      ++per_thread[tid[p]];
+      if (api.global_tid[*r] != run_tid) {
+        count_run();
+        run_tid = api.global_tid[*r];
+      }
+      ++run;
     }
   }
+  count_run();
   Launches out;
   out.launch_ns.assign(process.order.size(), 0);
   if (per_thread.empty()) return out;
   const auto best = std::max_element(per_thread.begin(), per_thread.end(), [](auto& a, auto& b) { return a.second < b.second; });
   out.global_tid = best->first;
-  for (std::size_t p = 0; p < tid.size(); ++p) {
-    if (tid[p] == out.global_tid) out.launch_ns[p] = at[p];
+  for (std::size_t p = 0; p < process.order.size(); ++p) {
+    if (auto r = context.kernel_launch(process.order[p]); r && api.global_tid[*r] == out.global_tid) out.launch_ns[p] = api.start_ns[*r];
   }
   return out;
 }
