@@ -43,6 +43,18 @@ void select_percentile_ranks(std::vector<std::int64_t>& values, std::initializer
 Result<TailResult> tail_statistics(const Trace& trace, TailSubject subject);
 class TraceContext;
 Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subject);  // sharing the run's context
+// Every duration of one kernel name, ascending, with its quartiles and upper percentiles (numpy's
+// linear method): what report's page draws as a box and a histogram per kernel.
+struct DurationDistribution {
+  std::string name;
+  double p25 = 0, p50 = 0, p75 = 0, p95 = 0, p99 = 0;
+  std::vector<std::int64_t> sorted_ns;  // every duration, ascending, not empty
+};
+
+// The distributions of the kernels named by the first `limit` of `rows` (kernel tail rows), in
+// their order; a name no kernel carries is left out.
+std::vector<DurationDistribution> duration_distributions(const Trace& trace, const std::vector<TailRow>& rows, std::size_t limit);
+
 // As a report table (nsys-style headers with units); at most `limit` rows (0: all).
 Table tail_table(const std::vector<TailRow>& rows, TailSubject subject, bool by_score, std::size_t limit);
 

@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 
 #include "analyses/nsys/api_lookup.hpp"
 #include "analyses/rank_select.hpp"
@@ -224,6 +226,36 @@ Result<TailResult> tail_statistics(const TraceContext& context, TailSubject subj
     }
   }
   return result;
+}
+
+std::vector<DurationDistribution> duration_distributions(const Trace& trace, const std::vector<TailRow>& rows, std::size_t limit) {
+  std::vector<DurationDistribution> out;
+  std::unordered_map<std::string_view, std::size_t> slot_of_name;
+  for (std::size_t i = 0; i < rows.size() && i < limit; ++i) {
+    out.push_back({rows[i].name, 0, 0, 0, 0, 0, {}});
+    slot_of_name[rows[i].name] = i;
+  }
+  // A name's slot looked up once per name id (-1: not drawn), not once per kernel.
+  std::unordered_map<StringId, std::ptrdiff_t> slot_of_id;
+  const auto& k = trace.kernels;
+  for (RowIndex i = 0; i < k.size(); ++i) {
+    auto [it, added] = slot_of_id.try_emplace(k.demangled_name[i], -1);
+    if (added) {
+      const auto found = slot_of_name.find(trace.strings.get(k.demangled_name[i]));
+      if (found != slot_of_name.end()) it->second = static_cast<std::ptrdiff_t>(found->second);
+    }
+    if (it->second >= 0) out[static_cast<std::size_t>(it->second)].sorted_ns.push_back(k.end_ns[i] - k.start_ns[i]);
+  }
+  std::erase_if(out, [](const DurationDistribution& x) { return x.sorted_ns.empty(); });
+  for (auto& x : out) {
+    std::sort(x.sorted_ns.begin(), x.sorted_ns.end());
+    x.p25 = percentile_linear(x.sorted_ns, 25);
+    x.p50 = percentile_linear(x.sorted_ns, 50);
+    x.p75 = percentile_linear(x.sorted_ns, 75);
+    x.p95 = percentile_linear(x.sorted_ns, 95);
+    x.p99 = percentile_linear(x.sorted_ns, 99);
+  }
+  return out;
 }
 
 Table tail_table(const std::vector<TailRow>& rows, TailSubject subject, bool by_score, std::size_t limit) {

@@ -34,7 +34,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   document.json_document = [d](JsonWriter& json) { write_diagnosis_json(json, *d); };
   document.text = [d](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_text(*d); };
   // The trace outlives the document's writing (the registry holds it).
-  document.own_formats["html"] = [d, &trace](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_html(trace, *d); };
+  document.own_formats["html"] = [d, &trace](const std::vector<Table>&, const RenderOptions&) { return render_diagnosis_html(trace, *d, report_page_data(trace, *d)); };
   return document;
 }
 

@@ -237,6 +237,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     d.top_kernels.push_back({k.name, d.gpu_kernel_ns ? static_cast<double>(k.total_ns) / static_cast<double>(d.gpu_kernel_ns) : 0});
   }
   if (kernel_tail) {
+    d.kernel_tail_by_total = kernel_tail->by_total;
     for (const auto& r : kernel_tail->by_tail_score) {
       if (d.kernel_tail.size() < 3 && r.max_over_p50 >= kTailRatio) d.kernel_tail.push_back(r);
     }

@@ -98,6 +98,7 @@ struct Diagnosis {
   StepAccounting accounting;  // where each step's time goes (step_accounting.hpp)
   std::vector<ClassShare> decode_classes, prefill_classes;
   std::vector<TailRow> kernel_tail, api_tail;  // top tail candidates
+  std::vector<TailRow> kernel_tail_by_total;   // every kernel name, total time descending (the HTML page's table)
   std::vector<Finding> findings;               // nsys rules + LLM rules
   std::vector<DiagnosisLine> diagnosis;        // what each line says (render/diagnosis_words.hpp words it)
   std::vector<ReportAction> next_actions;      // most valuable first

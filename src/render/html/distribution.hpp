@@ -8,13 +8,11 @@
 #include <string_view>
 #include <vector>
 
+#include "analyses/tail.hpp"
+
 namespace kernscope::html {
 
-struct DurationDistribution {
-  std::string name;
-  double p25 = 0, p50 = 0, p75 = 0, p95 = 0, p99 = 0;
-  std::vector<std::int64_t> sorted_ns;  // every duration, ascending, not empty
-};
+using kernscope::DurationDistribution;  // analyses/tail.hpp: computed there, drawn here
 
 std::string tail_box_chart(const std::string& id, std::string_view description, const std::vector<DurationDistribution>& rows);
 

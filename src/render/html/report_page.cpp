@@ -6,7 +6,6 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 #include "analyses/steps/host_profile.hpp"
 #include "analyses/steps/step_accounting.hpp"
@@ -25,7 +24,6 @@ namespace {
 
 using namespace html;
 
-constexpr std::size_t kDistributionKernels = 10;  // kernels drawn as distributions
 constexpr std::size_t kKernelTableRows = 50;
 constexpr std::size_t kStepTableRows = 5000;
 constexpr std::size_t kFlameGroups = 8;  // groups of steps drawn as flame graphs, in order of first step
@@ -293,40 +291,10 @@ std::string classes_section(const Diagnosis& d) {
   return body + table.finish();
 }
 
-// The durations of the kernels named in `rows` (the first kDistributionKernels), by name.
-std::vector<DurationDistribution> distributions(const Trace& trace, const std::vector<TailRow>& rows) {
-  std::vector<DurationDistribution> out;
-  std::unordered_map<std::string_view, std::size_t> slot_of_name;
-  for (std::size_t i = 0; i < rows.size() && i < kDistributionKernels; ++i) {
-    out.push_back({rows[i].name, 0, 0, 0, 0, 0, {}});
-    slot_of_name[rows[i].name] = i;
-  }
-  std::unordered_map<StringId, std::ptrdiff_t> slot_of_id;  // -1: not drawn
-  const auto& k = trace.kernels;
-  for (RowIndex i = 0; i < k.size(); ++i) {
-    auto [it, added] = slot_of_id.try_emplace(k.demangled_name[i], -1);
-    if (added) {
-      const auto found = slot_of_name.find(trace.strings.get(k.demangled_name[i]));
-      if (found != slot_of_name.end()) it->second = static_cast<std::ptrdiff_t>(found->second);
-    }
-    if (it->second >= 0) out[static_cast<std::size_t>(it->second)].sorted_ns.push_back(k.end_ns[i] - k.start_ns[i]);
-  }
-  std::erase_if(out, [](const DurationDistribution& x) { return x.sorted_ns.empty(); });
-  for (auto& x : out) {
-    std::sort(x.sorted_ns.begin(), x.sorted_ns.end());
-    x.p25 = percentile_linear(x.sorted_ns, 25);
-    x.p50 = percentile_linear(x.sorted_ns, 50);
-    x.p75 = percentile_linear(x.sorted_ns, 75);
-    x.p95 = percentile_linear(x.sorted_ns, 95);
-    x.p99 = percentile_linear(x.sorted_ns, 99);
-  }
-  return out;
-}
-
-std::string kernels_section(const Trace& trace) {
-  auto tail = tail_statistics(trace, TailSubject::kKernel);
-  if (!tail || tail->by_total.empty()) return paragraph("No kernels in this trace.", "note");
-  const auto rows = distributions(trace, tail->by_total);
+std::string kernels_section(const Diagnosis& d, const ReportPageData& data) {
+  const std::vector<TailRow>& by_total = d.kernel_tail_by_total;
+  if (by_total.empty()) return paragraph("No kernels in this trace.", "note");
+  const auto& rows = data.distributions;
   std::string body;
   if (!rows.empty()) {
     body += figure(tail_box_chart("chart-kernel-tails", "Duration distribution of the kernels with the most time", rows),
@@ -339,16 +307,16 @@ std::string kernels_section(const Trace& trace) {
   }
   SortableTable table("table-kernels", {{"Kernel"}, {"Calls", true}, {"Total", true}, {"Share (%)", true}, {"Mean", true}, {"p50", true},
                                         {"p95", true}, {"p99", true}, {"Max", true}, {"Max/p50", true}, {"Flags"}});
-  for (std::size_t i = 0; i < tail->by_total.size() && i < kKernelTableRows; ++i) {
-    const auto& r = tail->by_total[i];
+  for (std::size_t i = 0; i < by_total.size() && i < kKernelTableRows; ++i) {
+    const auto& r = by_total[i];
     table.add_row({name_cell(r.name), number_cell(static_cast<double>(r.count), std::to_string(r.count)),
                    duration_cell(static_cast<double>(r.total_ns)), number_cell(r.share_of_total * 100, fixed(r.share_of_total * 100, 1)),
                    duration_cell(r.mean_ns), duration_cell(r.p50_ns), duration_cell(r.p95_ns), duration_cell(r.p99_ns),
                    duration_cell(static_cast<double>(r.max_ns)), number_cell(r.max_over_p50, fixed(r.max_over_p50, 1)),
                    text_cell(joined(r.flags, ", "))});
   }
-  const std::size_t shown = std::min(kKernelTableRows, tail->by_total.size());
-  return body + collapsible("Top kernels by total time (" + std::to_string(shown) + " of " + std::to_string(tail->by_total.size()) + ")",
+  const std::size_t shown = std::min(kKernelTableRows, by_total.size());
+  return body + collapsible("Top kernels by total time (" + std::to_string(shown) + " of " + std::to_string(by_total.size()) + ")",
                             table.finish(), true);
 }
 
@@ -384,8 +352,7 @@ std::string findings_section(const Diagnosis& d) {
 
 // Sampled host stacks (kernscope record --sample cpu, nsys --sample=cpu): a flame graph of the
 // launching thread per group of steps, the same groups and frames as `kernscope host`.
-std::string host_section(const Trace& trace, const Diagnosis& d) {
-  const HostProfile host = host_profile_of(trace, d.steps.steps, d.steps.method, {});
+std::string host_section(const Trace& trace, const HostProfile& host) {
   std::string body = paragraph("Thread " + std::to_string(tid_of(host.global_tid)) + (host.thread_name.empty() ? "" : " (" + host.thread_name + ")") +
                                    (host.thread_reason.empty() ? "" : ", " + host.thread_reason) + ": " +
                                    std::to_string(host.samples_total) + " samples; kernscope host gives the same stacks as tables, "
@@ -419,7 +386,7 @@ std::string host_section(const Trace& trace, const Diagnosis& d) {
 
 }  // namespace
 
-std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
+std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d, const ReportPageData& data) {
   Page page("kernscope report");
   const std::string summary = headline(d, page);
   page.section("summary", "Summary and next actions", summary);
@@ -429,9 +396,9 @@ std::string render_diagnosis_html(const Trace& trace, const Diagnosis& d) {
   }
   if (!d.accounting.steps.empty()) page.section("accounting", "Where the steps' time goes, step by step", accounting_section(d), true);
   page.section("steps", "Steps over time", steps_section(d), true);
-  if (trace.host.samples.size() > 0) page.section("host", "Host stacks (sampled)", host_section(trace, d), true);
+  if (data.host) page.section("host", "Host stacks (sampled)", host_section(trace, *data.host), true);
   page.section("classes", "Operation classes", classes_section(d), true);
-  page.section("kernels", "Kernel durations and their tails", kernels_section(trace), true);
+  page.section("kernels", "Kernel durations and their tails", kernels_section(d, data), true);
   page.section("tails", "Tail anomalies", tails_section(d), true);
   page.section("findings", "Rule findings", findings_section(d), true);
   return page.finish();

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "analyses/diagnosis/diagnosis.hpp"
+#include "analyses/diagnosis/report_page_data.hpp"
 #include "kernscope/trace.hpp"
 
 namespace kernscope {
 
-// `trace` is the trace `diagnosis` was made from: the kernel duration charts read its kernels.
-std::string render_diagnosis_html(const Trace& trace, const Diagnosis& diagnosis);
+// Draws what the analyses computed (the diagnosis, and report_page_data's distributions and host
+// profile); `trace` is the one they were made from, read only for the host frames' names.
+std::string render_diagnosis_html(const Trace& trace, const Diagnosis& diagnosis, const ReportPageData& data);
 
 }  // namespace kernscope
