@@ -5,6 +5,7 @@
 #include "analyses/steps/tracer_cost.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
 #include "render/document_render.hpp"
+#include "analyses/diagnosis/report_page_data.hpp"
 #include "render/html/report_page.hpp"
 #include "session/analysis_entry.hpp"
 

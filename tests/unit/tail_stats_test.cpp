@@ -41,6 +41,33 @@ TEST(TailStatistics, OneToHundred) {
   EXPECT_EQ(row.flags, std::vector<std::string>{"systematic-tail"});
 }
 
+// What report's page draws per kernel: every duration, ascending, and numpy's linear percentiles of
+// them, for the first `limit` names in the rows' order; a name no kernel carries is left out.
+TEST(DurationDistributions, EveryDurationOfTheTopNamesWithTheirPercentiles) {
+  testing::SyntheticTrace s;
+  for (int d : {40, 10, 30, 20}) s.kernel("b", 1000 * d, 1000 * d + d);  // 10, 20, 30, 40 once sorted
+  s.kernel("a", 0, 7);
+  s.kernel("c", 500, 505);
+  std::vector<TailRow> rows(4);
+  rows[0].name = "b";
+  rows[1].name = "nowhere";  // no kernel has it
+  rows[2].name = "a";
+  rows[3].name = "c";        // past the limit
+  const auto out = duration_distributions(s.trace, rows, 3);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].name, "b");
+  EXPECT_EQ(out[0].sorted_ns, (std::vector<std::int64_t>{10, 20, 30, 40}));
+  // numpy.percentile([10, 20, 30, 40], q): rank q/100 * 3, interpolated.
+  EXPECT_DOUBLE_EQ(out[0].p25, 17.5);
+  EXPECT_DOUBLE_EQ(out[0].p50, 25.0);
+  EXPECT_DOUBLE_EQ(out[0].p75, 32.5);
+  EXPECT_DOUBLE_EQ(out[0].p95, 38.5);
+  EXPECT_DOUBLE_EQ(out[0].p99, 39.7);
+  EXPECT_EQ(out[1].name, "a");
+  EXPECT_EQ(out[1].sorted_ns, (std::vector<std::int64_t>{7}));
+  EXPECT_DOUBLE_EQ(out[1].p99, 7.0);
+}
+
 TEST(TailStatistics, FlagsOutliersAndRareBlockers) {
   testing::SyntheticTrace s;
   for (int i = 0; i < 1000; ++i) s.kernel("steady", i * 100'000, i * 100'000 + 10'000);  // 10 ms total

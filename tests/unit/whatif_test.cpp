@@ -183,7 +183,7 @@ TEST(WhatIf, EditsAddHostWorkBeforeACallAndGpuWorkToWhatItLaunches) {
   const auto missed = what_if(s.trace, OpRuleSet::builtin(), steps, accounting, options);
   EXPECT_EQ(predicted(missed), 140 * k);
   ASSERT_FALSE(missed.notes.empty());
-  EXPECT_EQ(missed.notes.back().kind, "unknown_call");
+  EXPECT_EQ(missed.notes.back().kind, "edits_without_call");
   EXPECT_NE(missed.notes.back().text.find("found no call"), std::string::npos);
 }
 

@@ -112,7 +112,6 @@ PredictedChange predict_change(const TraceContext& context, const StepAnalysis& 
     out.traced_ns = g.traced_step_ns;
     out.predicted_ns = g.predicted_step_ns;
   }
-  out.notes = r.notes;
   return out;
 }
 

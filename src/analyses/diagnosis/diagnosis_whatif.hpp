@@ -21,7 +21,6 @@ struct PredictedChange {
   std::int64_t steps = 0;        // replayed
   std::int64_t group_steps = 0;  // in the group
   std::int64_t traced_ns = 0, predicted_ns = 0;  // medians
-  std::vector<Note> notes;  // the replay's
   // Over the group's steps (0 where the change saves nothing).
   std::int64_t saving_ns() const { return ran && traced_ns > predicted_ns ? (traced_ns - predicted_ns) * group_steps : 0; }
   // "predicted: TPOT 13.048 -> 2.011 ms (-84.6 %, medians of 64 replayed steps of :measure:decode_step;

@@ -1,7 +1,7 @@
 // What report's HTML page shows beyond the diagnosis, computed here so that the page only draws:
 // the duration distributions of the kernels with the most time, and the launching thread's
 // sampled host stacks by group of steps (the same profile as `kernscope host`). Only the page
-// asks for it: text and JSON reports do not pay for it.
+// asks for it: text and JSON reports pay only for keeping the kernel tail's rows (a row a name).
 #pragma once
 
 #include <cstddef>

@@ -24,7 +24,7 @@ enum class MoeRole : std::uint8_t;
 namespace kernscope::moe {
 
 struct ModuleRoles {
-  std::vector<std::optional<MoeRole>> role;  // per kernel row (empty: no MoE module calls); nullopt: launched by none
+  std::vector<std::optional<MoeRole>> role;  // per kernel row (empty: no expert module calls); nullopt: launched by none
   std::optional<MoeRole> role_of(RowIndex row) const { return role.empty() ? std::nullopt : role[row]; }
   std::vector<std::string> classes;          // the MoE and router module classes seen, sorted
   std::size_t router_calls = 0, expert_calls = 0;

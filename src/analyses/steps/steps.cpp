@@ -874,7 +874,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   std::int64_t node_kernels = 0;
   for (auto id : k.graph_node_id) node_kernels += id != 0;
   if (node_kernels > 0) {
-    result.notes.push_back({"profiler_inflation", NoteSeverity::kInfo,
+    result.notes.push_back({"graph_nodes_traced", NoteSeverity::kInfo,
                             "CUDA graphs were traced node by node (" + std::to_string(node_kernels) +
                                 " kernels): that tracing inflates graph replay times, so step times read high",
                             node_kernels});

@@ -652,7 +652,8 @@ std::vector<WhatIfResult> replay_inputs(std::vector<Input>& inputs, const WhatIf
       joint_notes.push_back({"collectives_unlinked", NoteSeverity::kInfo,
                              "collectives left unlinked: " + std::to_string(links.not_together) +
                                  " calls where a rank's kernel ended before another's began, " + std::to_string(links.unmatched_names) +
-                                 " kernel names the processes ran a different number of times"});
+                                 " kernel names the processes ran a different number of times",
+                             links.not_together + links.unmatched_names});
     }
   }
   std::vector<std::pair<std::int32_t, const TraceContext*>> contexts;

@@ -297,7 +297,7 @@ void apply_edits(const std::vector<WhatIfEdit>& edits, Graph& g) {
     op.duration = std::max<std::int64_t>(0, op.duration + e.gpu_ns);
   }
   if (missed > 0) {
-    g.notes.push_back({"unknown_call", NoteSeverity::kInfo,
+    g.notes.push_back({"edits_without_call", NoteSeverity::kInfo,
                        std::to_string(missed) + " of " + std::to_string(mine) +
                            " predicted edits in the replayed window found no call or launch of their thread after them",
                        static_cast<std::int64_t>(missed)});

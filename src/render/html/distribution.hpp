@@ -12,7 +12,7 @@
 
 namespace kernscope::html {
 
-using kernscope::DurationDistribution;  // analyses/tail.hpp: computed there, drawn here
+// DurationDistribution (analyses/tail.hpp) is computed there and drawn here.
 
 std::string tail_box_chart(const std::string& id, std::string_view description, const std::vector<DurationDistribution>& rows);
 

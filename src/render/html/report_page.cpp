@@ -3,7 +3,6 @@
 #include "render/html/report_page.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <map>
 
