@@ -2,6 +2,7 @@
 // JSON as nsys's list of row objects, and a console table like nsys's "column" format.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -43,6 +44,15 @@ std::string column_header(const Column& column, TimeUnit time_unit);
 std::string column_key(const Column& column);
 // One cell as nsys prints it in CSV (no quoting); "" for NULL.
 std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
+// One cell as nsys's JSON reports hold it: NULL as the empty string (e.g. a kernel's Bytes (MB)), text
+// as a string, a number as format_cell writes it, nan and infinities as null. The one home of these
+// conventions: the JSON text render() writes and the values JsonWriter::tree() builds both take it.
+struct JsonCell {
+  enum class Kind : std::uint8_t { kString, kNumber, kNull };
+  Kind kind = Kind::kNull;
+  std::string text;  // the string, or the number's text
+};
+JsonCell json_cell(const Cell& cell, Unit unit, TimeUnit time_unit);
 
 // An empty table writes nothing (nsys writes an empty file), unless options.nsys_empty_report.
 void render(std::ostream& out, const Table& table, const RenderOptions& options);

@@ -96,4 +96,12 @@ std::string format_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {
   return python_float(std::get<double>(cell));
 }
 
+JsonCell json_cell(const Cell& cell, Unit unit, TimeUnit time_unit) {
+  if (std::holds_alternative<std::monostate>(cell)) return {JsonCell::Kind::kString, ""};
+  if (const auto* s = std::get_if<std::string>(&cell)) return {JsonCell::Kind::kString, *s};
+  std::string text = format_cell(cell, unit, time_unit);
+  if (text == "nan" || text == "inf" || text == "-inf") return {JsonCell::Kind::kNull, ""};
+  return {JsonCell::Kind::kNumber, std::move(text)};
+}
+
 }  // namespace kernscope

@@ -268,13 +268,11 @@ JsonWriter& JsonWriter::rows(const Table& table, const RenderOptions& options) {
     begin_object();
     for (std::size_t c = 0; c < row.size() && c < headers.size(); ++c) {
       key(headers[c]);
-      const Cell& cell = row[c];
-      if (std::holds_alternative<std::monostate>(cell)) {
-        value("");  // nsys writes a NULL cell as an empty string
-      } else if (const auto* text = std::get_if<std::string>(&cell)) {
-        value(*text);
-      } else {
-        place(number_value(format_cell(cell, table.columns[c].unit, options.time_unit)));
+      const JsonCell cell = json_cell(row[c], table.columns[c].unit, options.time_unit);
+      switch (cell.kind) {
+        case JsonCell::Kind::kString: value(cell.text); break;
+        case JsonCell::Kind::kNumber: place(number_value(cell.text)); break;
+        case JsonCell::Kind::kNull: place(JsonValue{nullptr}); break;
       }
     }
     end_object();

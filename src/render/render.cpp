@@ -89,14 +89,11 @@ void write_json(std::ostream& out, const Table& table, const RenderOptions& opti
       out << (c ? ",\n    " : "\n    ");
       json_string(out, headers[c]);
       out << ": ";
-      const Cell& cell = row[c];
-      if (std::holds_alternative<std::monostate>(cell)) {
-        out << "\"\"";  // nsys writes a NULL cell as an empty string (e.g. a kernel's Bytes (MB))
-      } else if (const auto* s = std::get_if<std::string>(&cell)) {
-        json_string(out, *s);
-      } else {
-        const std::string text = format_cell(cell, table.columns[c].unit, options.time_unit);
-        out << (text == "nan" || text == "inf" || text == "-inf" ? "null" : text);
+      const JsonCell cell = json_cell(row[c], table.columns[c].unit, options.time_unit);
+      switch (cell.kind) {
+        case JsonCell::Kind::kString: json_string(out, cell.text); break;
+        case JsonCell::Kind::kNumber: out << cell.text; break;
+        case JsonCell::Kind::kNull: out << "null"; break;
       }
     }
     out << "\n  }";
