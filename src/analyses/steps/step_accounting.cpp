@@ -37,7 +37,7 @@ CopyPart copy_part(std::int32_t copy_kind) {
 enum HostPart : std::uint8_t { kLaunchPart, kRuntimePart, kFrameworkPart, kUnrecordedPart, kHostParts };
 constexpr const char* kHostPartNames[kHostParts] = {"launch", "runtime", "framework", "unrecorded"};
 
-enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework, kQueued, kBusy };
+enum class EdgeKind : std::uint8_t { kCompute, kComm, kCopy, kPageable, kBlocking, kLaunch, kRuntime, kFramework, kBusy };
 struct Edge {
   TimeNs t;
   std::uint32_t key;  // class id, copy part, call name, framework range number
@@ -233,20 +233,30 @@ class Sources {
     std::sort(out.begin(), out.end(), earlier);
   }
 
-  // Adds to the sorted `out` the time each kernel of the window waited between its launch call's
-  // end and its start (read only for steps with idle time: a lookup per kernel), keeping it sorted.
-  void add_queued_edges(std::int64_t pid, TimeNs lo, TimeNs hi, std::vector<Edge>& out) const {
+  // The stretches of [lo, hi) in which launched work of the window waited to start (each kernel's,
+  // from its launching call's end to its start), merged into disjoint ones in time order. Read only
+  // for steps with idle time: a lookup per kernel.
+  void queued_stretches(std::int64_t pid, TimeNs lo, TimeNs hi, std::vector<std::pair<TimeNs, TimeNs>>& out) const {
+    out.clear();
     const auto& k = trace_.kernels;
     if (k.correlation_id.empty()) return;
-    const auto sorted = static_cast<std::ptrdiff_t>(out.size());
     kernels_.for_each_overlapping(lo, hi, [&](RowIndex r) {
       if (pid != 0 && process_key(k.global_pid[r]) != pid) return;
       if (const auto launch = context_.kernel_launch(r)) {
-        push_edges(out, lo, hi, trace_.api_calls.end_ns[*launch], k.start_ns[r], 0, EdgeKind::kQueued);
+        const TimeNs from = std::max(trace_.api_calls.end_ns[*launch], lo), to = std::min(k.start_ns[r], hi);
+        if (from < to) out.emplace_back(from, to);
       }
     });
-    std::sort(out.begin() + sorted, out.end(), earlier);
-    std::inplace_merge(out.begin(), out.begin() + sorted, out.end(), earlier);
+    std::sort(out.begin(), out.end());
+    std::size_t kept = 0;
+    for (const auto& q : out) {
+      if (kept > 0 && q.first <= out[kept - 1].second) {
+        out[kept - 1].second = std::max(out[kept - 1].second, q.second);
+      } else {
+        out[kept++] = q;
+      }
+    }
+    out.resize(kept);
   }
 
   TimeNs framework_start(std::uint32_t f) const { return framework_start_[f]; }
@@ -306,16 +316,25 @@ class Sources {
   }
 };
 
-// The sweep: between consecutive edges the running set is constant.
-Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi) {
+// A stretch in which the sweep found nothing running but, perhaps, the thread busy with nothing
+// recorded: the only stretches whose category the queued work can change (add_queued).
+struct QuietStretch {
+  TimeNs from, to;
+  bool unrecorded;  // host.unrecorded, else idle
+};
+
+// The sweep: between consecutive edges the running set is constant. `quiet` (when given) gets the
+// idle and host.unrecorded stretches, in time order.
+Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi, std::vector<QuietStretch>* quiet) {
   Tally tally;
   tally.gpu_class.assign(sources.class_ids(), 0);
   tally.gpu_class_seen.assign(sources.class_ids(), 0);
   std::vector<std::pair<std::uint32_t, std::int64_t>> compute, blocking;
   std::array<std::int64_t, kCopyParts> copies{};
-  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, queued = 0, busy = 0;
+  std::int64_t computing = 0, communicating = 0, copying = 0, pageable = 0, launching = 0, runtime = 0, busy = 0;
   std::set<std::pair<TimeNs, std::uint32_t>> ranges;  // open framework ranges by start: the first is outermost
-  auto account = [&](std::int64_t length) {
+  auto account = [&](TimeNs from, TimeNs to) {
+    const std::int64_t length = to - from;
     if (length <= 0) return;
     TimeCategory category = TimeCategory::kIdle;
     if (computing > 0) {
@@ -355,18 +374,19 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
         add_to(tally.framework_range, ranges.begin()->second, length);
         add_to(tally.framework_inner, ranges.rbegin()->second, length);
       }
-    } else if (queued > 0) {
-      tally.queued += length;
     } else if (busy > 0) {
       category = TimeCategory::kHost;
       tally.host[kUnrecordedPart] += length;
+      if (quiet) quiet->push_back({from, to, true});
+    } else if (quiet) {
+      quiet->push_back({from, to, false});
     }
     tally.ns[static_cast<std::size_t>(category)] += length;
   };
   TimeNs at = lo;
   for (std::size_t i = 0; i < edges.size();) {
     const TimeNs t = edges[i].t;
-    account(t - at);
+    account(at, t);
     for (; i < edges.size() && edges[i].t == t; ++i) {
       const Edge& e = edges[i];
       switch (e.kind) {
@@ -377,7 +397,6 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
         case EdgeKind::kBlocking: count(blocking, e.key, e.delta); break;
         case EdgeKind::kLaunch: launching += e.delta; break;
         case EdgeKind::kRuntime: runtime += e.delta; break;
-        case EdgeKind::kQueued: queued += e.delta; break;
         case EdgeKind::kBusy: busy += e.delta; break;
         case EdgeKind::kFramework:
           if (e.delta > 0) ranges.insert({sources.framework_start(e.key), e.key});
@@ -387,8 +406,30 @@ Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, T
     }
     at = t;
   }
-  account(hi - at);
+  account(at, hi);
   return tally;
+}
+
+// Where launched work waited to start, a quiet stretch is idle (queued): the GPU had work and had
+// not begun it, so even a thread busy with nothing recorded is not what the step waited for (it was
+// host.unrecorded in the first sweep). Nothing else changes, so the first sweep's totals are moved
+// rather than the window swept again with the waits' edges (which gave the same figures and cost a
+// second sweep of almost every step of an eager decode). Both lists are disjoint, in time order.
+void add_queued(Tally& tally, const std::vector<QuietStretch>& quiet, const std::vector<std::pair<TimeNs, TimeNs>>& queued) {
+  std::size_t first = 0;
+  for (const QuietStretch& s : quiet) {
+    while (first < queued.size() && queued[first].second <= s.from) ++first;
+    for (std::size_t q = first; q < queued.size() && queued[q].first < s.to; ++q) {
+      const std::int64_t overlap = std::min(s.to, queued[q].second) - std::max(s.from, queued[q].first);
+      if (overlap <= 0) continue;
+      tally.queued += overlap;
+      if (s.unrecorded) {
+        tally.host[kUnrecordedPart] -= overlap;
+        tally.ns[static_cast<std::size_t>(TimeCategory::kHost)] -= overlap;
+        tally.ns[static_cast<std::size_t>(TimeCategory::kIdle)] += overlap;
+      }
+    }
+  }
 }
 
 TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t window_ns) {
@@ -505,15 +546,19 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
   ChunkPlan(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<Edge> edges;
     std::vector<Sources::CallSpan> calls;
+    std::vector<QuietStretch> quiet;
+    std::vector<std::pair<TimeNs, TimeNs>> queued;
     for (std::size_t w = begin; w < end; ++w) {
       const Step& s = steps[w];
       const TimeNs lo = s.start_ns, hi = ends[w];
       sources.edges(s.global_pid, lo, hi, s, edges, calls);
-      Tally tally = sweep(sources, edges, lo, hi);
-      // Idle time: was launched work waiting to start then (sweep again with the waits)?
+      quiet.clear();
+      Tally tally = sweep(sources, edges, lo, hi, &quiet);
+      // Idle time: was launched work waiting to start then? Only the quiet stretches can change
+      // (what a second sweep with the waits' edges gave, without sweeping again).
       if (tally.ns[static_cast<std::size_t>(TimeCategory::kIdle)] > 0 && trace_has_launch_ids) {
-        sources.add_queued_edges(s.global_pid, lo, hi, edges);
-        tally = sweep(sources, edges, lo, hi);
+        sources.queued_stretches(s.global_pid, lo, hi, queued);
+        add_queued(tally, quiet, queued);
       }
       result.steps[w] = account_of(sources, tally, hi - lo);
     }
