@@ -36,12 +36,17 @@ std::int64_t predicted(const WhatIfResult& r) {
 // at 120k while the kernel still ends at 500k (its launch's 20k delay after the launch's start).
 // The step completes at 500k: 100k saved, the host work the sync kept from overlapping the
 // kernel, not the 485k the sync blocked.
-TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
+testing::SyntheticTrace sync_on_the_critical_path() {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 600 * k);
   s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
   s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
   s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  return s;
+}
+
+TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
+  const testing::SyntheticTrace s = sync_on_the_critical_path();
   const auto none = replay(s, {});
   EXPECT_EQ(none.steps.at(0).traced_ns, 600 * k);
   EXPECT_EQ(predicted(none), 600 * k);
@@ -61,11 +66,7 @@ TEST(WhatIf, SyncOnTheCriticalPathSavesTheWorkBehindIt) {
 // A change with nothing to change says so in a note of its own kind (a script filters on the kind,
 // never on the sentence): the step above has a cudaStreamSynchronize, no cudaDeviceSynchronize.
 TEST(WhatIf, AChangeWithNothingToChangeIsNotedByKind) {
-  testing::SyntheticTrace s;
-  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 600 * k);
-  s.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
-  s.api("cudaStreamSynchronize_v3020", 20 * k, 505 * k, 0);
-  s.kernel("gemv2T_kernel_val", 30 * k, 500 * k, 1);
+  const testing::SyntheticTrace s = sync_on_the_critical_path();
   const auto r = replay(s, {"no-sync=cudaDeviceSynchronize"});
   ASSERT_EQ(r.notes.size(), 1u);
   EXPECT_EQ(r.notes[0].kind, "change_not_applicable");
