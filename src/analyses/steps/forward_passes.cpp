@@ -53,17 +53,32 @@ struct Start {
 
 // The thread that launched most of the process's kernels, and each kernel's launch (host) time on
 // it (0 where the launch is not traced or came from another thread).
-struct Launches {
+// The thread that launched most of the process's kernels, and when it launched each of them.
+class Launches {
+ public:
+  Launches(const TraceContext& context, const BusiestProcess& process) : context_(context), process_(process) {}
   std::int64_t global_tid = 0;
-  std::vector<TimeNs> launch_ns;  // by position in the launch order
+  std::size_t size() const { return process_.order.size(); }
+  // When the kernel at position p of the launch order was launched by that thread (0: not by it).
+  // Looked up when asked, not kept for every kernel (8 bytes a kernel; a pass over millions where
+  // only the passes' first and last kernels are asked).
+  TimeNs launch_ns(std::size_t p) const {
+    if (global_tid == 0) return 0;
+    const auto& api = context_.trace().api_calls;
+    const auto r = context_.kernel_launch(process_.order[p]);
+    return r && api.global_tid[*r] == global_tid ? api.start_ns[*r] : 0;
+  }
+
+ private:
+  const TraceContext& context_;
+  const BusiestProcess& process_;
 };
 
 Launches launching_thread(const TraceContext& context, const BusiestProcess& process) {
   const Trace& trace = context.trace();
   const auto& api = trace.api_calls;
   // Kernels per launching thread. A thread launches long runs of kernels: each run is counted with
-  // one hash lookup, not one per kernel (a decode trace holds millions of kernels), and no per-kernel
-  // copy of the threads and times is kept (two 8-byte arrays of the process's kernels).
+  // one hash lookup, not one per kernel (a decode trace holds millions of kernels).
   std::unordered_map<std::int64_t, std::size_t> per_thread;
   std::int64_t run_tid = 0;
   std::size_t run = 0;
@@ -81,20 +96,19 @@ Launches launching_thread(const TraceContext& context, const BusiestProcess& pro
     }
   }
   count_run();
-  Launches out;
-  out.launch_ns.assign(process.order.size(), 0);
+  Launches out(context, process);
   if (per_thread.empty()) return out;
   const auto best = std::max_element(per_thread.begin(), per_thread.end(), [](auto& a, auto& b) { return a.second < b.second; });
   out.global_tid = best->first;
-  for (std::size_t p = 0; p < process.order.size(); ++p) {
-    if (auto r = context.kernel_launch(process.order[p]); r && api.global_tid[*r] == out.global_tid) out.launch_ns[p] = api.start_ns[*r];
-  }
   return out;
 }
 
 // What the host thread (or, for GPU-time steps, the process's GPU) was doing, as intervals sorted
 // by (start, end): its CUDA API calls, or the process's kernels. Rows of the table, read through its
 // columns: 4 bytes an interval, where a copy of the times took 16 (64 MB for a thread making 4 M calls).
+// Where every row of the table is the thread's (or process's) and the table is already in that order
+// (one launching thread: most traces), position p is row p and no list is kept (16 MB and two passes
+// over the 4 M calls of a 300 MB generate() export).
 class Activity {
  public:
   Activity(const Trace& trace, std::int64_t global_tid, std::int64_t global_pid) {
@@ -103,41 +117,58 @@ class Activity {
     end_ = calls ? &trace.api_calls.end_ns : &trace.kernels.end_ns;
     const auto& owner = calls ? trace.api_calls.global_tid : trace.kernels.global_pid;
     const std::int64_t who = calls ? global_tid : global_pid;
-    rows_.reserve(static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who)));
-    for (RowIndex i = 0; i < owner.size(); ++i) {
-      if (owner[i] == who) rows_.push_back(i);
-    }
-    // Exports list a thread's calls in start order already: sorted only where they are not.
+    const auto theirs = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who));
+    size_ = theirs;
     const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
-    if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
+    bool in_order = true;
+    for (RowIndex i = 1; i < theirs && in_order && theirs == owner.size(); ++i) in_order = !earlier(i, i - 1);
+    if (theirs != owner.size() || !in_order) {
+      rows_.reserve(theirs);
+      for (RowIndex i = 0; i < owner.size(); ++i) {
+        if (owner[i] == who) rows_.push_back(i);
+      }
+      // Exports list a thread's calls in start order already: sorted only where they are not.
+      if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
+    }
     TimeNs latest = std::numeric_limits<TimeNs>::min();
-    for (std::size_t p = 0; p < rows_.size(); ++p) {
-      latest = std::max(latest, (*end_)[rows_[p]]);
+    for (std::size_t p = 0; p < size_; ++p) {
+      latest = std::max(latest, (*end_)[row(p)]);
       if ((p + 1) % kBlock == 0) latest_end_.push_back(latest);
     }
   }
-  std::size_t size() const { return rows_.size(); }
+  std::size_t size() const { return size_; }
   // The interval at position p: (start, end).
-  std::pair<TimeNs, TimeNs> operator[](std::size_t p) const { return at(rows_[p]); }
+  std::pair<TimeNs, TimeNs> operator[](std::size_t p) const { return at(row(p)); }
   // The latest end of the intervals before position p (any of them may run past a later start: a
   // kernel on another stream, an outer call), the minimum time where there are none.
   TimeNs latest_end_before(std::size_t p) const {
     TimeNs latest = p >= kBlock ? latest_end_[p / kBlock - 1] : std::numeric_limits<TimeNs>::min();
-    for (std::size_t q = p / kBlock * kBlock; q < p; ++q) latest = std::max(latest, (*end_)[rows_[q]]);
+    for (std::size_t q = p / kBlock * kBlock; q < p; ++q) latest = std::max(latest, (*end_)[row(q)]);
     return latest;
   }
   // The first position whose interval is not before (t, e), ordered by start, then end.
   std::size_t lower_bound(TimeNs t, TimeNs e) const {
-    return static_cast<std::size_t>(std::partition_point(rows_.begin(), rows_.end(), [&](RowIndex r) { return at(r) < std::pair(t, e); }) -
-                                    rows_.begin());
+    std::size_t lo = 0, count = size_;
+    while (count > 0) {
+      const std::size_t half = count / 2;
+      if ((*this)[lo + half] < std::pair(t, e)) {
+        lo += half + 1;
+        count -= half + 1;
+      } else {
+        count = half;
+      }
+    }
+    return lo;
   }
 
  private:
   std::pair<TimeNs, TimeNs> at(RowIndex r) const { return {(*start_)[r], (*end_)[r]}; }
+  RowIndex row(std::size_t p) const { return rows_.empty() ? static_cast<RowIndex>(p) : rows_[p]; }
   static constexpr std::size_t kBlock = 64;
   const std::vector<TimeNs>* start_ = nullptr;
   const std::vector<TimeNs>* end_ = nullptr;
-  std::vector<RowIndex> rows_;
+  std::size_t size_ = 0;
+  std::vector<RowIndex> rows_;    // position -> row; empty where they are equal
   std::vector<TimeNs> latest_end_;  // per whole block of kBlock positions: the latest end up to its last
 };
 
@@ -419,8 +450,8 @@ std::optional<StepWindows> forward_passes_from_modules(const TraceContext& conte
   }
   // The model: the outermost module whose calls launch the most kernels.
   std::vector<TimeNs> launch_times;
-  for (TimeNs t : launches.launch_ns) {
-    if (t != 0) launch_times.push_back(t);
+  for (std::size_t p = 0; p < launches.size(); ++p) {
+    if (const TimeNs t = launches.launch_ns(p); t != 0) launch_times.push_back(t);
   }
   std::sort(launch_times.begin(), launch_times.end());
   std::unordered_map<std::string, std::size_t> inside;
@@ -525,13 +556,13 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
   if (!best) return std::nullopt;
   const Launches launches = launching_thread(context, process);
   std::vector<Start> starts;
-  const auto launched = [&](std::size_t p) { return launches.launch_ns[p] != 0; };
+  const auto launched = [&](std::size_t p) { return launches.launch_ns(p) != 0; };
   const bool host = launches.global_tid != 0 && std::all_of(best->starts.begin(), best->starts.end(), launched) &&
                     std::all_of(best->ends.begin(), best->ends.end(), launched);
   std::unordered_map<StringId, std::size_t> start_names;
   for (std::size_t j = 0; j < best->starts.size(); ++j) {
     const std::size_t p = best->starts[j], q = best->ends[j];
-    starts.push_back(host ? Start{launches.launch_ns[p], launches.global_tid, launches.launch_ns[q]}
+    starts.push_back(host ? Start{launches.launch_ns(p), launches.global_tid, launches.launch_ns(q)}
                           : Start{k.start_ns[process.order[p]], 0, k.end_ns[process.order[q]]});
     ++start_names[k.demangled_name[process.order[p]]];
   }
