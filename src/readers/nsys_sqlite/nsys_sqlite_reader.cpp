@@ -844,7 +844,8 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   // Sampled host stacks come with the NVTX kind when its detail is asked (host, report, steps,
   // info): not for stats or tail, which never use them and would pay for reading them.
   if ((options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx))) {
-    if (auto r = read_host_tables(db_, tables_, trace_); !r) return std::unexpected(r.error());
+    const auto string_of = [this](std::int64_t nsys_id) { return strings_.lookup(nsys_id); };
+    if (auto r = read_host_tables(db_, tables_, string_of, trace_); !r) return std::unexpected(r.error());
   }
   // When the launching threads were on a CPU, wherever steps can be found (API calls and ranges
   // loaded): step windows must not depend on the command.
