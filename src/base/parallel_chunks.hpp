@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <future>
 #include <thread>
@@ -22,22 +23,36 @@ class ChunkPlan {
     std::size_t chunks = cores ? cores : std::max(1u, std::thread::hardware_concurrency());
     if (max_chunks) chunks = std::min(chunks, max_chunks);
     count_ = std::max<std::size_t>(1, std::min(chunks, n / std::max<std::size_t>(1, min_rows)));
+    workers_ = count_;
+  }
+  // Chunks of uneven cost (steps: a prefill holds many times a decode step's work; a core shared
+  // with other analyses runs its chunk slower): up to `pieces` chunks per core, taken in turn by one
+  // thread per core as each finishes its last, so no core idles while another still has several.
+  // For passes that keep nothing per chunk (each item writes its own result).
+  static ChunkPlan balanced(std::size_t n, std::size_t min_rows, std::size_t pieces = 8) {
+    const std::size_t cores = std::max(1u, std::thread::hardware_concurrency());
+    ChunkPlan plan(n, min_rows, 0, cores * pieces);
+    plan.workers_ = std::min(plan.count_, cores);
+    return plan;
   }
   std::size_t count() const { return count_; }
   std::size_t begin(std::size_t chunk) const { return n_ * chunk / count_; }
   std::size_t end(std::size_t chunk) const { return n_ * (chunk + 1) / count_; }
 
   // Calls fn(chunk, begin, end) for every chunk, concurrently; returns when all have returned. An
-  // exception of any chunk is rethrown here (after every chunk has finished).
+  // exception of any chunk is rethrown here (after every chunk has finished; a worker whose chunk
+  // threw takes no further chunks).
   template <class F>
   void run(F&& fn) const {
+    std::atomic<std::size_t> next{0};
+    auto work = [&fn, &next, this] {
+      for (std::size_t c = next++; c < count_; c = next++) fn(c, begin(c), end(c));
+    };
     std::vector<std::future<void>> others;
-    for (std::size_t c = 1; c < count_; ++c) {
-      others.push_back(std::async(std::launch::async, [&fn, this, c] { fn(c, begin(c), end(c)); }));
-    }
+    for (std::size_t w = 1; w < workers_; ++w) others.push_back(std::async(std::launch::async, work));
     std::exception_ptr first_error;
     try {
-      fn(std::size_t{0}, begin(0), end(0));
+      work();
     } catch (...) {
       first_error = std::current_exception();
     }
@@ -54,6 +69,7 @@ class ChunkPlan {
  private:
   std::size_t n_;
   std::size_t count_ = 1;
+  std::size_t workers_ = 1;  // threads running the chunks (the caller's among them)
 };
 
 }  // namespace kernscope

@@ -247,7 +247,8 @@ class Sources {
         if (from < to) out.emplace_back(from, to);
       }
     });
-    std::sort(out.begin(), out.end());
+    // Kernels come in start order, and their launches mostly in the same order: sorted only where not.
+    if (!std::is_sorted(out.begin(), out.end())) std::sort(out.begin(), out.end());
     std::size_t kept = 0;
     for (const auto& q : out) {
       if (kept > 0 && q.first <= out[kept - 1].second) {
@@ -543,7 +544,7 @@ StepAccounting account_steps(const TraceContext& context, const StepAnalysis& an
   const std::vector<TimeNs> ends = account_ends(steps);
   const bool trace_has_launch_ids = context.trace().api_calls.size() > 0 && !context.trace().kernels.correlation_id.empty();
   // Each step on its own: chunks of steps on several threads.
-  ChunkPlan(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
+  ChunkPlan::balanced(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<Edge> edges;
     std::vector<Sources::CallSpan> calls;
     std::vector<QuietStretch> quiet;
