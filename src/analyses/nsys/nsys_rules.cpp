@@ -65,6 +65,18 @@ std::string skip_message(const Trace& trace, std::string_view what) {
          std::string(what) + "?";
 }
 
+// Marks `f` skipped, as nsys does, where the trace lacks what the rule reads (`what`, in nsys's
+// words); true when it was.
+bool skipped_without(Finding& f, const Trace& trace, bool has_it, std::string_view what) {
+  if (has_it) return false;
+  f.skipped = true;
+  f.skip_reason = skip_message(trace, what);
+  return true;
+}
+
+// The rules on API calls need their names too.
+bool has_named_calls(const Trace& trace) { return trace.has(EventKind::kApiCalls) && trace.has_string_table; }
+
 std::string ms(std::int64_t ns) { return text::fixed(static_cast<double>(ns) / 1e6, 3) + " ms"; }
 
 // API rows by correlation id (nsys's memop rules join on the id alone) for the ids of the memory
@@ -141,14 +153,8 @@ Finding memcpy_rule(const Trace& trace, const AnalyzeOptions& o, const ApiRowsBy
   f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"Src Kind"}, {"Dst Kind"},
                     {"Bytes", Unit::kBytes}, {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"},
                     {"Stream ID"}, {"API Name"}};
-  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
-    f.skipped = true;
-    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
-    return f;
-  }
-  if (!trace.has(EventKind::kMemcpy)) {
-    f.skipped = true;
-    f.skip_reason = skip_message(trace, "CUDA memcpy APIs");
+  if (skipped_without(f, trace, has_named_calls(trace), "CUDA runtime APIs") ||
+      skipped_without(f, trace, trace.has(EventKind::kMemcpy), "CUDA memcpy APIs")) {
     return f;
   }
   const auto& m = trace.memcpys;
@@ -197,14 +203,8 @@ Finding memset_rule(const Trace& trace, const AnalyzeOptions& o, const ApiRowsBy
   f.rows.report = f.rule;
   f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"Memory Kind"}, {"Bytes", Unit::kBytes},
                     {"PID"}, {"Device ID"}, {"Context ID"}, {"Green Context ID"}, {"Stream ID"}, {"API Name"}};
-  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
-    f.skipped = true;
-    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
-    return f;
-  }
-  if (!trace.has(EventKind::kMemset)) {
-    f.skipped = true;
-    f.skip_reason = skip_message(trace, "CUDA memset APIs");
+  if (skipped_without(f, trace, has_named_calls(trace), "CUDA runtime APIs") ||
+      skipped_without(f, trace, trace.has(EventKind::kMemset), "CUDA memset APIs")) {
     return f;
   }
   const auto& m = trace.memsets;
@@ -239,11 +239,7 @@ Finding api_sync_rule(const Trace& trace, const AnalyzeOptions& o) {
   f.action = "remove device/stream synchronizations from the hot loop; wait on events (cudaStreamWaitEvent) where ordering is needed";
   f.rows.report = f.rule;
   f.rows.columns = {{"Duration", Unit::kDuration}, {"Start", Unit::kTimestamp}, {"PID"}, {"TID"}, {"API Name"}};
-  if (!trace.has(EventKind::kApiCalls) || !trace.has_string_table) {
-    f.skipped = true;
-    f.skip_reason = skip_message(trace, "CUDA runtime APIs");
-    return f;
-  }
+  if (skipped_without(f, trace, has_named_calls(trace), "CUDA runtime APIs")) return f;
   const auto& a = trace.api_calls;
   // Whether each name matches, by StringId (0 unknown, 1 no, 2 yes): no hashing per call.
   std::vector<std::uint8_t> matches(trace.strings.size() + 1, 0);
