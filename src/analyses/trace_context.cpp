@@ -11,7 +11,7 @@ const report::ApiLookup& TraceContext::api_lookup() const {
   return *lookup_;
 }
 
-const std::vector<RowIndex>& TraceContext::kernel_launches() const {
+const std::vector<RowIndex>& TraceContext::build_kernel_launches() const {
   std::call_once(launches_once_, [&] {
     const auto& k = trace_.kernels;
     const report::ApiLookup& lookup = api_lookup();
@@ -23,10 +23,11 @@ const std::vector<RowIndex>& TraceContext::kernel_launches() const {
       }
     });
   });
+  launches_ready_.store(true, std::memory_order_release);
   return kernel_launches_;
 }
 
-const TraceContext::Classes& TraceContext::classes() const {
+const TraceContext::Classes& TraceContext::build_classes() const {
   std::call_once(classes_once_, [&] {
     constexpr std::uint32_t kUnset = UINT32_MAX;
     // By StringId, with one extra slot after the pool's ids for kernels without a name.
@@ -42,6 +43,7 @@ const TraceContext::Classes& TraceContext::classes() const {
       classes_.classes.push_back({std::move(op_class), rule});
     }
   });
+  classes_ready_.store(true, std::memory_order_release);
   return classes_;
 }
 
