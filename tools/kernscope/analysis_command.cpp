@@ -1,5 +1,7 @@
 // `kernscope NAME` for every analysis in the library's registry: options, formats and help text
 // come from the registry row, so the CLI has no per-analysis code.
+#include <chrono>
+#include <cstdlib>
 #include <algorithm>
 #include <iostream>
 #include <memory>
@@ -68,10 +70,20 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
       return fail(Error{ErrorCode::kInvalidArgument, spec.name + ": no trace given (a trace file" +
                                                          (spec.trace_option.empty() ? "" : ", or --" + spec.trace_option + " FILE") + ")"});
     }
+    // KERNSCOPE_PHASE_TIMES=1: the wall time of reading and of the analysis with its output, on
+    // standard error (bench/gpu/report_phases.sh weighs analyses apart from the reading this way).
+    const bool phase_times = std::getenv("KERNSCOPE_PHASE_TIMES") != nullptr;
+    const auto started = std::chrono::steady_clock::now();
     auto trace = open_for_analysis(path, request);
     if (!trace) return fail(trace.error());
     const Trace& loaded = keep_until_exit(std::move(*trace));
+    const auto read = std::chrono::steady_clock::now();
     output = run_analysis(loaded, request);
+    if (phase_times) {
+      const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+      std::cerr << "kernscope: phase times: read " << seconds(started, read) << " s, analysis and output "
+                << seconds(read, std::chrono::steady_clock::now()) << " s\n";
+    }
   }
   if (!output) return fail(output.error());
   for (const auto& m : output->messages) std::cerr << "kernscope: " << m << '\n';
