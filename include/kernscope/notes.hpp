@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,12 +27,36 @@ inline std::string_view severity_name(NoteSeverity s) {
   return "info";
 }
 
+// The severity a name (severity_name's) stands for; none for any other word. Notes read back from
+// where they were written as words (the fleet's Parquet digests) go through it.
+inline std::optional<NoteSeverity> severity_named(std::string_view name) {
+  for (auto s : {NoteSeverity::kInfo, NoteSeverity::kDataLoss, NoteSeverity::kError}) {
+    if (severity_name(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 struct Note {
   std::string kind;  // e.g. "no_nvtx_table", "events_without_time", "cut_short"
   NoteSeverity severity = NoteSeverity::kInfo;
   std::string text;        // the sentence shown
   std::int64_t count = 1;  // how many events or rows it is about, where it is about several
 };
+
+// The note passed on by something that gathers notes of several sources, its text led by where it
+// came from ("rank 3: ", "cublas-log: "); kind, severity and count stay the source's.
+inline Note note_from(std::string_view source, Note note) {
+  note.text.insert(0, source);
+  return note;
+}
+
+// The notes' sentences in order, for what lists the text alone (a page's bullets, a key of sentences).
+inline std::vector<std::string> note_texts(const std::vector<Note>& notes) {
+  std::vector<std::string> out;
+  out.reserve(notes.size());
+  for (const auto& n : notes) out.push_back(n.text);
+  return out;
+}
 
 // Notes of one kind and severity, added up.
 struct NoteCount {

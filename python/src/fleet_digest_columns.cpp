@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "note_dicts.hpp"
+
 namespace nb = nanobind;
 using namespace kernscope;
 using namespace kernscope::ranks;
@@ -42,7 +44,7 @@ nb::dict ranks_table(const FleetDigest& f) {
   put<std::string>(d, "step_method", n, [&](std::size_t i) { return r[i].steps.method; });
   put<std::string>(d, "step_name", n, [&](std::size_t i) { return r[i].steps.name; });
   put<double>(d, "tpot_ns", n, [&](std::size_t i) { return r[i].steps.tpot_ns; });
-  put<std::vector<std::string>>(d, "notes", n, [&](std::size_t i) { return r[i].notes; });
+  put<nb::object>(d, "notes", n, [&](std::size_t i) { return note_dicts(r[i].notes); });
   return d;
 }
 
@@ -194,7 +196,7 @@ std::map<std::int64_t, FleetDigest> digests_from_tables(const nb::dict& ranks, c
     auto step_method = column<std::string>(ranks, "ranks", "step_method", n);
     auto step_name = column<std::string>(ranks, "ranks", "step_name", n);
     const auto tpot = column<double>(ranks, "ranks", "tpot_ns", n);
-    auto notes = column<std::vector<std::string>>(ranks, "ranks", "notes", n);
+    const auto notes = column<nb::object>(ranks, "ranks", "notes", n);
     std::map<std::int64_t, std::vector<bool>> seen;  // per trace, which parts have their row
     for (std::size_t i = 0; i < n; ++i) {
       auto& digests = traces[trace[i]].ranks;
@@ -225,7 +227,7 @@ std::map<std::int64_t, FleetDigest> digests_from_tables(const nb::dict& ranks, c
       d.steps.method = std::move(step_method[i]);
       d.steps.name = std::move(step_name[i]);
       d.steps.tpot_ns = tpot[i];
-      d.notes = std::move(notes[i]);
+      d.notes = notes_of_dicts(notes[i], "reduce_digests: ranks.notes");
     }
     for (const auto& [t, filled] : seen) {
       if (std::find(filled.begin(), filled.end(), false) != filled.end()) {

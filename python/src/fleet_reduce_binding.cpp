@@ -12,11 +12,13 @@
 #include <utility>
 
 #include "fleet_digest_columns.hpp"
+#include "note_dicts.hpp"
 #include "ranks/ranks_fleet_reduce.hpp"
 
 namespace nb = nanobind;
 using namespace kernscope;
 using namespace kernscope::ranks;
+using kernscope::python::note_dicts;
 using kernscope::python::put;
 
 namespace {
@@ -59,7 +61,7 @@ nb::dict ranks_table(const FleetReduction& f) {
   put<std::string>(d, "clock_note", n, [&](std::size_t i) { return a.offsets[i].why; });
   put<std::string>(d, "step_name", n, [&](std::size_t i) { return r[i].steps.name; });
   put<double>(d, "tpot_ns", n, [&](std::size_t i) { return r[i].steps.tpot_ns; });
-  put<std::vector<std::string>>(d, "notes", n, [&](std::size_t i) { return r[i].notes; });
+  put<nb::object>(d, "notes", n, [&](std::size_t i) { return note_dicts(r[i].notes); });
   return d;
 }
 
@@ -184,10 +186,12 @@ nb::dict reduce_digests(const nb::dict& ranks, const nb::dict& collectives, cons
   out["clocks_trusted"] = a.clocks_trusted;
   out["matching_trusted"] = a.matching_trusted;
   out["verdicts_withheld"] = a.verdicts_withheld();
-  out["distrust"] = nb::cast(a.distrust);
-  out["set_notes"] = nb::cast(f.set.notes);
-  out["windows"] = nb::cast(a.windows);
-  out["analysis_notes"] = nb::cast(a.notes);
+  out["distrust"] = nb::cast(note_texts(a.distrust));
+  out["windows"] = nb::cast(note_texts(a.windows));
+  // Every note in the order `kernscope ranks` says them: what is not trusted first.
+  std::vector<Note> notes = a.distrust;
+  for (const auto* more : {&std::as_const(f.set.notes), &a.windows, &a.notes}) notes.insert(notes.end(), more->begin(), more->end());
+  out["notes"] = note_dicts(notes);
   out["link_note"] = a.link_note;
   out["sizes_note"] = a.sizes_note;
   out["units"] = units_table(f);

@@ -21,6 +21,7 @@
 #include "base/version.hpp"
 #include "fleet_digest_binding.hpp"
 #include "fleet_reduce_binding.hpp"
+#include "note_dicts.hpp"
 #include "kernscope/column_defs.hpp"
 #include "kernscope/analysis.hpp"
 #include "kernscope/op_classes.hpp"
@@ -89,16 +90,7 @@ nb::dict info(const PyTrace& t) {
   d["path"] = trace.source.path;
   d["format"] = trace.source.format;
   d["product_version"] = trace.source.product_version;
-  nb::list notes;  // as `kernscope info --format json` writes them: kind, severity, count, text
-  for (const auto& n : trace.notes) {
-    nb::dict note;
-    note["kind"] = n.kind;
-    note["severity"] = std::string(severity_name(n.severity));
-    note["count"] = n.count;
-    note["text"] = n.text;
-    notes.append(note);
-  }
-  d["notes"] = notes;
+  d["notes"] = python::note_dicts(trace.notes);  // as `kernscope info --format json` writes them
   d["metadata"] = trace.source.metadata;
   if (trace.source.distributed) {
     nb::dict dist;

@@ -211,12 +211,23 @@ def test_bad_input_is_said_not_crashed(tmp_path):
     truth = make_set(tmp_path / "bad", "--seq", "--cut", "4", "--skip", "7", "--hang", "6:1")
     (tmp_path / "bad" / "rank9.trace.json").write_text("this is not a trace\n")
     result = fleet.run([str(tmp_path / "bad")], str(tmp_path / "digests"), workers=2)
-    notes = "\n".join(result["notes"])
-    assert "rank9.trace.json: not read" in notes
-    assert notes.count("rank9.trace.json") == 2, notes  # the note's, and once in the reader's error
-    assert "missing ranks: 7 " in notes
-    assert "rank 4: the trace is cut short" in notes
-    assert "rank 6 did not arrive at 1 collective" in notes
+    assert all(set(n) == {"kind", "severity", "count", "text"} for n in result["notes"]), result["notes"]
+
+    def said(kind, severity, text):  # the notes of that kind, which must all have that severity; one says `text`
+        of_kind = [n for n in result["notes"] if n["kind"] == kind]
+        assert of_kind and all(n["severity"] == severity for n in of_kind), (kind, result["notes"])
+        assert any(text in n["text"] for n in of_kind), (kind, text, of_kind)
+        return of_kind
+
+    unread = said("trace_not_read", "error", "rank9.trace.json: not read")
+    assert unread[0]["text"].count("rank9.trace.json") == 2, unread  # the note's, and once in the reader's error
+    assert said("missing_ranks", "data_loss", "missing ranks: 7 ")[0]["count"] == 1
+    said("cut_short", "data_loss", "rank 4: the trace is cut short")
+    hung = said("rank_did_not_arrive", "info", "rank 6 did not arrive at 1 collective")
+    assert [n["count"] for n in hung if n["text"].startswith("rank 6 ")] == [1], hung
+    # The digest keeps each rank's notes with their kinds: rank 4's trace was cut.
+    cut = by_rank(result["tables"]["ranks"])[4]["notes"]
+    assert [n["kind"] for n in cut] == ["cut_short"] and cut[0]["text"] == "the trace is cut short (its program was killed?)", cut
     ranks = by_rank(result["tables"]["ranks"])
     assert sorted(ranks) == [0, 1, 2, 3, 4, 5, 6]
     for rank in (0, 1, 2, 3, 5, 6):
@@ -237,7 +248,9 @@ def test_late_window_is_shifted_as_kernscope_ranks_does(tmp_path):
         {int(k): v for k, v in truth["offsets_ns"].items()}
     # Rank 3 lacks the first two collectives: outside its window, not a hang.
     assert len(result["tables"]["collectives"]) == truth["collectives"] - 2
-    assert not any("did not arrive" in n for n in result["notes"])
+    assert not any(n["kind"] == "rank_did_not_arrive" or "did not arrive" in n["text"] for n in result["notes"])
+    shifted = [n for n in result["notes"] if n["kind"] == "window_shifted"]
+    assert [n["text"] for n in shifted] == result["windows"][:1] and shifted[0]["count"] == 2, shifted
     doc = json.loads(subprocess.run([cli(), "ranks", str(tmp_path / "late"), "--format", "json"], capture_output=True,
                                     text=True, check=True).stdout)
     assert [column(r, "Last Rank") for r in doc["tables"]["collectives"]] == \
@@ -553,6 +566,36 @@ def test_malformed_digests_are_a_clear_error():
         _core.reduce_digests(row, *tables)
     row["part"] = [0]
     assert _core.reduce_digests(row, *tables)["ranks_read"] == 1
+    # A rank's notes come back with their kinds: a cut trace is said per rank, by its kind.
+    cut = {"kind": "cut_short", "severity": "data_loss", "count": 1, "text": "the trace is cut short (its program was killed?)"}
+    row["notes"] = [[cut]]
+    notes = _core.reduce_digests(row, *tables)["notes"]
+    assert dict(cut, text="rank 0: " + cut["text"]) in notes, notes
+    # Notes without kinds (sentences alone) or of an unknown severity are refused, not guessed.
+    row["notes"] = [[cut["text"]]]
+    with pytest.raises(ValueError, match="ranks.notes: a note is not a dict"):
+        _core.reduce_digests(row, *tables)
+    row["notes"] = [[dict(cut, severity="fatal")]]
+    with pytest.raises(ValueError, match="severity is 'fatal'"):
+        _core.reduce_digests(row, *tables)
+
+
+def test_a_digest_of_another_version_is_named(whole_set, tmp_path):
+    # Digests written while a rank's notes were sentences (a list of strings, not of kind, severity,
+    # count and text): the reduce names the file and what to do, not a pyarrow traceback.
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import kernscope
+
+    base, _, _ = whole_set
+    old = tmp_path / "digests"
+    shutil.copytree(base / "digests", old)
+    for path in (old / "ranks").glob("*.parquet"):
+        table = pq.read_table(path)
+        sentences = pa.array([[n["text"] for n in notes or []] for notes in table.column("notes").to_pylist()], pa.list_(pa.string()))
+        pq.write_table(table.set_column(table.schema.get_field_index("notes"), "notes", sentences), path)
+    with pytest.raises(kernscope.Error, match=r"trace-000000\.parquet: digest column ranks\.notes is list<.*string>.*digest the traces again"):
+        fleet.reduce(str(old))
 
 
 def run_cli(*args):

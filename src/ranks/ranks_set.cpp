@@ -149,8 +149,9 @@ std::vector<RankDigest> digests_of(const Trace& trace, const CommArgsLookup* arg
       if (!dev.name.empty()) names.insert(dev.name);
     }
     if (d.device_name.empty() && names.size() == 1) d.device_name = *names.begin();
-    if (cut_short(trace)) d.notes.push_back("the trace is cut short (its program was killed?)");
-    if (d.collectives.items.empty()) d.notes.push_back("no NCCL kernels");
+    // Kind cut_short as the readers name it: the set passes it on per rank (assemble_rank_set).
+    if (cut_short(trace)) d.notes.push_back({"cut_short", NoteSeverity::kDataLoss, "the trace is cut short (its program was killed?)"});
+    if (d.collectives.items.empty()) d.notes.push_back({"no_nccl_kernels", NoteSeverity::kInfo, "no NCCL kernels"});
     out.push_back(std::move(d));
   }
   return out;
@@ -218,7 +219,9 @@ RankSet assemble_rank_set(std::vector<RankDigest> digests) {
     if (paths.size() > 1) {
       std::string files;
       for (const auto& p : paths) files += (files.empty() ? "" : ", ") + fs::path(p).filename().string();
-      set.notes.push_back("mixed runs? rank " + std::to_string(rank) + " is claimed by " + std::to_string(paths.size()) + " traces (" + files + ")");
+      set.notes.push_back({"rank_claimed_twice", NoteSeverity::kInfo,
+                           "mixed runs? rank " + std::to_string(rank) + " is claimed by " + std::to_string(paths.size()) + " traces (" + files + ")",
+                           static_cast<std::int64_t>(paths.size())});
     }
   }
   std::set<std::int64_t> worlds;
@@ -227,7 +230,8 @@ RankSet assemble_rank_set(std::vector<RankDigest> digests) {
   }
   if (worlds.size() > 1) {
     std::vector<std::int64_t> sizes(worlds.begin(), worlds.end());
-    set.notes.push_back("mixed runs: the traces declare different world sizes (" + joined_numbers(sizes) + ")");
+    set.notes.push_back({"world_sizes_differ", NoteSeverity::kInfo,
+                         "mixed runs: the traces declare different world sizes (" + joined_numbers(sizes) + ")"});
   }
   std::int64_t max_rank = -1;
   for (const auto& d : digests) max_rank = std::max(max_rank, d.rank);
@@ -243,12 +247,14 @@ RankSet assemble_rank_set(std::vector<RankDigest> digests) {
     if (!claims.contains(r)) missing.push_back(r);
   }
   if (!missing.empty()) {
-    set.notes.push_back("missing ranks: " + joined_numbers(missing) + " (world size " + std::to_string(set.world_size) +
-                        ", " + std::to_string(claims.size()) + " present)");
+    set.notes.push_back({"missing_ranks", NoteSeverity::kDataLoss,
+                         "missing ranks: " + joined_numbers(missing) + " (world size " + std::to_string(set.world_size) + ", " +
+                             std::to_string(claims.size()) + " present)",
+                         static_cast<std::int64_t>(missing.size())});
   }
   for (const auto& d : digests) {
     for (const auto& n : d.notes) {
-      if (n.find("cut short") != std::string::npos) set.notes.push_back("rank " + std::to_string(d.rank) + ": " + n);
+      if (n.kind == "cut_short") set.notes.push_back(note_from("rank " + std::to_string(d.rank) + ": ", n));
     }
   }
   std::stable_sort(digests.begin(), digests.end(), [](const RankDigest& a, const RankDigest& b) { return a.rank < b.rank; });

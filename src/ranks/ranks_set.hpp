@@ -14,6 +14,7 @@
 #include "ranks/collectives.hpp"
 #include "ranks/ranks_steps.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 
 namespace kernscope::ranks {
 
@@ -24,7 +25,7 @@ struct RankDigest {
   std::int64_t declared_world_size = 0;  // from the trace, 0 when it does not say
   std::string backend;                   // distributedInfo's backend
   std::string evidence;                  // how `rank` was decided
-  std::vector<std::string> notes;        // cut short, no NCCL kernels...
+  std::vector<Note> notes;               // cut short, no NCCL kernels...
   RankCollectives collectives;          // window/layer set from `steps`
   RankSteps steps;                       // the rank's own steps
   TimeNs first_ns = 0, last_ns = 0;      // the rank's GPU activity (kernels)
@@ -37,7 +38,7 @@ struct RankSet {
   std::vector<RankDigest> ranks;   // by rank
   std::int64_t world_size = 0;
   std::string world_evidence;
-  std::vector<std::string> notes;  // mixed runs, missing ranks, duplicates, cut short...
+  std::vector<Note> notes;  // mixed runs, missing ranks, duplicates, cut short...
 };
 
 // DIR (its trace files), GLOB (shell pattern) or FILE arguments, as a sorted list without

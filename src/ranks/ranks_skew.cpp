@@ -275,10 +275,15 @@ ShiftChoice choose_shift(const GroupItems& ref, const GroupItems& other, std::in
   return out;
 }
 
-// At most `limit` lines of `lines`, then how many more.
-void append_capped(std::vector<std::string>& out, const std::vector<std::string>& lines, const std::string& prefix, std::size_t limit = 8) {
-  for (std::size_t i = 0; i < lines.size() && i < limit; ++i) out.push_back(prefix + lines[i]);
-  if (lines.size() > limit) out.push_back(prefix + "... and " + std::to_string(lines.size() - limit) + " more");
+// At most `limit` of `notes` (of one kind), their texts led by `prefix`, then a note of that kind
+// saying how many more (and counting them).
+void append_capped(std::vector<Note>& out, const std::vector<Note>& notes, const std::string& prefix, std::size_t limit = 8) {
+  for (std::size_t i = 0; i < notes.size() && i < limit; ++i) out.push_back(note_from(prefix, notes[i]));
+  if (notes.size() > limit) {
+    const std::size_t more = notes.size() - limit;
+    out.push_back({notes.front().kind, notes.front().severity, prefix + "... and " + std::to_string(more) + " more",
+                   static_cast<std::int64_t>(more)});
+  }
 }
 
 // Each matched collective's records, one slot per rank (null where the rank has none).
@@ -332,8 +337,10 @@ Matched match_collectives(const RankSet& set, std::size_t ref, const SkewOptions
         if (!choice.doubt.empty()) matching_doubts.push_back(who + "against " + against + " collectives, " + choice.doubt);
         if (shift != 0) {
           ++shifted;
-          out.windows.push_back(who + "its trace starts " + std::to_string(std::abs(shift)) + " collective(s) " +
-                                (shift > 0 ? "later" : "earlier") + " than " + against + " (matched by order with that shift)");
+          out.windows.push_back({"window_shifted", NoteSeverity::kDataLoss,
+                                 who + "its trace starts " + std::to_string(std::abs(shift)) + " collective(s) " +
+                                     (shift > 0 ? "later" : "earlier") + " than " + against + " (matched by order with that shift)",
+                                 std::abs(shift)});
         }
       }
       for (std::size_t j = 0; j < it->second.size(); ++j) {
@@ -448,15 +455,17 @@ void estimate_offsets(const RankSet& set, std::size_t ref, const Matched& matche
   double worst_spread = 0;
   for (const auto& o : out.offsets) worst_spread = std::max(worst_spread, o.spread_ns);
   out.noise_ns = static_cast<TimeNs>(std::max(2000.0, 3 * worst_spread));
-  if (!options.estimate_clocks) out.notes.push_back("clocks taken as they are (no offset applied)");
+  if (!options.estimate_clocks) out.notes.push_back({"clocks_not_estimated", NoteSeverity::kInfo, "clocks taken as they are (no offset applied)"});
 }
 
 // What is not trusted, said first; then no verdict is drawn from it.
 void say_distrust(const std::vector<std::string>& matching_doubts, RanksAnalysis& out) {
-  append_capped(out.distrust, matching_doubts, "matching: ");
-  std::vector<std::string> clocks;
+  std::vector<Note> matching;
+  for (const auto& doubt : matching_doubts) matching.push_back({"matching_not_trusted", NoteSeverity::kInfo, doubt});
+  append_capped(out.distrust, matching, "matching: ");
+  std::vector<Note> clocks;
   for (const auto& o : out.offsets) {
-    if (!o.trusted) clocks.push_back("rank " + std::to_string(o.rank) + ": " + o.why);
+    if (!o.trusted) clocks.push_back({"clocks_not_trusted", NoteSeverity::kInfo, "rank " + std::to_string(o.rank) + ": " + o.why});
   }
   append_capped(out.distrust, clocks, "clocks: ");
 }
@@ -561,15 +570,19 @@ void judge_missing(const RankSet& set, RanksAnalysis& out) {
     }
   }
   for (const auto& [rank, count] : not_arrived) {
-    out.notes.push_back("rank " + std::to_string(rank) + " did not arrive at " + std::to_string(count) +
-                        " collective(s) the others ran while its trace was still recording (hang or divergent code path?)");
+    out.notes.push_back({"rank_did_not_arrive", NoteSeverity::kInfo,
+                         "rank " + std::to_string(rank) + " did not arrive at " + std::to_string(count) +
+                             " collective(s) the others ran while its trace was still recording (hang or divergent code path?)",
+                         count});
   }
   if (unjudged > 0) {
-    out.notes.push_back(std::to_string(unjudged) + " time(s) a rank lacks a collective the others ran while its trace recorded: "
-                        "no hang verdict while the matching or the clocks are not trusted");
+    out.notes.push_back({"missing_collectives_unjudged", NoteSeverity::kInfo,
+                         std::to_string(unjudged) + " time(s) a rank lacks a collective the others ran while its trace recorded: "
+                                                    "no hang verdict while the matching or the clocks are not trusted",
+                         unjudged});
   }
   {
-    std::vector<std::string> partial;
+    std::vector<Note> partial;
     for (const auto& r : set.ranks) {
       const std::int64_t a = starts_after.contains(r.rank) ? starts_after.at(r.rank) : 0;
       const std::int64_t b = ends_before.contains(r.rank) ? ends_before.at(r.rank) : 0;
@@ -578,7 +591,7 @@ void judge_missing(const RankSet& set, RanksAnalysis& out) {
       if (a > 0) line += " starts after " + std::to_string(a);
       if (a > 0 && b > 0) line += " and";
       if (b > 0) line += " ends before " + std::to_string(b);
-      partial.push_back(line + " collective(s) other ranks ran");
+      partial.push_back({"window_partial", NoteSeverity::kDataLoss, line + " collective(s) other ranks ran", a + b});
     }
     append_capped(out.windows, partial, "", 16);
   }
@@ -770,7 +783,7 @@ RanksAnalysis analyze_ranks(const RankSet& set, const SkewOptions& options) {
   std::size_t ref = 0;
   while (ref < n && set.ranks[ref].collectives.items.empty()) ++ref;
   if (ref == n) {
-    out.notes.push_back("no rank ran NCCL collectives: nothing to match");
+    out.notes.push_back({"no_collectives", NoteSeverity::kInfo, "no rank ran NCCL collectives: nothing to match"});
     return out;
   }
   out.reference_rank = set.ranks[ref].rank;

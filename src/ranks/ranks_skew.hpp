@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "ranks/ranks_links.hpp"
 #include "ranks/ranks_set.hpp"
 
@@ -148,12 +149,14 @@ struct RanksAnalysis {
   bool clocks_trusted = false;
   bool matching_trusted = true;      // every pairing of collectives is confirmed (see the top of this file)
   std::string matching;              // how collectives were matched, said to the user
-  // Why the matching or the clocks are not trusted ("matching: ...", "clocks: ..."); said before any
-  // figure. Not empty: no straggler or hang verdict is given (see verdicts_withheld).
-  std::vector<std::string> distrust;
+  // Why the matching or the clocks are not trusted ("matching: ...", "clocks: ..."; kinds
+  // matching_not_trusted, clocks_not_trusted); said before any figure. Not empty: no straggler or hang
+  // verdict is given (see verdicts_withheld).
+  std::vector<Note> distrust;
   // Sampled or partial traces: ranks whose windows start or end at other collectives than the others'
-  // (and the shifts that lined them up). Collectives outside a rank's window are not hangs.
-  std::vector<std::string> windows;
+  // (window_partial) and the shifts that lined them up (window_shifted). Collectives outside a rank's
+  // window are not hangs.
+  std::vector<Note> windows;
   bool verdicts_withheld() const { return !matching_trusted || !clocks_trusted; }
   TimeNs noise_ns = 0;               // a lead below this is not counted as straggling
   std::vector<MatchedCollective> collectives;  // complete ones (every rank), by aligned arrival
@@ -163,7 +166,7 @@ struct RanksAnalysis {
   std::vector<RankRow> ranks;
   std::vector<TimeBin> bins;
   std::vector<StepRow> steps;                  // empty when the traces name no steps
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
   // The link bus bandwidth is read against: the lowest per-direction peak of the ranks' devices
   // (data/link_peaks.tsv), with how it was found; none when no device name matched.
   std::optional<LinkPeak> link;

@@ -133,7 +133,7 @@ StepsView analyze_rank_steps(const RankSet& set, const RanksAnalysis& analysis) 
     }
   }
   if (out.slowest_rank < 0) {
-    out.notes.push_back("no rank's trace names steps: no per-rank step figures");
+    out.notes.push_back({"no_steps", NoteSeverity::kInfo, "no rank's trace names steps: no per-rank step figures"});
   } else {
     const double fastest = *std::min_element(means.begin(), means.end());
     out.slowest_why = fmt::format("highest mean step wall: {:.3f} ms, the fastest rank's {:.3f} ms ({:+.1f} %)", slowest_mean / 1e6,
@@ -148,7 +148,8 @@ StepsView analyze_rank_steps(const RankSet& set, const RanksAnalysis& analysis) 
     if (counts.size() > 1) {
       std::string said;
       for (const auto& [n, ranks] : counts) said += fmt::format("{}{} steps on {} rank(s)", said.empty() ? "" : ", ", n, ranks.size());
-      out.notes.push_back("the ranks' traces hold different numbers of steps (" + said + "): the k-th steps compared may differ");
+      out.notes.push_back({"step_counts_differ", NoteSeverity::kInfo,
+                           "the ranks' traces hold different numbers of steps (" + said + "): the k-th steps compared may differ"});
     }
   }
 

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "kernscope/phase.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/time_units.hpp"
@@ -79,7 +80,7 @@ struct StepsView {
   std::string slowest_why;
   std::vector<SlowStepRow> slowest_steps;
   std::vector<LayerRow> layers;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 StepsView analyze_rank_steps(const RankSet& set, const RanksAnalysis& analysis);

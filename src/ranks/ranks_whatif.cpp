@@ -52,7 +52,7 @@ Result<RanksReplay> replay_ranks(const std::vector<RankReplayInput>& inputs, con
     if (in->rank >= 0) ++claims[in->rank];
   }
   std::string why_apart;
-  for (const auto& d : skew.distrust) why_apart += (why_apart.empty() ? "" : "; ") + d;
+  for (const auto& d : skew.distrust) why_apart += (why_apart.empty() ? "" : "; ") + d.text;
   if (skew.verdicts_withheld() && skew.distrust.empty()) why_apart = "the ranks' clocks or their matching are not trusted";
   for (const auto& [rank, count] : claims) {
     if (count > 1) why_apart += (why_apart.empty() ? "" : "; ") + std::to_string(count) + " traces are rank " + std::to_string(rank);
@@ -72,10 +72,14 @@ Result<RanksReplay> replay_ranks(const std::vector<RankReplayInput>& inputs, con
     // steps, or ran a different number of times): each trace was replayed alone after all.
     together = !results.empty() && results.front().linked_collectives > 0;
     for (std::size_t i = 0; i < results.size() && i < ranks.size(); ++i) ranks[i]->result = std::move(results[i]);
-    out.notes.push_back(together ? "ranks: " + std::to_string(ranks.size()) + " traces put on one clock by the ranks' offsets (" + skew.matching + ")"
-                             : "ranks: each trace replayed apart: no collective of their steps could be paired across them");
+    out.notes.push_back(together ? Note{"ranks_replayed_together", NoteSeverity::kInfo,
+                                        "ranks: " + std::to_string(ranks.size()) + " traces put on one clock by the ranks' offsets (" + skew.matching + ")",
+                                        static_cast<std::int64_t>(ranks.size())}
+                                 : Note{"ranks_replayed_apart", NoteSeverity::kInfo,
+                                        "ranks: each trace replayed apart: no collective of their steps could be paired across them"});
   } else {
-    out.notes.push_back("ranks: each trace replayed apart, its collectives not waiting for the other ranks': " + why_apart);
+    out.notes.push_back({"ranks_replayed_apart", NoteSeverity::kInfo,
+                         "ranks: each trace replayed apart, its collectives not waiting for the other ranks': " + why_apart});
     for (const auto& in : ranks) {
       WhatIfOptions own;
       own.changes = in->changes;

@@ -11,6 +11,7 @@
 #include "analyses/trace_context.hpp"
 #include "analyses/whatif/whatif.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/steps.hpp"
 
 namespace kernscope::ranks {
@@ -36,7 +37,7 @@ struct ReplayedRank {
 
 struct RanksReplay {
   bool together = false;           // replayed as one graph, collectives waiting for each other
-  std::vector<std::string> notes;  // whether and how they were put together, or why not
+  std::vector<Note> notes;  // whether and how they were put together, or why not
   std::vector<std::unique_ptr<ReplayedRank>> ranks;  // in rank order (the order given where none is known)
 };
 

@@ -12,6 +12,7 @@
 #include "ranks/ranks_steps.hpp"
 #include "kernscope/render.hpp"
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope::ranks {
 namespace {
@@ -228,10 +229,10 @@ std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit
   // What is not trusted comes first: no straggler or hang verdict is drawn from it.
   w.member("verdicts_withheld", a.verdicts_withheld());
   w.key("distrust").begin_array();
-  for (const auto& d : a.distrust) w.value(d);
+  for (const auto& d : a.distrust) w.value(d.text);
   w.end_array();
   w.key("windows").begin_array();
-  for (const auto& d : a.windows) w.value(d);
+  for (const auto& d : a.windows) w.value(d.text);
   w.end_array();
   w.member("ranks", static_cast<std::int64_t>(set.ranks.size()));
   w.member("world_size", set.world_size);
@@ -252,12 +253,10 @@ std::string ranks_json(const RankSet& set, const RanksAnalysis& a, TimeUnit unit
   }
   w.end_object();
   w.member("time_unit", std::string(time_unit_suffix(unit)));
-  w.key("notes").begin_array();
-  for (const auto& n : set.notes) w.value(n);
-  for (const auto& n : a.distrust) w.value(n);
-  for (const auto& n : a.windows) w.value(n);
-  for (const auto& n : a.notes) w.value(n);
-  w.end_array();
+  // Every note with its kind, the distrust and the windows among them (their own keys above give their texts).
+  std::vector<Note> notes = set.notes;
+  for (const auto* more : {&a.distrust, &a.windows, &a.notes}) notes.insert(notes.end(), more->begin(), more->end());
+  write_notes_json(w.key("notes"), notes);
   w.key("tables").begin_object();
   for (const auto& table : ranks_tables(set, a)) {
     std::ostringstream rendered;
@@ -289,17 +288,17 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
   const bool withheld = a.verdicts_withheld();
   if (!a.distrust.empty()) {
     line("NOT TRUSTED: no straggler or hang verdict is given; the figures below are as matched, untrusted:");
-    for (const auto& d : a.distrust) line("  ! " + d);
+    for (const auto& d : a.distrust) line("  ! " + d.text);
   }
-  for (const auto& n : set.notes) line("  ! " + n);
+  for (const auto& n : set.notes) line("  ! " + n.text);
   if (!a.windows.empty()) {
     line(std::string("Sampled or partial traces: the ranks' windows start or end at different collectives (those outside a rank's window are "
                      "left out of the skew figures and are not hangs)") + (withheld ? ", as matched, untrusted:" : ":"));
-    for (const auto& w : a.windows) line("  ! " + w);
+    for (const auto& w : a.windows) line("  ! " + w.text);
   }
   if (!a.matching.empty()) line("Collectives matched " + a.matching + ".");
   if (a.reference_rank < 0) {
-    for (const auto& n : a.notes) line("  ! " + n);
+    for (const auto& n : a.notes) line("  ! " + n.text);
     return s;
   }
   line("");
@@ -414,7 +413,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
                        most_last(r.most_last_rank, r.most_last_times)));
     }
   }
-  for (const auto& n : sv.notes) line("  ! " + n);
+  for (const auto& n : sv.notes) line("  ! " + n.text);
   if (!sv.layers.empty()) {
     line("");
     line("Per layer (position of a collective within its step on the reference rank):");
@@ -442,7 +441,7 @@ std::string ranks_text(const RankSet& set, const RanksAnalysis& a) {
   }
   if (!a.notes.empty()) {
     line("");
-    for (const auto& n : a.notes) line("  ! " + n);
+    for (const auto& n : a.notes) line("  ! " + n.text);
   }
   return s;
 }

@@ -161,19 +161,17 @@ std::vector<Table> whatif_ranks_tables(const std::vector<RankWhatIf>& ranks) {
   return {std::move(groups), std::move(steps)};
 }
 
-std::string render_whatif_ranks_text(const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks) {
+std::string render_whatif_ranks_text(const std::vector<Note>& notes, const std::vector<RankWhatIf>& ranks) {
   std::string text;
-  for (const auto& n : notes) text += n + "\n";
+  for (const auto& n : notes) text += n.text + "\n";
   for (const RankWhatIf& r : ranks) text += "\n== rank " + std::to_string(r.rank) + ": " + r.path + " ==\n" + render_whatif_text(*r.result);
   return text;
 }
 
-void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks) {
+void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<Note>& notes, const std::vector<RankWhatIf>& ranks) {
   json.begin_object();
   json.member("together", together);
-  json.key("notes").begin_array();
-  for (const auto& n : notes) json.value(n);
-  json.end_array();
+  write_notes_json(json.key("notes"), notes);
   json.key("ranks").begin_array();
   for (const RankWhatIf& r : ranks) {
     json.begin_object().member("rank", r.rank).member("path", r.path).member("offset_ns", r.offset_ns);

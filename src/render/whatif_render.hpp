@@ -19,7 +19,7 @@ Table whatif_groups_table(const WhatIfResult& result);
 // What was replayed with what, then one line per group, the headline (TPOT/TTFT) first.
 std::string render_whatif_text(const WhatIfResult& result);
 // {"changes": [...], "groups": [{"group", "phase", "steps", "traced_step_ns", "predicted_step_ns", ...}],
-//  "calibration": {...}, "notes": [...]}
+//  "calibration": {...}, "notes": [{"kind", "severity", "count", "text"}]}
 void write_whatif_json(JsonWriter& json, const WhatIfResult& result);
 
 // The ranks of one run replayed (`kernscope whatif RANK0 RANK1 ...`): each rank's result with its trace.
@@ -33,9 +33,10 @@ struct RankWhatIf {
 // The groups' and the steps' tables, each rank's rows with a Rank column in front.
 std::vector<Table> whatif_ranks_tables(const std::vector<RankWhatIf>& ranks);
 // The notes (whether and how the ranks were replayed together) first, then each rank's text.
-std::string render_whatif_ranks_text(const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks);
-// {"together", "notes": [...], "ranks": [{"rank", "path", "offset_ns", "whatif": {write_whatif_json}}]}
-void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<std::string>& notes, const std::vector<RankWhatIf>& ranks);
+std::string render_whatif_ranks_text(const std::vector<Note>& notes, const std::vector<RankWhatIf>& ranks);
+// {"together", "notes": [{"kind", "severity", "count", "text"}], "ranks": [{"rank", "path", "offset_ns",
+//  "whatif": {write_whatif_json}}]}
+void write_whatif_ranks_json(JsonWriter& json, bool together, const std::vector<Note>& notes, const std::vector<RankWhatIf>& ranks);
 
 // One row per group and part of the path: Group, Phase, Category, Part, Time on path, Share (%).
 Table critical_path_table(const WhatIfResult& result);

@@ -60,7 +60,7 @@ Result<Document> reduce_set(ranks::RankSet set, const Options& o) {
   // One table has no room for it: what is not trusted goes to stderr (the rows' Trusted column says it too).
   if (!kept->analysis.distrust.empty()) {
     d.notes.push_back("ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched");
-    for (const auto& why : kept->analysis.distrust) d.notes.push_back("ranks: " + why);
+    for (const auto& why : kept->analysis.distrust) d.notes.push_back("ranks: " + why.text);
   }
   d.text = [kept](const std::vector<Table>&, const RenderOptions&) { return ranks::ranks_text(kept->set, kept->analysis); };
   d.json = [kept](const std::vector<Table>&, const RenderOptions& r) { return ranks::ranks_json(kept->set, kept->analysis, r.time_unit); };

@@ -47,7 +47,7 @@ TEST(RanksFixtures, KinetoDdpRankWithCollectiveArguments) {
   ASSERT_NE(first_ar, nullptr);
   EXPECT_EQ(first_ar->bytes, 2049000 * 4);
   bool missing = false;
-  for (const auto& n : set->notes) missing = missing || n.find("missing ranks: 1 ") != std::string::npos;
+  for (const auto& n : set->notes) missing = missing || (n.kind == "missing_ranks" && n.text.find("missing ranks: 1 ") != std::string::npos);
   EXPECT_TRUE(missing);
 }
 
@@ -77,9 +77,9 @@ TEST(RanksFixtures, RanksOfDifferentRunsAreSaidToBeMixed) {
                             (kFixtures / "kineto/trace_diff__test__test.json.xz").string()});
   ASSERT_TRUE(set.has_value()) << set.error().message;
   std::string notes;
-  for (const auto& n : set->notes) notes += n + "\n";
-  EXPECT_NE(notes.find("different world sizes (2, 8)"), std::string::npos) << notes;
-  EXPECT_NE(notes.find("missing ranks: 0, 2, 4, 5, 6, 7"), std::string::npos) << notes;
+  for (const auto& n : set->notes) notes += n.kind + ": " + n.text + "\n";
+  EXPECT_NE(notes.find("world_sizes_differ: mixed runs: the traces declare different world sizes (2, 8)"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("missing_ranks: missing ranks: 0, 2, 4, 5, 6, 7"), std::string::npos) << notes;
 }
 
 }  // namespace

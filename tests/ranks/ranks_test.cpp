@@ -265,8 +265,11 @@ TEST(RanksSkew, WithoutClockEstimateOffsetsBecomeSkew) {
   EXPECT_FALSE(a.clocks_trusted);
   EXPECT_TRUE(a.verdicts_withheld());
   ASSERT_FALSE(a.distrust.empty());
-  EXPECT_NE(a.distrust[0].find("clocks: rank 1: clocks taken as they are, but collective ends differ by 200000 ns"), std::string::npos)
-      << a.distrust[0];
+  EXPECT_EQ(a.distrust[0].kind, "clocks_not_trusted");
+  EXPECT_NE(a.distrust[0].text.find("clocks: rank 1: clocks taken as they are, but collective ends differ by 200000 ns"), std::string::npos)
+      << a.distrust[0].text;
+  ASSERT_EQ(a.notes.size(), 1u);
+  EXPECT_EQ(a.notes[0].kind, "clocks_not_estimated");
 }
 
 // The untrusted-clock branch: rank 1's kernels end 8 us late and 8 us early by turns (its clock, or
@@ -303,20 +306,21 @@ TEST(RanksTrust, UntrustedClocksWithholdVerdicts) {
   set.ranks[2].collectives.items.pop_back();  // rank 2 never launches the last one, its trace goes on
   set.ranks[2].last_ns += 10'000'000;
   const RanksAnalysis a = analyze_ranks(set);
-  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0].text);
   EXPECT_FALSE(a.clocks_trusted);
   EXPECT_FALSE(a.offsets[1].trusted);
   EXPECT_TRUE(a.verdicts_withheld());
   ASSERT_EQ(a.distrust.size(), 1u);
-  EXPECT_NE(a.distrust[0].find("clocks: rank 1: collective ends scatter by 8000 ns"), std::string::npos) << a.distrust[0];
+  EXPECT_NE(a.distrust[0].text.find("clocks: rank 1: collective ends scatter by 8000 ns"), std::string::npos) << a.distrust[0].text;
   // The figures stay: rank 2 last by 50 us at collective 2; the missing collective is listed, unjudged.
   ASSERT_FALSE(a.stragglers.empty());
   EXPECT_EQ(a.stragglers[0].rank, 2);
   ASSERT_EQ(a.incomplete.size(), 1u);
   EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"missing within its window (untrusted: no verdict)"});
   std::string notes;
-  for (const auto& n : a.notes) notes += n + "\n";
+  for (const auto& n : a.notes) notes += n.kind + ": " + n.text + "\n";
   EXPECT_EQ(notes.find("did not arrive"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("missing_collectives_unjudged: 1 time(s) a rank lacks a collective"), std::string::npos) << notes;
   const std::string text = ranks_text(set, a);
   EXPECT_EQ(text.substr(text.find('\n') + 1, 11), "NOT TRUSTED") << text;
   EXPECT_NE(text.find("Stragglers: withheld"), std::string::npos) << text;
@@ -356,11 +360,14 @@ TEST(RanksMatching, AShiftThatMakesKindsOrSizesDisagreeIsRefused) {
     items.erase(items.begin(), items.begin() + 2);
     set.ranks[1].first_ns = items.front().start_ns;
     const RanksAnalysis a = analyze_ranks(set);
-    EXPECT_TRUE(a.matching_trusted) << mark << ": " << (a.distrust.empty() ? "" : a.distrust[0]);
+    EXPECT_TRUE(a.matching_trusted) << mark << ": " << (a.distrust.empty() ? "" : a.distrust[0].text);
     ASSERT_EQ(a.collectives.size(), 10u) << mark;
     for (const auto& m : a.collectives) EXPECT_FALSE(m.kinds_differ) << mark << " " << m.index;
     ASSERT_FALSE(a.windows.empty()) << mark;
-    EXPECT_EQ(a.windows[0], "rank 1, 0: its trace starts 2 collective(s) later than the reference's (matched by order with that shift)");
+    EXPECT_EQ(a.windows[0].text, "rank 1, 0: its trace starts 2 collective(s) later than the reference's (matched by order with that shift)");
+    EXPECT_EQ(a.windows[0].kind, "window_shifted");
+    EXPECT_EQ(a.windows[0].severity, NoteSeverity::kDataLoss);
+    EXPECT_EQ(a.windows[0].count, 2);
     EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 5'300'000.0);
   }
 }
@@ -381,7 +388,8 @@ TEST(RanksMatching, SequenceNumbersThatPairDifferentCallsAreDoubted) {
   EXPECT_FALSE(a.matching_trusted);
   EXPECT_TRUE(a.verdicts_withheld());
   ASSERT_FALSE(a.distrust.empty());
-  EXPECT_EQ(a.distrust[0], "matching: 1 matched collective(s) differ in kind or size across ranks (the traces' sequence numbers disagree)");
+  EXPECT_EQ(a.distrust[0].text, "matching: 1 matched collective(s) differ in kind or size across ranks (the traces' sequence numbers disagree)");
+  EXPECT_EQ(a.distrust[0].kind, "matching_not_trusted");
 }
 
 // A periodic run (every collective 1 ms after the last) whose rank 1 window starts 3 collectives later.
@@ -407,7 +415,7 @@ TEST(RanksMatching, PeriodicWindowsLineUpInOneExportNotAcrossFiles) {
   {
     const RankSet set = set_of(true, true);
     const RanksAnalysis a = analyze_ranks(set);
-    EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+    EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0].text);
     EXPECT_FALSE(a.verdicts_withheld());
     EXPECT_EQ(a.collectives.size(), 11u);
     ASSERT_EQ(a.stragglers.size(), 1u);
@@ -425,8 +433,8 @@ TEST(RanksMatching, PeriodicWindowsLineUpInOneExportNotAcrossFiles) {
     EXPECT_FALSE(a.matching_trusted) << why;
     EXPECT_TRUE(a.verdicts_withheld());
     ASSERT_FALSE(a.distrust.empty());
-    EXPECT_TRUE(a.distrust[0].starts_with("matching: rank 1, 0: ")) << a.distrust[0];
-    EXPECT_NE(a.distrust[0].find(why), std::string::npos) << a.distrust[0];
+    EXPECT_TRUE(a.distrust[0].text.starts_with("matching: rank 1, 0: ")) << a.distrust[0].text;
+    EXPECT_NE(a.distrust[0].text.find(why), std::string::npos) << a.distrust[0].text;
     const std::string text = ranks_text(set, a);
     EXPECT_EQ(text.find("last in "), std::string::npos) << text;
     EXPECT_NE(text.find("Stragglers: withheld"), std::string::npos) << text;
@@ -445,7 +453,7 @@ TEST(RanksSkew, LateWindowIsShifted) {
   for (auto& c : items) c.index -= 2;
   set.ranks[1].first_ns = items.front().start_ns;
   const RanksAnalysis a = analyze_ranks(set);
-  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0]);
+  EXPECT_TRUE(a.matching_trusted) << (a.distrust.empty() ? "" : a.distrust[0].text);
   EXPECT_FALSE(a.verdicts_withheld());
   EXPECT_DOUBLE_EQ(a.offsets[1].offset_ns, 2'000'000.0);
   ASSERT_EQ(a.collectives.size(), 10u);
@@ -467,7 +475,9 @@ TEST(RanksSkew, HangNamesTheRankThatDidNotArrive) {
   EXPECT_EQ(a.incomplete[0].missing, std::vector<std::size_t>{2});
   EXPECT_EQ(a.incomplete[0].missing_why, std::vector<std::string>{"did not arrive"});
   bool said = false;
-  for (const auto& n : a.notes) said = said || n.find("rank 2 did not arrive at 1 collective") != std::string::npos;
+  for (const auto& n : a.notes) {
+    said = said || (n.kind == "rank_did_not_arrive" && n.count == 1 && n.text.find("rank 2 did not arrive at 1 collective") != std::string::npos);
+  }
   EXPECT_TRUE(said);
 }
 
@@ -476,13 +486,18 @@ TEST(RankSet, MissingDuplicateAndMixedRuns) {
   d[0].path = "a.json", d[0].rank = 0, d[0].declared_world_size = 8;
   d[1].path = "b.json", d[1].rank = 3, d[1].declared_world_size = 8;
   d[2].path = "c.json", d[2].rank = 3, d[2].declared_world_size = 2;
+  // A rank's own notes: the set passes on a cut trace (by its kind), not what the trace lacks.
+  d[0].notes = {{"no_nccl_kernels", NoteSeverity::kInfo, "no NCCL kernels"}};
+  d[2].notes = {{"cut_short", NoteSeverity::kDataLoss, "the trace is cut short (its program was killed?)"}};
   const RankSet set = assemble_rank_set(d);
   EXPECT_EQ(set.world_size, 8);
   std::string all;
-  for (const auto& n : set.notes) all += n + "\n";
-  EXPECT_NE(all.find("rank 3 is claimed by 2 traces"), std::string::npos) << all;
-  EXPECT_NE(all.find("different world sizes (2, 8)"), std::string::npos) << all;
-  EXPECT_NE(all.find("missing ranks: 1, 2, 4, 5, 6, 7"), std::string::npos) << all;
+  for (const auto& n : set.notes) all += n.kind + " " + std::string(severity_name(n.severity)) + " " + std::to_string(n.count) + ": " + n.text + "\n";
+  EXPECT_NE(all.find("rank_claimed_twice info 2: mixed runs? rank 3 is claimed by 2 traces"), std::string::npos) << all;
+  EXPECT_NE(all.find("world_sizes_differ info 1: mixed runs: the traces declare different world sizes (2, 8)"), std::string::npos) << all;
+  EXPECT_NE(all.find("missing_ranks data_loss 6: missing ranks: 1, 2, 4, 5, 6, 7"), std::string::npos) << all;
+  EXPECT_NE(all.find("cut_short data_loss 1: rank 3: the trace is cut short (its program was killed?)"), std::string::npos) << all;
+  EXPECT_EQ(all.find("NCCL"), std::string::npos) << all;
 }
 
 TEST(RankSet, RankEvidenceOrder) {

@@ -130,8 +130,10 @@ def expect_right(name, truth, files):
     partial = [w for w in doc["windows"] if ", stream" not in w]
     check(partial == want, f"{name}: windows said {partial}, by hand {want}")
     hangs = [f"rank {r} did not arrive at {counts[(r, 'hang')]} collective(s)" for r in (0, 1) if counts[(r, "hang")]]
-    said = [n for n in doc["notes"] if "did not arrive" in n]
+    said = [n["text"] for n in doc["notes"] if n["kind"] == "rank_did_not_arrive"]
     check(len(said) == len(hangs) and all(any(h in n for n in said) for h in hangs), f"{name}: hangs said {said}, by hand {hangs}")
+    check([n["text"] for n in doc["notes"] if n["kind"] in ("window_shifted", "window_partial")] == doc["windows"],
+          f"{name}: the windows among the notes, with their kinds: {doc['notes']}")
     return doc
 
 
@@ -140,7 +142,10 @@ def expect_withheld(name, files, doubt):
     doc = ranks(files)
     check(doc["verdicts_withheld"] and not doc["matching_trusted"], f"{name}: verdicts withheld ({'; '.join(doc['distrust'])})")
     check(any(d.startswith("matching: rank 1") and doubt in d for d in doc["distrust"]), f"{name}: why ('{doubt}'): {doc['distrust']}")
-    check("did not arrive" not in "\n".join(doc["notes"]), f"{name}: no hang verdict in the notes")
+    check(not any(n["kind"] == "rank_did_not_arrive" or "did not arrive" in n["text"] for n in doc["notes"]),
+          f"{name}: no hang verdict in the notes")
+    check([n["text"] for n in doc["notes"] if n["kind"] in ("matching_not_trusted", "clocks_not_trusted")] == doc["distrust"],
+          f"{name}: the distrust among the notes, with its kinds: {doc['notes']}")
     check(all(column(r, "Trusted").startswith("no: matching") for r in doc["tables"]["stragglers"] + doc["tables"]["incomplete"]),
           f"{name}: straggler and hang rows marked untrusted")
     text = ranks(files, "text")

@@ -117,7 +117,7 @@ try:
     db.close()
     doc = json.loads(subprocess.run([kernscope, "whatif", "-q", "--format", "json", rank0, jittered, "--change", "host=0"],
                                     capture_output=True, text=True, check=True).stdout)
-    said = " ".join(doc.get("notes", []))
+    said = " ".join(n["text"] for n in doc.get("notes", []) if n["kind"] == "ranks_replayed_apart")
     check(len(rows) > 10 and doc["together"] is False and "replayed apart" in said,
           f"rank 1's collective ends jittered ({len(rows)} kernels): not replayed together ({said[:160]})")
 finally:

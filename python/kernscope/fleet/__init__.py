@@ -3,6 +3,7 @@
     from kernscope import fleet
     result = fleet.run(["traces/"], out_dir="digests", executor="local", workers=8)
     result["tables"]["stragglers"]        # a pandas DataFrame; result["notes"] says what is odd
+    [n["text"] for n in result["notes"] if n["kind"] == "missing_ranks"]   # each note: kind, severity, count, text
     fleet.sql("digests", "SELECT rank, sum(busy_ns) FROM busy JOIN units USING (trace, part) GROUP BY rank")
 
 Tables: ranks, stragglers, kinds, collectives (its times from collectives_origin_ns), classes,
@@ -28,7 +29,7 @@ from typing import Any, Dict, List, Optional
 
 from . import executors
 from .digest import TABLES
-from .reduce import reduce
+from .reduce import note, reduce
 
 __all__ = ["run", "digest", "reduce", "sql", "TABLES"]
 
@@ -68,7 +69,8 @@ def run(arguments: List[str], out_dir: str, executor: str = "local", workers: Op
     result["per_trace"] = mapped["results"]
     # This process's peak (KiB): the reduce and the gathered results; workers report their own.
     result["driver_peak_rss_kb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result["notes"] = [f"{r['path']}: not read ({r['error']})" for r in mapped["failed"]] + result["notes"]
+    result["notes"] = [note("trace_not_read", "error", f"{r['path']}: not read ({r['error']})")
+                       for r in mapped["failed"]] + result["notes"]
     return result
 
 

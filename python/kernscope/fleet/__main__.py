@@ -85,7 +85,7 @@ def print_text(result: Dict[str, Any], out) -> None:
         out.write(f"digests: {result['traces']} trace(s) in {result['digest_seconds']:.2f} s; "
                   f"reduce {result['reduce_seconds']:.2f} s\n")
     for note in result["notes"]:
-        out.write(f"note: {note}\n")
+        out.write(f"note: {note['text']}\n")
     tables = result["tables"]
     for name, columns in TEXT_TABLES:
         if name in tables:
@@ -133,7 +133,7 @@ def main(argv: Optional[List[str]] = None, prog: str = "python -m kernscope.flee
                          int(args.bin_ms * 1e6))
         if result["ranks_read"] == 0:
             for note in result["notes"]:
-                sys.stderr.write(f"kernscope: {note}\n")
+                sys.stderr.write(f"kernscope: {note['text']}\n")
             return fail("no trace of the set could be read")
         con = result.pop("connection")
         if args.sql:

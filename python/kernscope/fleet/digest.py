@@ -22,13 +22,15 @@ def schemas():
     import pyarrow as pa
 
     i64, f64, text = pa.int64(), pa.float64(), pa.string()
+    # A note as `kernscope info --format json` writes one (include/kernscope/notes.hpp).
+    note = pa.struct([("kind", text), ("severity", text), ("count", i64), ("text", text)])
     return {
         "ranks": pa.schema([("trace", i64), ("part", i64), ("path", text), ("global_pid", i64),
                             ("declared_rank", i64), ("declared_world_size", i64), ("backend", text),
                             ("device", i64), ("device_name", text), ("kernels", i64), ("first_ns", i64),
                             ("last_ns", i64), ("comm_ns", i64), ("overlap_ns", i64), ("compute_ns", i64),
                             ("collectives", i64), ("identity", text), ("step_method", text),
-                            ("step_name", text), ("tpot_ns", f64), ("notes", pa.list_(text))]),
+                            ("step_name", text), ("tpot_ns", f64), ("notes", pa.list_(note))]),
         "collectives": pa.schema([("trace", i64), ("part", i64), ("kind", text), ("grp", text), ("seq", i64),
                                   ("idx", i64), ("bytes", i64), ("group_size", i64), ("algorithm", text),
                                   ("protocol", text), ("dtype", text), ("start_ns", i64), ("end_ns", i64),

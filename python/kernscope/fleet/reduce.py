@@ -22,7 +22,15 @@ import numpy as np
 
 from .digest import TABLES, schemas, table_dir
 
-NOT_TRUSTED = "NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched, untrusted"
+
+def note(kind: str, severity: str, text: str, count: int = 1) -> Dict[str, Any]:
+    """A note as the C++ core gives them (include/kernscope/notes.hpp): a kind to count or filter on,
+    its severity (info, data_loss or error), how many things it is about, and the sentence."""
+    return {"kind": kind, "severity": severity, "count": count, "text": text}
+
+
+NOT_TRUSTED = note("verdicts_withheld", "info",
+                   "NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched, untrusted")
 
 
 def digest_files(out_dir: str) -> Dict[str, List[str]]:
@@ -43,7 +51,11 @@ def columns(table: str, files: List[str]) -> Dict[str, Any]:
     import pyarrow.dataset as ds
 
     schema = schemas()[table]
-    arrow = ds.dataset(files, schema=schema, format="parquet").to_table() if files else schema.empty_table()
+    try:
+        arrow = ds.dataset(files, schema=schema, format="parquet").to_table() if files else schema.empty_table()
+    except pa.ArrowException:
+        raise_for_other_schema(table, files, schema)
+        raise
     out: Dict[str, Any] = {}
     for name in arrow.column_names:
         column = arrow.column(name)
@@ -52,6 +64,23 @@ def columns(table: str, files: List[str]) -> Dict[str, Any]:
     if "notes" in out:  # Parquet keeps an empty list as null
         out["notes"] = [n or [] for n in out["notes"]]
     return out
+
+
+def raise_for_other_schema(table: str, files: List[str], schema) -> None:
+    """Names the first digest file whose columns are not this version's (a digest written by another
+    kernscope, e.g. with its notes as sentences before they had kinds), as kernscope.Error."""
+    import pyarrow.parquet as pq
+
+    from .. import Error
+
+    for path in files:
+        theirs = pq.read_schema(path)
+        for field in schema:
+            index = theirs.get_field_index(field.name)
+            if index < 0 or theirs.field(index).type != field.type:
+                found = "missing" if index < 0 else str(theirs.field(index).type)
+                raise Error(f"{path}: digest column {table}.{field.name} is {found}, this kernscope writes {field.type}: "
+                            f"a digest of another kernscope version; digest the traces again")
 
 
 # The reducer's column names (python/src/fleet_reduce_binding.cpp) -> the package's: the name
@@ -177,10 +206,10 @@ def reduce(out_dir: str) -> Dict[str, Any]:
     files = digest_files(out_dir)
     reduced = _core.reduce_digests(*(columns(t, files[t]) for t in ("ranks", "collectives", "kernels", "busy")))
     result: Dict[str, Any] = {k: reduced[k] for k in ("ranks_read", "world_size", "world_evidence")}
-    notes: List[str] = list(reduced["set_notes"])
+    notes: List[Dict[str, Any]] = list(reduced["notes"])
     tables = {name: shaped(name, table) for name, table in reduced["tables"].items()}
     if reduced["ranks_read"] == 0:
-        notes.append("no trace could be read: nothing to reduce")
+        notes.append(note("nothing_to_reduce", "error", "no trace could be read: nothing to reduce"))
         result.update(notes=notes, tables={}, connection=connect(files, reduced, tables))
         return result
     if reduced["matching"]:
@@ -189,9 +218,9 @@ def reduce(out_dir: str) -> Dict[str, Any]:
     for key in ("noise_ns", "clocks_trusted", "matching_trusted", "verdicts_withheld", "distrust", "windows",
                 "link_note", "sizes_note"):
         result[key] = reduced[key]
-    # What is not trusted, said first (as `kernscope ranks` does): no verdict is drawn from it.
-    distrust = reduced["distrust"]
-    notes = ([NOT_TRUSTED] + distrust if distrust else []) + notes + reduced["windows"] + reduced["analysis_notes"]
+    # What is not trusted, said first (as `kernscope ranks` does, and the reducer's notes begin with
+    # it): no verdict is drawn from it.
+    notes = ([NOT_TRUSTED] if reduced["distrust"] else []) + notes
     result["collectives_origin_ns"] = collectives_origin(reduced["tables"]["collectives"])
     result.update(notes=notes, tables={name: frame(table) for name, table in tables.items()},
                   connection=connect(files, reduced, tables))
