@@ -7,6 +7,7 @@
 #include "render/document_render.hpp"
 #include "render/accounting_render.hpp"
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 #include "render/tracer_cost_render.hpp"
 #include "render/advice_render.hpp"
 
@@ -54,7 +55,7 @@ void speed_of_light_text(std::ostream& o, const Diagnosis& d) {
     if (!previous || previous->peak_source != f.peak_source) o << "    peak: " << f.peak_source << "\n";
     previous = &f;
   }
-  for (const auto& n : d.speed_of_light_notes) o << "  note: " << n << "\n";
+  for (const auto& n : d.speed_of_light_notes) o << "  note: " << n.text << "\n";
 }
 
 }  // namespace
@@ -215,9 +216,9 @@ void write_diagnosis_json(JsonWriter& json, const Diagnosis& d) {
         .member("peak_source", f.peak_source)
         .end_object();
   }
-  json.end_array().key("notes").begin_array();
-  for (const auto& n : d.speed_of_light_notes) json.value(n);
-  json.end_array().end_object();
+  json.end_array();
+  write_notes_json(json.key("notes"), d.speed_of_light_notes);
+  json.end_object();
   json.key("accounting");
   write_accounting_json(json, d.accounting);
   json.key("steps").begin_object().member("method", d.steps.method).member("count", d.steps.steps.size());

@@ -9,6 +9,7 @@
 
 #include "base/text_util.hpp"
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 
@@ -60,13 +61,14 @@ std::string roofline_headline_line(const RooflineHeadline& h, double latency_flo
   return {};
 }
 
-std::vector<std::string> roofline_note_lines(const RooflineResult& result) {
-  std::vector<std::string> lines = result.notes;
+std::vector<Note> roofline_notes(const RooflineResult& result) {
+  std::vector<Note> notes = result.notes;
   for (const auto& w : result.withheld) {
-    lines.push_back(fmt::format("{} {}: no {} headline: kernel work is known for {} of the steps' kernel time (under half)",
-                                phase_name(w.phase), w.group, w.phase == Phase::kDecode ? "MBU" : "MFU", text::percent(w.covered_share)));
+    notes.push_back({"headline_withheld", NoteSeverity::kInfo,
+                     fmt::format("{} {}: no {} headline: kernel work is known for {} of the steps' kernel time (under half)",
+                                 phase_name(w.phase), w.group, w.phase == Phase::kDecode ? "MBU" : "MFU", text::percent(w.covered_share))});
   }
-  return lines;
+  return notes;
 }
 
 std::string roofline_coverage_line(std::int64_t kernel_ns, std::int64_t covered_ns, const std::map<std::string, std::int64_t>& by_source,
@@ -173,9 +175,9 @@ std::string render_roofline_json(const RooflineResult& result, const Table& rows
   JsonWriter json(0);
   json.begin_object().key("summary").begin_array();
   for (const auto& line : roofline_summary_lines(result)) json.value(line);
-  json.end_array().key("rows").raw(table_json(rows, options)).key("notes").begin_array();
-  for (const auto& note : roofline_note_lines(result)) json.value(note);
-  json.end_array().end_object();
+  json.end_array().key("rows").raw(table_json(rows, options));
+  write_notes_json(json.key("notes"), roofline_notes(result));
+  json.end_object();
   return json.finish();
 }
 
@@ -186,7 +188,7 @@ std::string render_roofline_text(const RooflineResult& result, const Table& rows
   render(text, rows, options);
   const std::string chart = roofline_text_chart(result, 8);
   if (!chart.empty()) text << '\n' << chart;
-  for (const auto& note : roofline_note_lines(result)) text << "note: " << note << '\n';
+  for (const auto& note : roofline_notes(result)) text << "note: " << note.text << '\n';
   return text.str();
 }
 

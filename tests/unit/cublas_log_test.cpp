@@ -167,5 +167,7 @@ TEST(CublasLogJoin, CallsPairWithGemmKernelsOfTheirStreamInOrder) {
   EXPECT_EQ(short_join.matched, 2u);
   EXPECT_FALSE(short_join.trace_row[2]);
   ASSERT_EQ(short_join.notes.size(), 1u);
-  EXPECT_NE(short_join.notes[0].find("3 GEMM call(s) in the log and 2 GEMM kernel(s)"), std::string::npos);
+  EXPECT_EQ(short_join.notes[0].kind, "gemm_counts_differ");
+  EXPECT_EQ(short_join.notes[0].count, 1);  // the surplus call
+  EXPECT_NE(short_join.notes[0].text.find("3 GEMM call(s) in the log and 2 GEMM kernel(s)"), std::string::npos);
 }

@@ -81,7 +81,8 @@ TEST(NcuRaw, ReadsNcuValuesOfEveryKernel) {
   EXPECT_TRUE(gemm.flops.empty());
   EXPECT_FALSE(gemm.total_flops());
   ASSERT_EQ(gemm.flop_notes.size(), 1u);
-  EXPECT_NE(gemm.flop_notes[0].find("sm__inst_executed_pipe_tensor.sum"), std::string::npos);
+  EXPECT_EQ(gemm.flop_notes[0].kind, "tensor_flops_unknown");
+  EXPECT_NE(gemm.flop_notes[0].text.find("sm__inst_executed_pipe_tensor.sum"), std::string::npos);
 
   const auto& bias = report.kernels[1];
   EXPECT_EQ(bias.name, "nvjet_sm90_tst_64x8_64x16_2x1_v_bz_bias_TNT");
@@ -252,14 +253,22 @@ TEST(NcuJoin, ByNameAndOrderWithDimensionsBreakingTies) {
   EXPECT_EQ(join.trace_row[1], 2u);
   EXPECT_EQ(join.trace_row[2], 4u);
   ASSERT_EQ(join.notes.size(), 1u);
-  EXPECT_NE(join.notes[0].find("passed over"), std::string::npos);
+  EXPECT_EQ(join.notes[0].kind, "trace_launches_passed_over");
+  EXPECT_EQ(join.notes[0].count, 1);
+  EXPECT_NE(join.notes[0].text.find("ncu: 1 launch(es) of nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT in the trace passed over"), std::string::npos)
+      << join.notes[0].text;
   // The same trace without the projection kernels: two ncu rows find nothing, and say so.
   kernscope::Trace only_gemm;
   add_kernel(only_gemm, "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", 20, 0, {2, 66, 1}, {384, 1, 1});
   const auto partial = ncu::join_ncu_kernels(report, only_gemm);
   EXPECT_EQ(partial.matched, 1u);
   EXPECT_FALSE(partial.trace_row[1]);
-  EXPECT_EQ(partial.notes.size(), 2u);
+  ASSERT_EQ(partial.notes.size(), 2u);
+  for (const auto& n : partial.notes) {
+    EXPECT_EQ(n.kind, "profiled_launches_unmatched");
+    EXPECT_EQ(n.count, 1);
+    EXPECT_NE(n.text.find("found no kernel in the trace (no kernel of that name)"), std::string::npos) << n.text;
+  }
 }
 
 // The details page as older ncu versions wrote it (a "Kernel Time" column, no launch dimensions,

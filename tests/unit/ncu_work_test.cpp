@@ -23,8 +23,9 @@ kernscope::Trace ncu_trace(const std::string& name) {
   return kernscope::testing::expect_value(kernscope::open_trace(fixture(name)));
 }
 
-bool has_note(const kernscope::WorkTable& t, const std::string& part) {
-  return std::ranges::any_of(t.notes(), [&](const std::string& n) { return n.find(part) != std::string::npos; });
+// A note of `kind` that says `part`.
+bool has_note(const kernscope::WorkTable& t, const std::string& kind, const std::string& part) {
+  return std::ranges::any_of(t.notes(), [&](const kernscope::Note& n) { return n.kind == kind && n.text.find(part) != std::string::npos; });
 }
 
 }  // namespace
@@ -71,7 +72,7 @@ TEST(WorkProviders, CublasLogGivesTheGemmKernelsTheirShapes) {
   EXPECT_EQ(square->bytes_kind, kernscope::BytesKind::kMinimum);
   EXPECT_EQ(table->find(1)->total_flops(), 939524096.0);
   EXPECT_NE(table->find(1)->detail.find("EPILOGUE_BIAS"), std::string::npos);
-  EXPECT_TRUE(has_note(*table, "3 of 3 GEMM call(s)"));
+  EXPECT_TRUE(has_note(*table, "gemm_calls_joined", "cublas-log: 3 of 3 GEMM call(s)"));
 }
 
 TEST(WorkProviders, NcuWithoutFlopCountersLeavesKernelsToOthers) {
@@ -79,7 +80,9 @@ TEST(WorkProviders, NcuWithoutFlopCountersLeavesKernelsToOthers) {
   auto table = kernscope::collect_kernel_work(trace, {{"ncu", fixture("dev1_raw_base.csv.gz")}});
   ASSERT_TRUE(table) << table.error().message;
   EXPECT_EQ(table->covered(), 0u);
-  EXPECT_TRUE(has_note(*table, "no FLOP counter"));
+  EXPECT_TRUE(has_note(*table, "launches_without_flops", "ncu: 3 joined launch(es) have no FLOP counter"));
+  // ... and why, from the export's own kernels: tensor instructions counted, no tensor FLOP counter.
+  EXPECT_TRUE(has_note(*table, "launches_without_flops", "(tensor-pipe instructions were counted"));
   // With the cuBLASLt log beside it: the log's FLOPs, ncu's measured bytes (read + write, from the CSV).
   auto both = kernscope::collect_kernel_work(
       trace, {{"ncu", fixture("dev1_raw_base.csv.gz")}, {"cublas-log", fixture("dev1_cublaslt2.log.gz")}});
@@ -93,7 +96,7 @@ TEST(WorkProviders, NcuWithoutFlopCountersLeavesKernelsToOthers) {
   EXPECT_EQ(gemm->flops[static_cast<std::size_t>(kernscope::Precision::kBf16)], 137438953472.0);
   EXPECT_EQ(both->find(2)->bytes, 117554944.0 + 2457344.0);
   EXPECT_EQ(both->find(2)->total_flops(), 939524096.0);
-  EXPECT_TRUE(has_note(*both, "took their FLOPs from the cuBLAS log"));
+  EXPECT_TRUE(has_note(*both, "flops_from_cublas_log", "ncu: 3 launch(es) without FLOP counters took their FLOPs from the cuBLAS log"));
   // ncu's other measurements travel in the detail (SM 89.95 %, L2 hit 74.38 % from the CSV).
   EXPECT_NE(gemm->detail.find("SM 89.95 %"), std::string::npos) << gemm->detail;
   EXPECT_NE(gemm->detail.find("L2 hit 74.38 %"), std::string::npos) << gemm->detail;
@@ -121,7 +124,9 @@ TEST(WorkProviders, NcuCountersGiveMeasuredWork) {
   EXPECT_EQ(gemm->bytes, 150471168.0 + 28167936.0);
   EXPECT_EQ(gemm->flops[static_cast<std::size_t>(kernscope::Precision::kBf16)], 137438953472.0);
   EXPECT_EQ(table->find(1)->source, kernscope::kSourceCublasLog);  // not profiled: the log's shapes
-  EXPECT_TRUE(has_note(*table, "1 of 1 profiled launch(es)"));
+  EXPECT_TRUE(has_note(*table, "profiled_launches_joined", "ncu: 1 of 1 profiled launch(es)"));
+  // The log's GEMM that ncu had measured already: counted among the kernels a more trusted source gave.
+  EXPECT_TRUE(has_note(*table, "work_already_given", "cublas-log: 1 kernel(s) already had work from a more trusted source"));
   // A file that is not an ncu CSV is an error, not an empty result.
   auto bad = kernscope::collect_kernel_work(trace, {{"ncu", fixture("dev1_cublaslt2.log.gz")}});
   ASSERT_FALSE(bad);

@@ -96,7 +96,9 @@ TEST(Roofline, NoDecodeMbuFromWorkKnownForUnderHalfTheKernelTime) {
     auto r = roofline(s.trace, options).value();
     bool mbu = false, note = false;
     for (const auto& h : r.headline) mbu |= h.kind == RooflineHeadline::Kind::kDecodeMbu;
-    for (const auto& n : roofline_note_lines(r)) note |= n.find("no MBU headline: kernel work is known for 25.0 %") != std::string::npos;
+    for (const auto& n : roofline_notes(r)) {
+      note |= n.kind == "headline_withheld" && n.text.find("no MBU headline: kernel work is known for 25.0 %") != std::string::npos;
+    }
     if (unknown_us == 300) {
       EXPECT_FALSE(mbu) << "25 % known: " << (r.headline.empty() ? "" : roofline_headline_line(r.headline[0], r.latency_floor_ns));
       ASSERT_EQ(r.withheld.size(), 1u);
@@ -105,7 +107,7 @@ TEST(Roofline, NoDecodeMbuFromWorkKnownForUnderHalfTheKernelTime) {
       EXPECT_TRUE(note);
     } else {
       std::string said;
-      for (const auto& n : roofline_note_lines(r)) said += n + " | ";
+      for (const auto& n : roofline_notes(r)) said += n.text + " | ";
       EXPECT_TRUE(mbu) << "67 % known; notes: " << said;
       EXPECT_TRUE(r.withheld.empty());
       // 4 steps of 500 us, the GEMV's bytes each: bytes per step / 500 us.

@@ -10,6 +10,7 @@
 #include "analyses/moe/moe.hpp"
 #include "analyses/nsys/analyze.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/op_classes.hpp"
 #include "analyses/steps/step_accounting.hpp"
 #include "analyses/steps/tracer_cost.hpp"
@@ -103,7 +104,7 @@ struct Diagnosis {
   std::vector<DiagnosisLine> diagnosis;        // what each line says (render/diagnosis_words.hpp words it)
   std::vector<ReportAction> next_actions;      // most valuable first
   std::vector<SpeedOfLight> speed_of_light;    // with --model: decode MBU, prefill MFU
-  std::vector<std::string> speed_of_light_notes;  // the model's assumptions, figures left out and why
+  std::vector<Note> speed_of_light_notes;  // the model's figures and assumptions, figures left out and why
   TracerCostEstimate tracer_cost;  // kernscope tracer traces: what tracing cost (tracer_cost.hpp)
   // A live capture's trace: which windows it recorded of how long a run (the reader's note), so no
   // total is read as the whole run's. Empty for a trace recorded whole.

@@ -9,7 +9,8 @@
 //        table.offer(row, KernelWork{...})
 //      (false: a more trusted source already gave that kernel's work; yours is not used for it).
 //      Analytic per-step figures (a model config) go to table.offer_step(StepWork{...}).
-//      Say what you read and what did not match with table.note("..."): it reaches the user.
+//      Say what you read and what did not match with table.note({kind, severity, "...", count}): it
+//      reaches the user (notes.hpp says how kinds and severities are chosen).
 //      An unreadable input is an error (Result), which the CLI prints as one line, exit code 2.
 //      With none of your options given, return {} at once.
 //   2. Add one row to work_providers() in src/analyses/work/kernel_work_providers.cpp, in trust order,
@@ -29,6 +30,7 @@
 
 #include "kernscope/analysis_inputs.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/phase.hpp"
 #include "kernscope/trace.hpp"
 
@@ -90,7 +92,7 @@ class WorkTable {
   bool offer(RowIndex row, KernelWork work);
   // Records `work` unless a step of the same phase and index was already given.
   bool offer_step(StepWork work);
-  void note(std::string text) { notes_.push_back(std::move(text)); }
+  void note(Note note) { notes_.push_back(std::move(note)); }
 
   bool has(RowIndex row) const { return row < slot_.size() && slot_[row] != kEmpty; }
   // nullptr when no source accounted for the kernel.
@@ -98,14 +100,14 @@ class WorkTable {
   std::size_t kernel_rows() const { return slot_.size(); }
   std::size_t covered() const { return records_.size(); }
   const std::vector<StepWork>& steps() const { return steps_; }
-  const std::vector<std::string>& notes() const { return notes_; }
+  const std::vector<Note>& notes() const { return notes_; }
 
  private:
   static constexpr std::uint32_t kEmpty = UINT32_MAX;
   std::vector<std::uint32_t> slot_;  // per kernel row: index into records_, or kEmpty
   std::vector<KernelWork> records_;
   std::vector<StepWork> steps_;
-  std::vector<std::string> notes_;
+  std::vector<Note> notes_;
 };
 
 // What a provider reads: the trace (kernels, API calls and NVTX loaded) and its options' values.

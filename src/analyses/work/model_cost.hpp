@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 
 namespace kernscope {
 
@@ -60,7 +61,7 @@ struct ModelShape {
   std::string dtype;            // torch_dtype as written
   WeightFormat linear;          // the decoder layers' projections (q/k/v/o, FFN, experts)
   WeightFormat lm_head;         // the vocabulary projection (quantized only where the config says)
-  std::vector<std::string> notes;  // assumptions made while reading, said to the user
+  std::vector<Note> notes;  // assumptions made while reading, said to the user
 };
 
 // Reads config.json; a file that is not a decoder-only LLM config (encoder-decoder, vision,

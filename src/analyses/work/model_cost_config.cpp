@@ -340,9 +340,10 @@ Result<ModelShape> parse_model_config(std::string_view json, const std::string& 
   s.mlp_bias = flag(o, "mlp_bias", false);
   s.qk_norm = qk_norm_by_type(s.model_type);
   if (!s.model_type.empty() && !llama_layout(s.model_type)) {
-    s.notes.push_back(fmt::format("model_type '{}' is costed as a Llama-style decoder (gated FFN, RMSNorm, biases only "
-                                  "where the config names them)",
-                                  s.model_type));
+    s.notes.push_back({"costed_as_llama", NoteSeverity::kInfo,
+                       fmt::format("model_type '{}' is costed as a Llama-style decoder (gated FFN, RMSNorm, biases only "
+                                   "where the config names them)",
+                                   s.model_type)});
   }
 
   s.dtype = text(o, "torch_dtype");

@@ -35,22 +35,24 @@ SpeedOfLight figure(std::string name, double work, std::string unit, double time
 void decode_figures(const ModelCost& cost, const std::string& config, const StepAnalysis& steps, const ModelPeaks& peaks,
                     ModelUtilization& out) {
   if (cost.decode_steps == 0) {
-    out.notes.push_back("no decode MBU: --output-tokens 1 models no decode step (the prefill makes the only token)");
+    out.notes.push_back({"no_decode_modelled", NoteSeverity::kInfo,
+                         "no decode MBU: --output-tokens 1 models no decode step (the prefill makes the only token)"});
     return;
   }
   const StepGroup* group = last_group(steps, Phase::kDecode);
   if (!group || steps.tpot.count == 0) {
-    out.notes.push_back("no decode MBU: the trace has no decode steps (kernscope steps shows what it found)");
+    out.notes.push_back({"no_decode_steps", NoteSeverity::kInfo, "no decode MBU: the trace has no decode steps (kernscope steps shows what it found)"});
     return;
   }
   if (peaks.bandwidth_bytes_per_s <= 0) {
-    out.notes.push_back("no decode MBU: " + peaks.why_missing);
+    out.notes.push_back({"peak_unknown", NoteSeverity::kInfo, "no decode MBU: " + peaks.why_missing});
     return;
   }
   if (group->wall.count != cost.decode_steps) {
-    out.notes.push_back(fmt::format("the trace's decode group '{}' has {} steps; the model was given {} (--output-tokens {}): "
-                                    "the mean step's KV context may differ from the trace's",
-                                    group->name, group->wall.count, cost.decode_steps, cost.run.output));
+    out.notes.push_back({"decode_step_counts_differ", NoteSeverity::kInfo,
+                         fmt::format("the trace's decode group '{}' has {} steps; the model was given {} (--output-tokens {}): "
+                                     "the mean step's KV context may differ from the trace's",
+                                     group->name, group->wall.count, cost.decode_steps, cost.run.output)});
   }
   const auto& c = cost.decode_mean;
   const std::string work_source = fmt::format(
@@ -102,11 +104,11 @@ void prefill_figures(const ModelCost& cost, const std::string& config, const Ste
                      ModelUtilization& out) {
   const StepGroup* group = last_group(steps, Phase::kPrefill);
   if (!group) {
-    out.notes.push_back("no prefill MFU: the trace has no prefill step");
+    out.notes.push_back({"no_prefill_step", NoteSeverity::kInfo, "no prefill MFU: the trace has no prefill step"});
     return;
   }
   if (!peaks.flops_per_s) {
-    out.notes.push_back("no prefill MFU: " + peaks.why_missing);
+    out.notes.push_back({"peak_unknown", NoteSeverity::kInfo, "no prefill MFU: " + peaks.why_missing});
     return;
   }
   const auto& c = cost.prefill;
@@ -211,7 +213,7 @@ ModelUtilization model_utilization(const ModelCost& cost, const std::string& con
     summary += fmt::format("; a decode step {:.4g} GFLOP and {} (mean of {}; first {}, last {})", cost.decode_mean.flops() / 1e9,
                            gb(cost.decode_mean.bytes()), cost.decode_steps, gb(cost.decode_first.bytes()), gb(cost.decode_last.bytes()));
   }
-  out.notes.push_back(summary);
+  out.notes.push_back({"model_cost", NoteSeverity::kInfo, summary});
   out.notes.insert(out.notes.end(), s.notes.begin(), s.notes.end());
   decode_figures(cost, config_name, steps, peaks, out);
   prefill_figures(cost, config_name, steps, peaks, out);

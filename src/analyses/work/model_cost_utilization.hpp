@@ -20,6 +20,7 @@
 #include "analyses/work/kernel_work.hpp"
 #include "analyses/work/model_cost.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/trace.hpp"
 
@@ -52,7 +53,7 @@ ModelPeaks model_peaks(const Trace& trace, Precision precision, const std::vecto
 
 struct ModelUtilization {
   std::vector<SpeedOfLight> figures;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;  // the model's own figures first (kind model_cost), then its assumptions and figures left out
 };
 
 // `config_name` names the config in the sources ("llama_decode_workload.json").

@@ -416,7 +416,8 @@ Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& optio
 
   result.notes = work->notes();
   if (unpeaked > 0) {
-    result.notes.push_back(fmt::format("{:.3g} FLOPs are of a precision the GPU's row gives no peak for: left out of the compute roof", unpeaked));
+    result.notes.push_back({"flops_without_peak", NoteSeverity::kInfo,
+                            fmt::format("{:.3g} FLOPs are of a precision the GPU's row gives no peak for: left out of the compute roof", unpeaked)});
   }
   if (peaks) phase_headline(trace, *work, options, *peaks, result);
   return result;

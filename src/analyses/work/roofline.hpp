@@ -13,6 +13,7 @@
 
 #include "analyses/work/gpu_peaks.hpp"
 #include "analyses/work/kernel_work.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/phase.hpp"
 #include "kernscope/steps.hpp"
@@ -94,7 +95,7 @@ struct RooflineResult {
   double latency_floor_ns = 0;
   std::vector<RooflineHeadline> headline;  // decode MBU, GEMV bandwidth efficiency, prefill MFU
   std::vector<RooflineWithheld> withheld;  // phases whose headline is not given, and why
-  std::vector<std::string> notes;          // what the sources said, what is missing
+  std::vector<Note> notes;                 // what the sources said, what is missing
 };
 
 Result<RooflineResult> roofline(const Trace& trace, const RooflineOptions& options);

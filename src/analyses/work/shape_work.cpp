@@ -157,9 +157,10 @@ void offer_to_kernels(const Trace& trace, const std::vector<Candidate>& ops, con
   for (std::size_t i = 0; i < top.size() && i < 5; ++i) {
     missing += fmt::format("{}{} ({:.1f} us)", i == 0 ? "" : ", ", top[i].first, top[i].second / 1000.0);
   }
-  table.note(fmt::format("{}: {} kernels of {} operators with shapes{}{}", source, kernels, kernels_of_op.size(),
-                         offered < kernels ? fmt::format(" ({} already had work from a more trusted source)", kernels - offered) : "",
-                         missing.empty() ? "" : "; operators without a formula around other kernels: " + missing));
+  table.note({"shapes_joined", NoteSeverity::kInfo,
+              fmt::format("{}: {} kernels of {} operators with shapes{}{}", source, kernels, kernels_of_op.size(),
+                          offered < kernels ? fmt::format(" ({} already had work from a more trusted source)", kernels - offered) : "",
+                          missing.empty() ? "" : "; operators without a formula around other kernels: " + missing)});
 }
 
 }  // namespace
@@ -295,8 +296,10 @@ Result<void> fill_nvtx_shape_work(const WorkRequest& request, WorkTable& table) 
       },
       table);
   if (assumed > 0) {
-    table.note(fmt::format("nvtx-shapes: {} operators' element type assumed 16-bit (bf16/fp16 peaks): their kernel names name no type",
-                           assumed));
+    table.note({"element_type_assumed", NoteSeverity::kInfo,
+                fmt::format("nvtx-shapes: {} operators' element type assumed 16-bit (bf16/fp16 peaks): their kernel names name no type",
+                            assumed),
+                assumed});
   }
   return {};
 }

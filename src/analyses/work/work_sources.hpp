@@ -15,7 +15,7 @@ Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table);
 struct LoggedGemmWork {
   std::map<RowIndex, KernelWork> by_row;
   std::size_t calls = 0;             // GEMM calls in the log
-  std::vector<std::string> notes;    // the log's and the join's
+  std::vector<Note> notes;           // the log's and the join's
 };
 Result<LoggedGemmWork> cublas_log_work(const Trace& trace, const std::string& path);
 

@@ -81,14 +81,15 @@ std::string pointer_hex(std::string text) {
   return hex;
 }
 
-std::optional<GemmCall> call_of(const Block& b, std::vector<std::string>& notes) {
+std::optional<GemmCall> call_of(const Block& b, std::vector<Note>& notes) {
   std::string lower = b.function;
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const bool gemm = lower.find("gemm") != std::string::npos;
   const bool gemv = lower.find("gemv") != std::string::npos;
   if (!gemm && !gemv) return std::nullopt;
   if (lower.find("grouped") != std::string::npos) {
-    notes.push_back(b.function + " at line " + std::to_string(b.line) + " left out: grouped GEMMs log arrays of shapes");
+    notes.push_back({"grouped_gemm_left_out", NoteSeverity::kInfo,
+                     b.function + " at line " + std::to_string(b.line) + " left out: grouped GEMMs log arrays of shapes"});
     return std::nullopt;
   }
   GemmCall call;
@@ -98,11 +99,11 @@ std::optional<GemmCall> call_of(const Block& b, std::vector<std::string>& notes)
   call.time = b.time;
   const auto m = integer(b, "m"), n = integer(b, "n"), k = integer(b, "k");
   if (gemm && !(m && n && k)) {
-    notes.push_back(b.function + " at line " + std::to_string(b.line) + " left out: no m, n and k");
+    notes.push_back({"call_without_shape", NoteSeverity::kDataLoss, b.function + " at line " + std::to_string(b.line) + " left out: no m, n and k"});
     return std::nullopt;
   }
   if (gemv && !(m && n)) {
-    notes.push_back(b.function + " at line " + std::to_string(b.line) + " left out: no m and n");
+    notes.push_back({"call_without_shape", NoteSeverity::kDataLoss, b.function + " at line " + std::to_string(b.line) + " left out: no m and n"});
     return std::nullopt;
   }
   const std::string typed = typed_routine_type(b.function);
@@ -124,7 +125,7 @@ std::optional<GemmCall> call_of(const Block& b, std::vector<std::string>& notes)
   call.c_type = type_of(b, gemv ? "ytype" : "Ctype", call.a_type);
   call.d_type = call.c_type;
   if (call.a_type.empty()) {
-    notes.push_back(b.function + " at line " + std::to_string(b.line) + " left out: no data types");
+    notes.push_back({"call_without_types", NoteSeverity::kDataLoss, b.function + " at line " + std::to_string(b.line) + " left out: no data types"});
     return std::nullopt;
   }
   std::string compute = type_of(b, "computeType", "");
@@ -147,7 +148,7 @@ std::optional<GemmCall> call_of(const Block& b, std::vector<std::string>& notes)
 
 }  // namespace
 
-std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<std::string>& notes) {
+std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<Note>& notes) {
   static const auto kStart = TextPattern::literal(R"(^I! cuBLAS.*function\s+\S+\s+(\w+)\()");
   static const auto kArgument = TextPattern::literal(R"(^i!\s+(\w+): type=[^;]*; val=(.*)$)");
   std::vector<GemmCall> calls;

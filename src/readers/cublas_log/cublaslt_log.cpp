@@ -70,7 +70,7 @@ char op_of(const std::string& value) {
 
 }  // namespace
 
-std::vector<GemmCall> parse_cublaslt_log(std::string_view log_text, std::vector<std::string>& notes) {
+std::vector<GemmCall> parse_cublaslt_log(std::string_view log_text, std::vector<Note>& notes) {
   static const auto kLine = TextPattern::literal(R"(^\[([^\]]*)\]\[cublasLt\]\[(\d+)\]\[(\w+)\]\[(\w+)\]\s*(.*)$)");
   static const auto kMatmul = TextPattern::literal(R"(^cublasLt\w*Matmul$)");
   std::vector<GemmCall> calls;
@@ -126,18 +126,22 @@ std::vector<GemmCall> parse_cublaslt_log(std::string_view log_text, std::vector<
     call.stream = stream.empty() ? "0x0" : stream;
     const std::int64_t k_of_b = call.transb == 'N' ? integer(b, "rows") : integer(b, "cols");
     if (call.m <= 0 || call.n <= 0 || call.k <= 0 || call.a_type.empty()) {
-      notes.push_back(function + " at line " + std::to_string(line_number) + " left out: its descriptors give no shape");
+      notes.push_back({"call_without_shape", NoteSeverity::kDataLoss,
+                       function + " at line " + std::to_string(line_number) + " left out: its descriptors give no shape"});
       continue;
     }
     if (k_of_b != call.k) {
-      notes.push_back(function + " at line " + std::to_string(line_number) + ": op(B) has " + std::to_string(k_of_b) +
-                      " rows where op(A) has " + std::to_string(call.k) + " columns (k taken from A)");
+      notes.push_back({"operand_shapes_disagree", NoteSeverity::kInfo,
+                       function + " at line " + std::to_string(line_number) + ": op(B) has " + std::to_string(k_of_b) +
+                           " rows where op(A) has " + std::to_string(call.k) + " columns (k taken from A)"});
     }
     calls.push_back(std::move(call));
   }
   if (calls.empty() && pointer_only > 0) {
-    notes.push_back(std::to_string(pointer_only) + " cuBLASLt matmul call(s) logged without shapes (API lines only: "
-                    "log at CUBLASLT_LOG_LEVEL 2 or more, or with CUBLASLT_LOG_MASK bit 2)");
+    notes.push_back({"calls_logged_without_shapes", NoteSeverity::kInfo,
+                     std::to_string(pointer_only) + " cuBLASLt matmul call(s) logged without shapes (API lines only: "
+                                                    "log at CUBLASLT_LOG_LEVEL 2 or more, or with CUBLASLT_LOG_MASK bit 2)",
+                     static_cast<std::int64_t>(pointer_only)});
   }
   return calls;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "kernscope/trace.hpp"
 #include "readers/cublas_log/gemm_log.hpp"
 
@@ -17,7 +18,7 @@ namespace kernscope::readers::cublas_log {
 struct GemmJoin {
   std::vector<std::optional<RowIndex>> trace_row;  // per log call
   std::size_t matched = 0;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 GemmJoin join_gemm_calls(const GemmLog& log, const Trace& trace, const std::vector<RowIndex>& gemm_rows);

@@ -51,8 +51,10 @@ Result<GemmLog> parse_gemm_log(std::string_view text, const std::string& source)
   if (!lt.empty() && !api.empty()) {
     // cuBLAS routes its GEMMs through cuBLASLt, which logs them again ([cublasLtTSTMatmul]):
     // one file holding both logs counts each call once, from cuBLASLt's lines.
-    log.notes.push_back(std::to_string(api.size()) + " cuBLAS API log call(s) left out: the cuBLASLt lines of the "
-                        "same file log cuBLAS's GEMMs too");
+    log.notes.push_back({"api_calls_logged_twice", NoteSeverity::kInfo,
+                         std::to_string(api.size()) + " cuBLAS API log call(s) left out: the cuBLASLt lines of the "
+                                                      "same file log cuBLAS's GEMMs too",
+                         static_cast<std::int64_t>(api.size())});
     api.clear();
   }
   log.calls = lt.empty() ? std::move(api) : std::move(lt);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 
 namespace kernscope::readers::cublas_log {
 
@@ -49,7 +50,7 @@ struct GemmCall {
 struct GemmLog {
   std::string source;
   std::vector<GemmCall> calls;     // in log order
-  std::vector<std::string> notes;  // what was left out and why
+  std::vector<Note> notes;         // what was left out and why
 };
 
 // Bytes per element of a cudaDataType name (R_16BF -> 2, R_4F_E2M1 -> 0.5, C_32F -> 8); 0 unknown.
@@ -60,7 +61,7 @@ Result<GemmLog> parse_gemm_log(std::string_view text, const std::string& source)
 Result<GemmLog> read_gemm_log(const std::string& path);
 
 // The two parsers (gemm_log.cpp chooses).
-std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<std::string>& notes);
-std::vector<GemmCall> parse_cublaslt_log(std::string_view text, std::vector<std::string>& notes);
+std::vector<GemmCall> parse_cublas_api_log(std::string_view text, std::vector<Note>& notes);
+std::vector<GemmCall> parse_cublaslt_log(std::string_view text, std::vector<Note>& notes);
 
 }  // namespace kernscope::readers::cublas_log

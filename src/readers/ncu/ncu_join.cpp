@@ -55,15 +55,19 @@ NcuJoin join_ncu_kernels(const NcuReport& report, const Trace& trace) {
   }
   for (const auto& [name, count] : unmatched) {
     const auto it = launches.find(name);
-    join.notes.push_back("ncu: " + std::to_string(count) + " profiled launch(es) of " + name + " found no kernel in the trace" +
-                         (it == launches.end() ? " (no kernel of that name)"
-                                               : " (the trace has " + std::to_string(it->second.size()) +
-                                                     " of that name; grid/block differ or ncu profiled more)"));
+    join.notes.push_back({"profiled_launches_unmatched", NoteSeverity::kInfo,
+                          "ncu: " + std::to_string(count) + " profiled launch(es) of " + name + " found no kernel in the trace" +
+                              (it == launches.end() ? " (no kernel of that name)"
+                                                    : " (the trace has " + std::to_string(it->second.size()) +
+                                                          " of that name; grid/block differ or ncu profiled more)"),
+                          static_cast<std::int64_t>(count)});
   }
   for (const auto& [name, count] : skipped_for_dims) {
     if (count > 0) {
-      join.notes.push_back("ncu: " + std::to_string(count) + " launch(es) of " + name +
-                           " in the trace passed over: their grid/block differ from the next profiled launch");
+      join.notes.push_back({"trace_launches_passed_over", NoteSeverity::kInfo,
+                            "ncu: " + std::to_string(count) + " launch(es) of " + name +
+                                " in the trace passed over: their grid/block differ from the next profiled launch",
+                            static_cast<std::int64_t>(count)});
     }
   }
   return join;

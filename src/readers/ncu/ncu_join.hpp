@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "kernscope/trace.hpp"
 #include "readers/ncu/ncu_report.hpp"
 
@@ -17,7 +18,7 @@ namespace kernscope::readers::ncu {
 struct NcuJoin {
   std::vector<std::optional<RowIndex>> trace_row;  // per ncu kernel (report order)
   std::size_t matched = 0;
-  std::vector<std::string> notes;  // names whose counts or dimensions disagree
+  std::vector<Note> notes;  // names whose counts or dimensions disagree
 };
 
 NcuJoin join_ncu_kernels(const NcuReport& report, const Trace& trace);

@@ -137,7 +137,7 @@ void tensor_flops(const Metrics& m, std::vector<FlopTerm>& out) {
 }
 
 // FP pipes: (sm|smsp)__sass_thread_inst_executed_op_<p><add|mul|fma>_pred_on, FMA counting 2.
-void pipe_flops(const Metrics& m, std::vector<FlopTerm>& out, std::vector<std::string>& notes) {
+void pipe_flops(const Metrics& m, std::vector<FlopTerm>& out, std::vector<Note>& notes) {
   static const std::array<std::pair<char, const char*>, 3> kPrecisions = {{{'d', "fp64"}, {'f', "fp32"}, {'h', "fp16"}}};
   for (const auto& [p, precision] : kPrecisions) {
     FlopTerm term{precision, false, 0, true, {}};
@@ -174,7 +174,8 @@ void pipe_flops(const Metrics& m, std::vector<FlopTerm>& out, std::vector<std::s
     if (!missing.empty()) {
       std::string list;
       for (const auto& x : missing) list += (list.empty() ? "" : ", ") + x;
-      notes.push_back(std::string(precision) + " FLOPs counted without " + list + " (not in the export)");
+      notes.push_back({"flop_counters_missing", NoteSeverity::kInfo, std::string(precision) + " FLOPs counted without " + list + " (not in the export)",
+                       static_cast<std::int64_t>(missing.size())});
     }
     out.push_back(std::move(term));
   }
@@ -196,10 +197,11 @@ void derive_flops(NcuKernel& k) {
                                {instructions->metric + " x 512 (V100)"}});
     return;
   }
-  k.flop_notes.push_back("tensor-pipe instructions were counted (" + instructions->metric +
-                         ") but no sm__ops_path_tensor_* counter: FLOPs per instruction vary by kernel on "
-                         "compute capability " + (k.compute_capability.empty() ? "?" : k.compute_capability) +
-                         ", so tensor FLOPs are unknown (collect the roofline sections)");
+  k.flop_notes.push_back({"tensor_flops_unknown", NoteSeverity::kInfo,
+                          "tensor-pipe instructions were counted (" + instructions->metric +
+                              ") but no sm__ops_path_tensor_* counter: FLOPs per instruction vary by kernel on "
+                              "compute capability " + (k.compute_capability.empty() ? "?" : k.compute_capability) +
+                              ", so tensor FLOPs are unknown (collect the roofline sections)"});
 }
 
 void derive_bytes(NcuKernel& k) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 
 namespace kernscope::readers::ncu {
 
@@ -61,7 +62,7 @@ struct NcuKernel {
   std::optional<double> sm_throughput_pct, memory_throughput_pct, dram_throughput_pct, tensor_pipe_pct;
   std::optional<double> l2_hit_rate_pct, achieved_occupancy_pct, sm_clock_hz;
   std::vector<FlopTerm> flops;            // one per precision that was measured
-  std::vector<std::string> flop_notes;    // what was counted but could not be turned into FLOPs, and why
+  std::vector<Note> flop_notes;           // what was counted but could not be turned into FLOPs, and why
   std::vector<StallReason> stalls;        // largest first ("selected" is not a stall and is left out)
   std::string stall_metric;               // the family the stalls come from
   std::vector<RuleResult> rules;          // details page only
@@ -78,7 +79,6 @@ struct NcuReport {
   std::string source;                 // file name
   std::vector<NcuKernel> kernels;     // in ID order
   std::vector<std::string> messages;  // ncu's ==PROF== / ==WARNING== / ==ERROR== lines
-  std::vector<std::string> notes;     // what kernscope could not use
 };
 
 Result<NcuReport> read_ncu_csv(const std::string& path);

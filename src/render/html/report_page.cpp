@@ -158,7 +158,7 @@ std::string speed_of_light_section(const Diagnosis& d) {
                    text_cell(x.work_source + "; " + x.time_source + "; " + x.peak_source)});
   }
   std::string body = table.size() ? table.finish() : std::string();
-  if (!d.speed_of_light_notes.empty()) body += bullet_list(d.speed_of_light_notes);
+  if (!d.speed_of_light_notes.empty()) body += bullet_list(note_texts(d.speed_of_light_notes));
   return body;
 }
 
@@ -375,11 +375,7 @@ std::string host_section(const Trace& trace, const HostProfile& host) {
     if (chart.deeper_left_out) caption += " Stacks deeper than the chart are cut.";
     body += figure(chart.svg, caption);
   }
-  if (!host.notes.empty()) {
-    std::vector<std::string> lines;
-    for (const auto& n : host.notes) lines.push_back(n.text);
-    body += bullet_list(lines);
-  }
+  if (!host.notes.empty()) body += bullet_list(note_texts(host.notes));
   return body;
 }
 

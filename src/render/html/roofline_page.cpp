@@ -97,7 +97,7 @@ std::string render_roofline_html(const RooflineResult& result, const std::string
   }
   page.section("chart", "Roofline", chart_body);
   page.section("rows", "Rows", sortable_table("table-roofline", roofline_table(result, 0)).finish());
-  if (const auto notes = roofline_note_lines(result); !notes.empty()) page.section("notes", "Notes", bullet_list(notes));
+  if (const auto notes = roofline_notes(result); !notes.empty()) page.section("notes", "Notes", bullet_list(note_texts(notes)));
   return page.finish();
 }
 

@@ -80,7 +80,7 @@ Result<LoggedGemmWork> cublas_log_work(const Trace& trace, const std::string& pa
     work.detail = detail_of(call);
     out.by_row.emplace(*join.trace_row[i], std::move(work));
   }
-  for (const auto& n : log->notes) out.notes.push_back("cublas-log: " + n);
+  for (const auto& n : log->notes) out.notes.push_back(note_from("cublas-log: ", n));
   out.notes.insert(out.notes.end(), join.notes.begin(), join.notes.end());
   return out;
 }
@@ -94,9 +94,12 @@ Result<void> fill_cublas_log_work(const WorkRequest& request, WorkTable& table) 
   for (auto& [row, work] : logged->by_row) {
     if (!table.offer(row, std::move(work))) ++taken;
   }
-  table.note(fmt::format("cublas-log: {} of {} GEMM call(s) in {} joined to the trace's GEMM kernels", logged->by_row.size(),
-                         logged->calls, path));
-  if (taken > 0) table.note(fmt::format("cublas-log: {} kernel(s) already had work from a more trusted source", taken));
+  table.note({"gemm_calls_joined", NoteSeverity::kInfo,
+              fmt::format("cublas-log: {} of {} GEMM call(s) in {} joined to the trace's GEMM kernels", logged->by_row.size(), logged->calls, path)});
+  if (taken > 0) {
+    table.note({"work_already_given", NoteSeverity::kInfo, fmt::format("cublas-log: {} kernel(s) already had work from a more trusted source", taken),
+                static_cast<std::int64_t>(taken)});
+  }
   for (const auto& n : logged->notes) table.note(n);
   return {};
 }

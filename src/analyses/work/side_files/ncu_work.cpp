@@ -90,7 +90,7 @@ Result<void> fill_ncu_work(const WorkRequest& request, WorkTable& table) {
       const auto from_log = logged && k.dram_bytes ? logged->by_row.find(row) : decltype(logged->by_row.end()){};
       if (!logged || !k.dram_bytes || from_log == logged->by_row.end()) {
         ++without_flops;
-        if (flop_reason.empty() && !k.flop_notes.empty()) flop_reason = k.flop_notes.front();
+        if (flop_reason.empty() && !k.flop_notes.empty()) flop_reason = k.flop_notes.front().text;
         continue;
       }
       work.flops = from_log->second.flops;
@@ -106,18 +106,30 @@ Result<void> fill_ncu_work(const WorkRequest& request, WorkTable& table) {
       ++taken;
     }
   }
-  table.note(fmt::format("ncu: {} of {} profiled launch(es) in {} joined to the trace's kernels; {} with measured work", join.matched,
-                         report->kernels.size(), path, offered));
+  table.note({"profiled_launches_joined", NoteSeverity::kInfo,
+              fmt::format("ncu: {} of {} profiled launch(es) in {} joined to the trace's kernels; {} with measured work", join.matched,
+                          report->kernels.size(), path, offered)});
   if (logged_flops > 0) {
-    table.note(fmt::format("ncu: {} launch(es) without FLOP counters took their FLOPs from the cuBLAS log, beside their measured bytes",
-                           logged_flops));
+    table.note({"flops_from_cublas_log", NoteSeverity::kInfo,
+                fmt::format("ncu: {} launch(es) without FLOP counters took their FLOPs from the cuBLAS log, beside their measured bytes",
+                            logged_flops),
+                static_cast<std::int64_t>(logged_flops)});
   }
   if (without_flops > 0) {
-    table.note(fmt::format("ncu: {} joined launch(es) have no FLOP counter in the export and are left to other sources{}", without_flops,
-                           flop_reason.empty() ? "" : " (" + flop_reason + ")"));
+    table.note({"launches_without_flops", NoteSeverity::kInfo,
+                fmt::format("ncu: {} joined launch(es) have no FLOP counter in the export and are left to other sources{}", without_flops,
+                            flop_reason.empty() ? "" : " (" + flop_reason + ")"),
+                static_cast<std::int64_t>(without_flops)});
   }
-  if (without_bytes > 0) table.note(fmt::format("ncu: {} launch(es) have FLOPs but no DRAM byte counter (bytes 0)", without_bytes));
-  if (taken > 0) table.note(fmt::format("ncu: {} kernel(s) already had work from a more trusted source", taken));
+  if (without_bytes > 0) {
+    table.note({"launches_without_bytes", NoteSeverity::kInfo,
+                fmt::format("ncu: {} launch(es) have FLOPs but no DRAM byte counter (bytes 0)", without_bytes),
+                static_cast<std::int64_t>(without_bytes)});
+  }
+  if (taken > 0) {
+    table.note({"work_already_given", NoteSeverity::kInfo, fmt::format("ncu: {} kernel(s) already had work from a more trusted source", taken),
+                static_cast<std::int64_t>(taken)});
+  }
   for (const auto& n : join.notes) table.note(n);
   return {};
 }
