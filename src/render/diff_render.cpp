@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 namespace {
@@ -47,9 +48,7 @@ std::string render_diff_json(const DiffDocument& d, const RenderOptions& options
     json.end_array().end_object();
   }
   json.member("identity", diff.identity).member("nothing_in_common", diff.nothing_in_common);
-  json.key("notes").begin_array();
-  for (const auto& n : diff.notes) json.value(n);
-  json.end_array();
+  write_notes_json(json.key("notes"), diff.notes);
   json.key("headline").begin_object().member("total_kernel_ns_a", diff.total_a).member("total_kernel_ns_b", diff.total_b);
   json.key("contributors").begin_array();
   for (const auto& c : diff.headline) {
@@ -98,9 +97,9 @@ std::string render_compare_json(const Comparison& c, const RenderOptions& option
   JsonWriter json(2);
   json.begin_object().key("labels").begin_array();
   for (const auto& l : c.labels) json.value(l);
-  json.end_array().key("notes").begin_array();
-  for (const auto& n : c.notes) json.value(n);
-  json.end_array().key("steps").raw(table_json(c.steps, options)).key("classes").raw(table_json(c.classes, options)).end_object();
+  json.end_array();
+  write_notes_json(json.key("notes"), c.notes);
+  json.key("steps").raw(table_json(c.steps, options)).key("classes").raw(table_json(c.classes, options)).end_object();
   return json.finish();
 }
 
@@ -108,7 +107,7 @@ std::string render_compare_text(const Comparison& c, const RenderOptions& option
   std::ostringstream text;
   render(text, c.steps, options);
   render(text, c.classes, options);
-  for (const auto& n : c.notes) text << "Note: " << n << '\n';
+  for (const auto& n : c.notes) text << "Note: " << n.text << '\n';
   return text.str();
 }
 

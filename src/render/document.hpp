@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "kernscope/notes.hpp"
 #include "kernscope/render.hpp"
 #include "render/json_writer.hpp"
 
@@ -42,9 +43,10 @@ struct Document {
   std::map<std::string, DocumentWriter> own_formats;  // formats of this document alone (html, collapsed...)
 
   std::vector<std::string> messages;        // standard error, in every format
-  // What the document's own writers say beside their figures; on standard error where a format
-  // writes the bare tables (csv, tsv, and json or text where the document has no writer for them).
-  std::vector<std::string> notes;
+  // What the document's own writers say beside their figures, with their kinds as the analyses gave
+  // them; their texts go to standard error where a format writes the bare tables (csv, tsv, and json
+  // or text where the document has no writer for them).
+  std::vector<Note> notes;
   std::shared_ptr<const JsonValue> summary; // what an analysis that writes files did (export), for Python
   int exit_code = 0;                        // 1 when a regression gate failed (diff --fail-if)
 };

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 
@@ -46,9 +47,9 @@ std::string render_moe_json(const MoeAnalysis& m) {
   } else {
     json.member("why_not", m.perfect_router.why_not);
   }
-  json.end_object().key("notes").begin_array();
-  for (const auto& n : m.notes) json.value(n);
-  json.end_array().end_object();
+  json.end_object();
+  write_notes_json(json.key("notes"), m.notes);
+  json.end_object();
   return json.finish();
 }
 
@@ -60,7 +61,7 @@ std::string render_moe_text(const MoeAnalysis& m) {
   out << "\nMoE from: " << m.evidence << "\nLayers: " << m.layers_from << line << "Tokens per expert: " << m.tokens_per_expert
        << "\nPerfect router: " << (m.perfect_router.estimated ? m.perfect_router.verdict : "not estimated: " + m.perfect_router.why_not)
        << "\n";
-  for (const auto& n : m.notes) out << "Note: " << n << "\n";
+  for (const auto& n : m.notes) out << "Note: " << n.text << "\n";
   return out.str();
 }
 

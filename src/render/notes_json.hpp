@@ -1,7 +1,7 @@
 // Notes (include/kernscope/notes.hpp) as JSON, one home for every document that writes them: an
 // array of {"kind", "severity", "count", "text"}: `kernscope info --format json` writes the readers'
-// this way, and host, whatif, critical-path, ranks, roofline and report's speed_of_light write the
-// analyses' (steps and account print theirs as text only).
+// this way, and host, whatif, critical-path, ranks, roofline, moe, spec, diff, compare and report's
+// speed_of_light write the analyses' (steps and account print theirs as text only).
 #pragma once
 
 #include <string>

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "render/json_writer.hpp"
+#include "render/notes_json.hpp"
 
 namespace kernscope {
 namespace {
@@ -40,9 +41,9 @@ std::string render_spec_json(const SpecAnalysis& s) {
   optional_member(json, "speedup", s.speedup);
   json.member("from", s.plain_decode_from).end_object();
   json.key("drafting").begin_object().member("on_critical_path", s.draft_on_critical_path).member("overlapped_ns", s.draft_overlapped_ns);
-  json.end_object().key("notes").begin_array();
-  for (const auto& n : s.notes) json.value(n);
-  json.end_array().end_object();
+  json.end_object();
+  write_notes_json(json.key("notes"), s.notes);
+  json.end_object();
   return json.finish();
 }
 
@@ -74,7 +75,7 @@ std::string render_spec_text(const SpecAnalysis& s) {
                                                                  "the drafts' time adds to their steps)"
                                          : "partly hidden (the target's queued GPU work runs into the draft ranges)");
   text << line;
-  for (const auto& n : s.notes) text << "Note: " << n << "\n";
+  for (const auto& n : s.notes) text << "Note: " << n.text << "\n";
   return text.str();
 }
 

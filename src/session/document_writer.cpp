@@ -94,7 +94,7 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
       out.text = (*own)(d.tables, options);
     } else if (!d.tables.empty()) {
       // Bare tables have no room for the document's notes: they go to standard error.
-      for (auto& note : d.notes) out.messages.push_back(std::move(note));
+      for (auto& note : d.notes) out.messages.push_back(std::move(note.text));
       if (!d.table_files.empty()) {
         if (auto ok = write_table_files(d, options, out.messages); !ok) return std::unexpected(ok.error());
       } else {
@@ -104,7 +104,7 @@ Result<AnalysisOutput> write_document(Document d, const std::string& format, Tim
   }
   // Python's frames have no room for the notes either: they go with the messages (Python logs them).
   if (format == kFramesFormat) {
-    for (auto& note : d.notes) out.messages.push_back(std::move(note));
+    for (auto& note : d.notes) out.messages.push_back(std::move(note.text));
   }
   out.tables = std::move(d.tables);
   return out;

@@ -35,7 +35,7 @@ Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options
   Document d;
   d.tables = {c->steps, c->classes};
   d.bare_tables = {0, 1};
-  for (const auto& n : c->notes) d.notes.push_back("compare: " + n);
+  for (const auto& n : c->notes) d.notes.push_back(note_from("compare: ", n));
   d.json = [c](const std::vector<Table>&, const RenderOptions& r) { return render_compare_json(*c, r); };
   d.text = [c](const std::vector<Table>&, const RenderOptions& r) { return render_compare_text(*c, r); };
   return d;

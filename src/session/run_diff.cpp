@@ -86,8 +86,8 @@ Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options
   d.tables = {diff_phase_table(kept->diff), diff_class_table(kept->diff), diff_kernel_table(kept->diff),
               diff_kernel_tail_table(kept->diff), diff_nvtx_table(kept->diff), gates_table(kept->verdicts)};
   d.bare_tables = {static_cast<std::size_t>(named_table - table_names.begin())};  // --table
-  for (const auto& v : kept->verdicts) d.notes.push_back("gate " + v.evidence);
-  for (const auto& n : kept->diff.notes) d.notes.push_back("diff: " + n);
+  for (const auto& v : kept->verdicts) d.notes.push_back({v.failed ? "gate_failed" : "gate_passed", NoteSeverity::kInfo, "gate " + v.evidence});
+  for (const auto& n : kept->diff.notes) d.notes.push_back(note_from("diff: ", n));
   const bool failed = d.exit_code == 1;
   d.json = [kept, bootstrap, failed](const std::vector<Table>& tables, const RenderOptions& r) {
     return render_diff_json(DiffDocument{kept->diff, kept->sides[0], kept->sides[1], tables, kept->verdicts, bootstrap, failed}, r);

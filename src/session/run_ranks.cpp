@@ -59,8 +59,9 @@ Result<Document> reduce_set(ranks::RankSet set, const Options& o) {
   d.bare_tables = {static_cast<std::size_t>(table - d.tables.begin())};  // csv/tsv: the one table asked for
   // One table has no room for it: what is not trusted goes to stderr (the rows' Trusted column says it too).
   if (!kept->analysis.distrust.empty()) {
-    d.notes.push_back("ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched");
-    for (const auto& why : kept->analysis.distrust) d.notes.push_back("ranks: " + why.text);
+    d.notes.push_back({"verdicts_withheld", NoteSeverity::kInfo,
+                       "ranks: NOT TRUSTED: no straggler or hang verdict is given; the tables hold the figures as matched"});
+    for (const auto& why : kept->analysis.distrust) d.notes.push_back(note_from("ranks: ", why));
   }
   d.text = [kept](const std::vector<Table>&, const RenderOptions&) { return ranks::ranks_text(kept->set, kept->analysis); };
   d.json = [kept](const std::vector<Table>&, const RenderOptions& r) { return ranks::ranks_json(kept->set, kept->analysis, r.time_unit); };

@@ -40,7 +40,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
   auto result = std::make_shared<const RooflineResult>(std::move(*analysed));
   Document d;
   d.tables.push_back(roofline_table(*result, static_cast<std::size_t>(o.integer("limit"))));
-  for (const auto& note : roofline_notes(*result)) d.notes.push_back("roofline: " + note.text);
+  for (const auto& note : roofline_notes(*result)) d.notes.push_back(note_from("roofline: ", note));
   d.json = [result](const std::vector<Table>& tables, const RenderOptions& r) { return render_roofline_json(*result, tables[0], r); };
   d.text = [result](const std::vector<Table>& tables, const RenderOptions& r) { return render_roofline_text(*result, tables[0], r); };
   d.own_formats["html"] = [result, path = trace.source.path](const std::vector<Table>&, const RenderOptions&) {

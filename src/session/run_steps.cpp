@@ -40,7 +40,7 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
     } else {
       cost_lines.push_back("host times not corrected: " + correction.why);
     }
-    for (const auto& line : cost_lines) d.notes.push_back("tracer: " + line);  // stderr beside csv/json
+    for (const auto& line : cost_lines) d.notes.push_back({"tracer_cost", NoteSeverity::kInfo, "tracer: " + line});  // stderr beside csv/json
   }
   d.text = [of_run, cost_lines](const std::vector<Table>& tables, const RenderOptions& options) {
     std::ostringstream text;

@@ -168,6 +168,12 @@ def main():
             check(int(r["Count B"]) == kineto_sums[kineto_name][0] and int(r["Total B (ns)"]) == kineto_sums[kineto_name][1],
                   f"cross-source B of {nsys_name[:60]}")
     check("different GPUs" in p.stderr and "different sources" in p.stderr, f"notes on stderr: {p.stderr[-300:]}")
+    notes = json.loads(run("diff", "--format", "json", llama, qwen).stdout)["notes"]
+    kinds = {n["kind"]: n for n in notes}
+    check({"different_gpus", "different_sources"} <= set(kinds) and all(n["severity"] == "info" for n in notes),
+          f"the JSON's notes have kinds: {notes}")
+    check(kinds.get("different_sources", {}).get("text", "").startswith("the traces come from different sources ("),
+          f"a note's text is the sentence: {notes}")
 
     # --- gate: noise-only (halves of one run) passes, the MFU change fails ----------------------
     full = unzipped(llama, tmp)
@@ -286,6 +292,8 @@ def main():
     check(setup_copies == 149, f"llama: {setup_copies} setup copies by sqlite3")
     p = run("diff", "--format", "json", llama, llama)
     doc = json.loads(p.stdout)
+    setup = [n for n in doc["notes"] if n["kind"] == "setup_left_out"]
+    check(len(setup) == 2 and setup[0]["text"].startswith("A: setup before the first step"), f"setup notes by kind: {doc['notes']}")
     got = sum(int(r["Total A (ns)"]) for r in doc["classes"])
     check(got == kept, f"diff llama: classes sum {got} vs sqlite3 without setup {kept}")
     check(not any(r["Class"] == "memcpy" for r in doc["classes"]), "diff llama: no memcpy class (all copies are setup)")

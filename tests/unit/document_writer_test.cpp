@@ -28,7 +28,7 @@ Table table(const std::string& report, std::int64_t first) {
 Document two_tables() {
   Document d;
   d.tables = {table("one", 10), table("two", 20)};
-  d.notes = {"said by the document's own writers"};
+  d.notes = {{"own_note", NoteSeverity::kInfo, "said by the document's own writers"}};
   d.messages = {"always on stderr"};
   return d;
 }

@@ -5,6 +5,7 @@
 
 #include "analyses/moe/eager_experts.hpp"
 #include "analyses/moe/moe.hpp"
+#include "render/moe_render.hpp"
 #include "support/synthetic_trace.hpp"
 
 namespace kernscope {
@@ -86,6 +87,33 @@ TEST(Moe, LayersFromRouterInvocationsAndExposedDispatchCombine) {
   ASSERT_TRUE(plain.has_value());
   EXPECT_FALSE(plain->present);
   EXPECT_NE(plain->evidence.find("do not make MoE layers"), std::string::npos);
+}
+
+// Steps of different numbers of MoE layers (two routers in step 0, one in step 1): layer 1 ran once
+// where layer 0 ran twice, so a layer number is a router's position, not the model's layer. Said as
+// a note of its kind, which the JSON writes with the sentence.
+TEST(Moe, StepsOfDifferentLayerCountsAreNotedByKind) {
+  testing::SyntheticTrace s;
+  StepAnalysis steps;
+  for (const auto& [step, layers] : {std::pair{0, 2}, std::pair{1, 1}}) {
+    for (int layer = 0; layer < layers; ++layer) {
+      const TimeNs t = 10'000 * step + 1'000 * layer;
+      s.kernel("moeTopK<float>", t, t + 10);
+      s.kernel("fused_moe_kernel", t + 10, t + 210);
+      steps.kernel_step.insert(steps.kernel_step.end(), 2, step);
+    }
+  }
+  auto moe = analyze_moe(s.trace, OpRuleSet::builtin(), steps, moe::eager_experts(s.trace));
+  ASSERT_TRUE(moe.has_value());
+  ASSERT_EQ(moe->layers.size(), 2u);
+  ASSERT_EQ(moe->notes.size(), 1u);
+  EXPECT_EQ(moe->notes[0].kind, "moe_layer_counts_differ");
+  EXPECT_EQ(moe->notes[0].severity, NoteSeverity::kInfo);
+  EXPECT_TRUE(moe->notes[0].text.starts_with("passes hold different numbers of MoE layers (layer 0 ran 2 times, layer 1 1): ")) << moe->notes[0].text;
+  const std::string json = render_moe_json(*moe);
+  EXPECT_NE(json.find("\"notes\": [{\"kind\": \"moe_layer_counts_differ\", \"severity\": \"info\", \"count\": 1, \"text\": \"passes hold"),
+            std::string::npos)
+      << json;
 }
 
 // A toy Switch Transformer run eagerly under torch.profiler with stacks: its router and experts are

@@ -82,7 +82,7 @@ Comparison compare_sides(const std::vector<SideFigures>& sides) {
     for (const auto& r : s.runs) gpus.insert(r.gpus.begin(), r.gpus.end());
     if (!gpus.empty()) gpu_sets.insert(gpus);
   }
-  if (gpu_sets.size() > 1) c.notes.push_back("the traces ran on different GPUs: differences include the hardware's");
+  if (gpu_sets.size() > 1) c.notes.push_back({"different_gpus", NoteSeverity::kInfo, "the traces ran on different GPUs: differences include the hardware's"});
   return c;
 }
 

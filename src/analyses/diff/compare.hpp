@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "analyses/diff/diff_figures.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/table.hpp"
 
 namespace kernscope {
@@ -13,7 +14,7 @@ struct Comparison {
   std::vector<std::string> labels;
   Table steps;    // "compare_steps": Metric, then one column per trace (ns; "Steps measured" counts)
   Table classes;  // "compare_classes": Class, then each trace's total GPU time in the class (ns)
-  std::vector<std::string> notes;  // traces of different GPUs
+  std::vector<Note> notes;  // traces of different GPUs
 };
 
 Comparison compare_sides(const std::vector<SideFigures>& sides);

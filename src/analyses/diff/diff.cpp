@@ -233,30 +233,31 @@ DiffResult diff_sides(const SideFigures& a, const SideFigures& b, std::string id
   };
   const auto ga = gpus(a), gb = gpus(b);
   if (!ga.empty() && !gb.empty() && ga != gb) {
-    d.notes.push_back("the traces ran on different GPUs (A: " + joined(ga) + "; B: " + joined(gb) +
-                      "): differences include the hardware's");
+    d.notes.push_back({"different_gpus", NoteSeverity::kInfo,
+                       "the traces ran on different GPUs (A: " + joined(ga) + "; B: " + joined(gb) + "): differences include the hardware's"});
   }
   std::set<std::string> formats;
   for (const auto* s : {&a, &b}) {
     for (const auto& r : s->runs) formats.insert(r.source_format);
   }
   if (formats.size() > 1) {
-    d.notes.push_back("the traces come from different sources (" + joined(formats) + "): kernels matched by " + d.identity);
+    d.notes.push_back({"different_sources", NoteSeverity::kInfo,
+                       "the traces come from different sources (" + joined(formats) + "): kernels matched by " + d.identity});
   }
   // Said as `ops` says it: the class table leaves out each run's setup before its first step.
   for (const auto& [name, side] : {std::pair{"A", &a}, std::pair{"B", &b}}) {
     for (std::size_t r = 0; r < side->runs.size(); ++r) {
       if (side->runs[r].setup_note.empty()) continue;
       const std::string which = side->runs.size() > 1 ? std::string(name) + " run " + std::to_string(r + 1) : std::string(name);
-      d.notes.push_back(which + ": " + side->runs[r].setup_note);
+      d.notes.push_back({"setup_left_out", NoteSeverity::kInfo, which + ": " + side->runs[r].setup_note});
     }
   }
   std::size_t shared = 0;
   for (const auto& r : d.kernels) shared += r.count_a > 0 && r.count_b > 0;
   if (shared == 0) {
     d.nothing_in_common = true;
-    d.notes.push_back("A and B have no kernel in common (matched by " + d.identity +
-                      "): they are different programs, or one holds no kernels");
+    d.notes.push_back({"nothing_in_common", NoteSeverity::kInfo,
+                       "A and B have no kernel in common (matched by " + d.identity + "): they are different programs, or one holds no kernels"});
   }
 
   // Headline: the kernels that explain most of the change in total kernel time.
@@ -319,7 +320,7 @@ std::vector<std::string> diff_headline_lines(const DiffResult& d) {
     removed += r.is_missing();
   }
   lines.push_back(fmt::format("Kernels: {} only in B (new), {} only in A (missing); matched by {}", added, removed, d.identity));
-  for (const auto& n : d.notes) lines.push_back("Note: " + n);
+  for (const auto& n : d.notes) lines.push_back("Note: " + n.text);
   return lines;
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analyses/diff/diff_figures.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/table.hpp"
 
 namespace kernscope {
@@ -46,7 +47,7 @@ struct DiffResult {
   std::string label_a, label_b;
   std::size_t runs_a = 1, runs_b = 1;
   std::string identity;  // how kernels were matched
-  std::vector<std::string> notes;  // different GPUs, sources, nothing in common
+  std::vector<Note> notes;  // different GPUs, sources, nothing in common
   bool nothing_in_common = false;
   std::int64_t total_a = 0, total_b = 0;  // GPU kernel time (per-run mean with several runs)
   std::vector<PhaseRow> phases;

@@ -303,10 +303,12 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     // Layer k is the k-th router of a pass (a step of a process and device): that is the model's
     // layer k only when every pass runs the same layers (one forward pass per step).
     if (!out.layers.empty() && out.layers.back().invocations != out.layers.front().invocations) {
-      out.notes.push_back("passes hold different numbers of MoE layers (layer 0 ran " + std::to_string(out.layers.front().invocations) +
-                          " times, layer " + std::to_string(out.layers.back().layer) + " " + std::to_string(out.layers.back().invocations) +
-                          "): a layer number is a router's position in its step, not necessarily the model's layer (several "
-                          "forward passes in a step, or no step annotations)");
+      out.notes.push_back({"moe_layer_counts_differ", NoteSeverity::kInfo,
+                           "passes hold different numbers of MoE layers (layer 0 ran " + std::to_string(out.layers.front().invocations) +
+                               " times, layer " + std::to_string(out.layers.back().layer) + " " +
+                               std::to_string(out.layers.back().invocations) +
+                               "): a layer number is a router's position in its step, not necessarily the model's layer (several "
+                               "forward passes in a step, or no step annotations)"});
     }
   }
 

@@ -16,6 +16,7 @@
 
 #include "base/text_pattern.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/op_classes.hpp"
 #include "kernscope/steps.hpp"
 #include "kernscope/table.hpp"
@@ -85,7 +86,7 @@ struct PerfectRouter {
   std::int64_t host_per_iteration_ns = 0;    // median spacing of consecutive iterations
   double gpu_per_iteration_ns = 0, gpu_per_token_ns = 0;  // the fit g0 + g1 x tokens
   std::string group;  // the step group whose medians are compared
-  std::vector<Note> notes;  // the replay's, added (their text) to the analysis's notes
+  std::vector<Note> notes;  // the replay's, added to the analysis's notes (their texts led by "perfect-router replay: ")
 };
 
 struct MoeAnalysis {
@@ -100,7 +101,7 @@ struct MoeAnalysis {
   std::string tokens_per_expert;  // where tokens per expert come from, or why the trace has none
   std::vector<MoeExpertStep> expert_steps;  // where tokens per expert are shown: by step, layer, expert
   PerfectRouter perfect_router;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 // The layer whose tokens per expert are the most uneven (largest max/mean), or nullptr where no

@@ -174,7 +174,7 @@ Result<MoeAnalysis> analyze_moe_with_router(const TraceContext& context, const S
   auto moe = analyze_moe(context.trace(), context.rules(), steps, eager);
   if (moe && moe->present && !eager.calls.empty()) {
     moe->perfect_router = estimate_perfect_router(context, steps, accounting, eager);
-    for (const auto& note : moe->perfect_router.notes) moe->notes.push_back("perfect-router replay: " + note.text);
+    for (const auto& note : moe->perfect_router.notes) moe->notes.push_back(note_from("perfect-router replay: ", note));
   }
   return moe;
 }

@@ -151,8 +151,10 @@ Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers
         out.steps.push_back(s);
       }
     } else {
-      out.notes.push_back(std::to_string(drafts.size()) + " draft ranges on a thread with no verify step or verify-end mark: drafting counted, "
-                          "no steps formed");
+      out.notes.push_back({"drafts_without_verify", NoteSeverity::kInfo,
+                           std::to_string(drafts.size()) + " draft ranges on a thread with no verify step or verify-end mark: drafting counted, "
+                                                           "no steps formed",
+                           static_cast<std::int64_t>(drafts.size())});
     }
   }
   std::sort(out.steps.begin(), out.steps.end(), [](const SpecStep& a, const SpecStep& b) { return a.start < b.start; });

@@ -17,6 +17,7 @@
 
 #include "base/text_pattern.hpp"
 #include "kernscope/error.hpp"
+#include "kernscope/notes.hpp"
 #include "kernscope/table.hpp"
 #include "kernscope/trace.hpp"
 
@@ -72,7 +73,7 @@ struct SpecAnalysis {
   // running while they run; none means every draft's time adds to its step.
   std::int64_t draft_overlapped_ns = 0;
   bool draft_on_critical_path = false;
-  std::vector<std::string> notes;
+  std::vector<Note> notes;
 };
 
 Result<SpecAnalysis> analyze_spec(const Trace& trace, const SpecMarkers& markers = SpecMarkers::builtin());
