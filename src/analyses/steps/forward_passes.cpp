@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ranges>
 #include <map>
 #include <unordered_map>
 
@@ -120,9 +121,8 @@ class Activity {
     const auto theirs = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who));
     size_ = theirs;
     const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
-    bool in_order = true;
-    for (RowIndex i = 1; i < theirs && in_order && theirs == owner.size(); ++i) in_order = !earlier(i, i - 1);
-    if (theirs != owner.size() || !in_order) {
+    const auto table_rows = std::views::iota(RowIndex{0}, static_cast<RowIndex>(owner.size()));
+    if (theirs != owner.size() || !std::ranges::is_sorted(table_rows, earlier)) {
       rows_.reserve(theirs);
       for (RowIndex i = 0; i < owner.size(); ++i) {
         if (owner[i] == who) rows_.push_back(i);
@@ -148,17 +148,9 @@ class Activity {
   }
   // The first position whose interval is not before (t, e), ordered by start, then end.
   std::size_t lower_bound(TimeNs t, TimeNs e) const {
-    std::size_t lo = 0, count = size_;
-    while (count > 0) {
-      const std::size_t half = count / 2;
-      if ((*this)[lo + half] < std::pair(t, e)) {
-        lo += half + 1;
-        count -= half + 1;
-      } else {
-        count = half;
-      }
-    }
-    return lo;
+    const auto positions = std::views::iota(std::size_t{0}, size_);
+    return static_cast<std::size_t>(
+        std::ranges::partition_point(positions, [&](std::size_t p) { return (*this)[p] < std::pair(t, e); }) - positions.begin());
   }
 
  private:
