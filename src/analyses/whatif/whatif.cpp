@@ -14,6 +14,7 @@
 
 #include "analyses/trace_context.hpp"
 #include "analyses/whatif/whatif_graph.hpp"
+#include "base/sort_runs.hpp"
 
 namespace kernscope {
 namespace {
@@ -74,9 +75,8 @@ Replay replay(const Graph& g) {
     events.push_back({key, 0, static_cast<std::int32_t>(i)});
     if (x.waits_begin != x.waits_end) events.push_back({std::max(x.end, x.start), 1, static_cast<std::int32_t>(i)});
   }
-  std::sort(events.begin(), events.end(), [](const Event& a, const Event& b) {
-    return std::tie(a.t, a.phase, a.node) < std::tie(b.t, b.phase, b.node);
-  });
+  // Each thread's calls and each table's operations come in time order: a few runs to merge.
+  sort_by_runs(events, [](const Event& a, const Event& b) { return std::tie(a.t, a.phase, a.node) < std::tie(b.t, b.phase, b.node); });
   auto value = [&](const Term& t) -> TimeNs {
     if (t.node == kNoNode) return t.fixed == INT64_MIN ? INT64_MIN : t.fixed + t.lag;
     const Node& p = g.nodes[node_index(t.node)];

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "analyses/whatif/whatif_graph.hpp"
+#include "base/sort_runs.hpp"
 
 namespace kernscope::whatif {
 namespace {
@@ -126,7 +127,7 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
   for (std::size_t i = 0; i < g.nodes.size(); ++i) {
     if (g.nodes[i].kind == NodeKind::kOp) ops.push_back(static_cast<std::int32_t>(i));
   }
-  std::sort(ops.begin(), ops.end(), [&](std::int32_t x, std::int32_t y) {
+  sort_by_runs(ops, [&](std::int32_t x, std::int32_t y) {
     const Node& a = g.nodes[node_index(x)];
     const Node& b = g.nodes[node_index(y)];
     return a.track != b.track ? a.track < b.track : a.start != b.start ? a.start < b.start : x < y;

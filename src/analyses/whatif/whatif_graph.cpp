@@ -1,5 +1,6 @@
 // Builds the what-if dependency graph from what the trace records (whatif.hpp has the model).
 #include "analyses/whatif/whatif_graph.hpp"
+#include "base/sort_runs.hpp"
 
 #include <algorithm>
 #include <map>
@@ -141,13 +142,15 @@ class GraphBuilder {
       items.push_back({st.global_tid, st.end_ns, st.end_ns, -1 - n_steps - s});
     }
     // By thread and start; at one instant a range's end, then a range's start, then calls (a range
-    // ends after the calls inside it and starts before them), the enclosing call first.
+    // ends after the calls inside it and starts before them), the enclosing call first, then the
+    // earlier row. Calls come in start order and marks in step order: a few runs to merge.
     auto rank = [&](const Item& x) { return x.row >= 0 ? 2 : x.row >= -n_steps ? 1 : 0; };
-    std::sort(items.begin(), items.end(), [&](const Item& x, const Item& y) {
+    sort_by_runs(items, [&](const Item& x, const Item& y) {
       if (x.tid != y.tid) return x.tid < y.tid;
       if (x.start != y.start) return x.start < y.start;
       if (rank(x) != rank(y)) return rank(x) < rank(y);
-      return x.end > y.end;
+      if (x.end != y.end) return x.end > y.end;
+      return x.row < y.row;
     });
     graph_.nodes.reserve(items.size());
     std::int64_t tid = -1;
@@ -327,7 +330,7 @@ class GraphBuilder {
     for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
       if (graph_.nodes[i].kind == NodeKind::kOp) ops.push_back(static_cast<std::int32_t>(i));
     }
-    std::sort(ops.begin(), ops.end(), [&](std::int32_t x, std::int32_t y) {
+    sort_by_runs(ops, [&](std::int32_t x, std::int32_t y) {
       const Node& a = graph_.nodes[static_cast<std::size_t>(x)];
       const Node& b = graph_.nodes[static_cast<std::size_t>(y)];
       return a.track != b.track ? a.track < b.track : a.start != b.start ? a.start < b.start : x < y;
@@ -384,7 +387,7 @@ class GraphBuilder {
     // Ends of operations by time, for cross-stream waits.
     std::vector<std::pair<TimeNs, std::int32_t>> ends;
     for (const std::int32_t o : ops) ends.emplace_back(graph_.nodes[static_cast<std::size_t>(o)].end, o);
-    std::sort(ends.begin(), ends.end());
+    sort_by_runs(ends, std::less<>());
     for (const std::int32_t o : ops) {
       Node& n = graph_.nodes[static_cast<std::size_t>(o)];
       const TimeNs launched = launch_time(n);
@@ -459,7 +462,7 @@ class GraphBuilder {
     for (const std::int32_t o : ops_by_track_) by_stream[graph_.nodes[static_cast<std::size_t>(o)].track].push_back(o);
     std::vector<std::pair<TimeNs, std::int32_t>> ends;
     for (const std::int32_t o : ops_by_track_) ends.emplace_back(graph_.nodes[static_cast<std::size_t>(o)].end, o);
-    std::sort(ends.begin(), ends.end());
+    sort_by_runs(ends, std::less<>());
     std::unordered_multimap<std::int32_t, std::int32_t> launched;  // call -> the operations it launched
     for (const std::int32_t o : ops_by_track_) {
       const std::int32_t by = graph_.nodes[static_cast<std::size_t>(o)].launch.node;
