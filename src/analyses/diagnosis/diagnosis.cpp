@@ -161,6 +161,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     return trace.has(EventKind::kApiCalls) ? tail_statistics(context, TailSubject::kApi) : Result<TailResult>(TailResult{});
   });
   auto rules_job = std::async(std::launch::async, [&] { return run_nsys_rules(trace, analyze_options); });
+  // What the account reads whatever the steps, built while they are found (it needs none of them).
+  std::shared_future<std::shared_ptr<const AccountSources>> account_sources_ready =
+      std::async(std::launch::async, [&] { return account_sources(context); }).share();
   // Speed of light: where a source gave the kernels' FLOPs and bytes (recorded shapes), each class's
   // distance from its roof (an action below).
   RooflineOptions sol_options;
@@ -180,7 +183,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     RooflineOptions options = sol_options;
     options.step_analysis = &*out.steps;
     auto sol_job = std::async(std::launch::async, [&] { return roofline(trace, options); });
-    auto accounting_job = std::async(std::launch::async, [&] { return account_steps(context, *out.steps); });
+    auto accounting_job = std::async(std::launch::async, [&] { return account_steps(*account_sources_ready.get(), *out.steps); });
     // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
     if (out.steps->workload.kind == WorkloadKind::kLlmInference) {
       const auto& kernel_tail = kernel_tail_ready.get();
@@ -192,6 +195,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   });
   auto ops = ops_job.get();
   auto after_steps = steps_job.get();
+  account_sources_ready = {};  // read by the account alone: freed before the replays
   auto& steps = after_steps.steps;
   auto api_tail = tails_job.get();
   const auto& kernel_tail = kernel_tail_ready.get();

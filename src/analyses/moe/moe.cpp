@@ -115,6 +115,19 @@ std::optional<MoeRole> MoeRoleRules::role_of(std::string_view name) const {
   return std::nullopt;
 }
 
+namespace {
+
+// The answer for a trace without MoE layers, with its kernels' time already in `out`.
+MoeAnalysis not_present(MoeAnalysis& out, std::int64_t dispatch_kernels) {
+  out.evidence = "no expert GEMM or router kernels by the names in data/moe_roles.tsv, nor MoE modules in Python stacks";
+  if (dispatch_kernels > 0) {
+    out.evidence += "; its " + std::to_string(dispatch_kernels) + " all-to-all/dispatch kernels alone do not make MoE layers";
+  }
+  return std::move(out);
+}
+
+}  // namespace
+
 Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps, const moe::EagerExperts& eager,
                                 const MoeRoleRules& roles) {
   MoeAnalysis out;
@@ -153,6 +166,27 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
     }
     return f;
   };
+  // Most traces are of dense models: where no expert loop or MoE module forces a role, the names
+  // alone decide, so each distinct name is looked at once (kernels counted by name first) and a
+  // trace with no expert GEMM or router name is answered without a role per kernel.
+  if (eager.calls.empty() && modules.role.empty()) {
+    std::vector<std::int64_t> kernels_of_name(trace.strings.size() + 1, 0);
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      const StringId id = k.shown_name(i);
+      ++kernels_of_name[id == kNoString ? trace.strings.size() : id];
+      out.kernel_ns += k.end_ns[i] - k.start_ns[i];
+    }
+    bool expert_or_router = false;
+    std::int64_t dispatch = 0;
+    for (std::size_t slot = 0; slot < kernels_of_name.size() && !expert_or_router; ++slot) {
+      if (kernels_of_name[slot] == 0) continue;
+      const NameFacts& facts = facts_of(slot == trace.strings.size() ? kNoString : static_cast<StringId>(slot));
+      expert_or_router = facts.role == MoeRole::kExpertGemm || facts.role == MoeRole::kRouter;
+      if (facts.role == MoeRole::kDispatchCombine) dispatch += kernels_of_name[slot];
+    }
+    if (!expert_or_router) return not_present(out, dispatch);
+    out.kernel_ns = 0;  // counted again below, kernel by kernel
+  }
   std::vector<std::optional<MoeRole>> role(k.size());
   std::vector<char> communication(k.size(), 0);
   std::int64_t per_role_ns[kMoeRoles] = {0, 0, 0, 0, 0}, per_role_count[kMoeRoles] = {0, 0, 0, 0, 0};
@@ -176,14 +210,7 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   }
   const auto count = [&](MoeRole r) { return per_role_count[static_cast<std::size_t>(r)]; };
   out.present = count(MoeRole::kExpertGemm) > 0 || count(MoeRole::kRouter) > 0 || !eager.calls.empty();
-  if (!out.present) {
-    out.evidence = "no expert GEMM or router kernels by the names in data/moe_roles.tsv, nor MoE modules in Python stacks";
-    if (count(MoeRole::kDispatchCombine) > 0) {
-      out.evidence += "; its " + std::to_string(count(MoeRole::kDispatchCombine)) +
-                      " all-to-all/dispatch kernels alone do not make MoE layers";
-    }
-    return out;
-  }
+  if (!out.present) return not_present(out, count(MoeRole::kDispatchCombine));
   std::size_t by_module = 0;
   for (RowIndex i = 0; i < k.size(); ++i) by_module += !forced[i] && !facts_of(k.shown_name(i)).role && modules.role_of(i).has_value();
   std::string module_classes;

@@ -96,10 +96,12 @@ void split(const std::vector<std::pair<Key, std::int64_t>>& running, std::int64_
   }
 }
 
-// What the run reads once, shared by every step.
-class Sources {
+}  // namespace
+
+// What the run reads once, shared by every step (step_accounting.hpp).
+class AccountSources {
  public:
-  explicit Sources(const TraceContext& context)
+  explicit AccountSources(const TraceContext& context)
       : context_(context),
         trace_(context.trace()),
         kernels_(trace_.kernels.start_ns, trace_.kernels.end_ns),
@@ -144,6 +146,7 @@ class Sources {
     return id == whole_graph_class_ ? std::string("cuda graph (not itemized)") : context_.class_names()[id];
   }
   std::string_view string(StringId id) const { return trace_.strings.get(id); }
+  const Trace& trace() const { return trace_; }
   std::string_view framework_name(std::uint32_t range) const { return trace_.strings.get(trace_.nvtx.text[framework_row_[range]]); }
 
   // A host call of a thread, in thread and time order.
@@ -317,6 +320,8 @@ class Sources {
   }
 };
 
+namespace {
+
 // A stretch in which the sweep found nothing running but, perhaps, the thread busy with nothing
 // recorded: the only stretches whose category the queued work can change (add_queued).
 struct QuietStretch {
@@ -326,7 +331,7 @@ struct QuietStretch {
 
 // The sweep: between consecutive edges the running set is constant. `quiet` (when given) gets the
 // idle and host.unrecorded stretches, in time order.
-Tally sweep(const Sources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi, std::vector<QuietStretch>* quiet) {
+Tally sweep(const AccountSources& sources, const std::vector<Edge>& edges, TimeNs lo, TimeNs hi, std::vector<QuietStretch>* quiet) {
   Tally tally;
   tally.gpu_class.assign(sources.class_ids(), 0);
   tally.gpu_class_seen.assign(sources.class_ids(), 0);
@@ -433,7 +438,7 @@ void add_queued(Tally& tally, const std::vector<QuietStretch>& quiet, const std:
   }
 }
 
-TimeAccount account_of(const Sources& sources, const Tally& tally, std::int64_t window_ns) {
+TimeAccount account_of(const AccountSources& sources, const Tally& tally, std::int64_t window_ns) {
   TimeAccount a;
   a.window_ns = window_ns;
   a.ns = tally.ns;
@@ -535,18 +540,25 @@ StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const S
   return account_steps(context, steps);
 }
 
+std::shared_ptr<const AccountSources> account_sources(const TraceContext& context) { return std::make_shared<const AccountSources>(context); }
+
 StepAccounting account_steps(const TraceContext& context, const StepAnalysis& analysis) {
+  if (analysis.steps.empty()) return {};  // nothing to read the sources for
+  return account_steps(*account_sources(context), analysis);
+}
+
+StepAccounting account_steps(const AccountSources& sources, const StepAnalysis& analysis) {
   StepAccounting result;
   const auto& steps = analysis.steps;
   result.steps.resize(steps.size());
   if (steps.empty()) return result;
-  const Sources sources(context);
   const std::vector<TimeNs> ends = account_ends(steps);
-  const bool trace_has_launch_ids = context.trace().api_calls.size() > 0 && !context.trace().kernels.correlation_id.empty();
+  const Trace& trace = sources.trace();
+  const bool trace_has_launch_ids = trace.api_calls.size() > 0 && !trace.kernels.correlation_id.empty();
   // Each step on its own: chunks of steps on several threads.
   ChunkPlan::balanced(steps.size(), 8).run([&](std::size_t, std::size_t begin, std::size_t end) {
     std::vector<Edge> edges;
-    std::vector<Sources::CallSpan> calls;
+    std::vector<AccountSources::CallSpan> calls;
     std::vector<QuietStretch> quiet;
     std::vector<std::pair<TimeNs, TimeNs>> queued;
     for (std::size_t w = begin; w < end; ++w) {

@@ -29,6 +29,8 @@
 // exactly; groups, phases and the loop are sums over their steps.
 #pragma once
 
+#include <memory>
+
 #include <array>
 #include <cstdint>
 #include <map>
@@ -102,6 +104,13 @@ struct StepAccounting {
 StepAccounting account_steps(const Trace& trace, const OpRuleSet& rules, const StepAnalysis& steps);
 class TraceContext;
 StepAccounting account_steps(const TraceContext& context, const StepAnalysis& steps);  // sharing the run's context
+
+// What the account reads of a run whatever its steps (the GPU tables and calls indexed by start,
+// each call name's kind, the calls that waited for their own pageable copy), built once: report
+// builds it while the steps are still being found, and accounts them with it afterwards.
+class AccountSources;
+std::shared_ptr<const AccountSources> account_sources(const TraceContext& context);
+StepAccounting account_steps(const AccountSources& sources, const StepAnalysis& steps);
 
 // Where each step's accounted window ends: when its range or its GPU work ends, whichever is
 // later, except that GPU work still running when the next step of its process starts counts in
