@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 
+#include "base/stage_clock.hpp"
 #include "commands.hpp"
 #include "kernscope/analysis.hpp"
 
@@ -74,11 +75,14 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
     // standard error (bench/gpu/report_phases.sh weighs analyses apart from the reading this way).
     const bool phase_times = std::getenv("KERNSCOPE_PHASE_TIMES") != nullptr;
     const auto started = std::chrono::steady_clock::now();
+    stage_mark("start");
     auto trace = open_for_analysis(path, request);
     if (!trace) return fail(trace.error());
     const Trace& loaded = keep_until_exit(std::move(*trace));
     const auto read = std::chrono::steady_clock::now();
+    stage_mark("read done");
     output = run_analysis(loaded, request);
+    stage_mark("analysis done");
     if (phase_times) {
       const auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
       std::cerr << "kernscope: phase times: read " << seconds(started, read) << " s, analysis and output "

@@ -1,5 +1,6 @@
 // Report's next actions from the steady steps' account, priced by the replay (advice.hpp).
 #include "analyses/diagnosis/advice.hpp"
+#include "base/stage_clock.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -147,6 +148,7 @@ class Advisor {
       predictions_.emplace(change, std::async(std::launch::async, [this, change] {
                                      replaying_.acquire();
                                      PredictedChange p = replay(change);
+                                     stage_mark("replay " + change + " done");
                                      replaying_.release();
                                      return p;
                                    }).share());

@@ -15,6 +15,7 @@
 #include "analyses/work/roofline.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
+#include "base/stage_clock.hpp"
 
 namespace kernscope {
 namespace {
@@ -144,8 +145,13 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // steps share one context (the launching-call lookup and the kernel classes, built once). What
   // needs the steps (the roofline, kernscope's LLM rules) starts as soon as they are found, so the
   // longest chain is steps -> LLM rules, not every analysis -> the rest.
+  // KERNSCOPE_PHASE_TIMES: each stage's end on standard error (base/stage_clock.hpp).
   const TraceContext context(trace, rules);
-  auto ops_job = std::async(std::launch::async, [&] { return classify_operations(context); });
+  auto ops_job = std::async(std::launch::async, [&] {
+    auto ops = classify_operations(context);
+    stage_mark("ops done");
+    return ops;
+  });
   // The kernel tail is handed over as soon as it is done (the LLM rules read it); the API tail
   // follows it on the same thread: each holds every duration of its table while it runs (on the
   // 1 GB export 23 and 50 MiB), and at the same time they lifted report's peak past the file's size.
@@ -154,16 +160,25 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   auto tails_job = std::async(std::launch::async, [&] {
     try {
       kernel_tail_promise.set_value(tail_statistics(context, TailSubject::kKernel));
+      stage_mark("kernel tail done");
     } catch (...) {
       kernel_tail_promise.set_exception(std::current_exception());  // the steps' job must not wait forever
       throw;
     }
     return trace.has(EventKind::kApiCalls) ? tail_statistics(context, TailSubject::kApi) : Result<TailResult>(TailResult{});
   });
-  auto rules_job = std::async(std::launch::async, [&] { return run_nsys_rules(trace, analyze_options); });
+  auto rules_job = std::async(std::launch::async, [&] {
+    auto findings = run_nsys_rules(trace, analyze_options);
+    stage_mark("nsys rules done");
+    return findings;
+  });
   // What the account reads whatever the steps, built while they are found (it needs none of them).
   std::shared_future<std::shared_ptr<const AccountSources>> account_sources_ready =
-      std::async(std::launch::async, [&] { return account_sources(context); }).share();
+      std::async(std::launch::async, [&] {
+        auto sources = account_sources(context);
+        stage_mark("account sources done");
+        return sources;
+      }).share();
   // Speed of light: where a source gave the kernels' FLOPs and bytes (recorded shapes), each class's
   // distance from its roof (an action below).
   RooflineOptions sol_options;
@@ -179,15 +194,25 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   auto steps_job = std::async(std::launch::async, [&] {
     StepsAndAfter out;
     out.steps = analyze_steps(context, step_options);
+    stage_mark("steps done");
     if (!out.steps) return out;
     RooflineOptions options = sol_options;
     options.step_analysis = &*out.steps;
-    auto sol_job = std::async(std::launch::async, [&] { return roofline(trace, options); });
-    auto accounting_job = std::async(std::launch::async, [&] { return account_steps(*account_sources_ready.get(), *out.steps); });
+    auto sol_job = std::async(std::launch::async, [&] {
+      auto sol = roofline(trace, options);
+      stage_mark("roofline done");
+      return sol;
+    });
+    auto accounting_job = std::async(std::launch::async, [&] {
+      auto accounting = account_steps(*account_sources_ready.get(), *out.steps);
+      stage_mark("account done");
+      return accounting;
+    });
     // kernscope's LLM rules speak of decode loops and serving: only for LLM inference.
     if (out.steps->workload.kind == WorkloadKind::kLlmInference) {
       const auto& kernel_tail = kernel_tail_ready.get();
       out.llm_findings = run_llm_rules(context, *out.steps, analyze_options, kernel_tail ? &*kernel_tail : nullptr);
+      stage_mark("LLM rules done");
     }
     out.sol = sol_job.get();
     out.accounting = accounting_job.get();
@@ -376,7 +401,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   advice.findings = &d.findings;
   advice.roofline = after_steps.sol ? &*after_steps.sol : nullptr;
   advice.moe = d.moe ? &*d.moe : nullptr;
+  stage_mark("diagnosis done");
   d.next_actions = advise(advice);
+  stage_mark("advice done");
   if (d.diagnosis.empty()) d.diagnosis.push_back(diagnosis_line::NothingStandsOut{});
   return d;
 }

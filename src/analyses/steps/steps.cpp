@@ -17,6 +17,7 @@
 #include <unordered_map>
 
 #include "analyses/steps/analyze_steps.hpp"
+#include "base/stage_clock.hpp"
 #include "analyses/nsys/api_lookup.hpp"
 #include "analyses/nsys/nvtx_ranges.hpp"
 #include "analyses/steps/step_chunks.hpp"
@@ -558,6 +559,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   if (!found) return std::unexpected(found.error());
   const auto& windows = found->windows;
   result.method = found->method;
+  stage_mark("step windows done");
 
   // 2. Attribute launches, API calls and GPU time to windows.
   std::vector<Step> steps = steps_of_windows(windows);
