@@ -6,7 +6,8 @@
 # usage: bash bench/gpu/accounting/run.sh prepare     (here: the build to measure, in .gpu/pack.tar.xz)
 #        optionally builds to compare with it: stripped binaries in .gpu/v/NAME, packed as .gpu/v.tar.xz
 #        bash bench/gpu/report_phases.sh               (on the GPU machine, carry .gpu)
-# prints one line a run: R EXPORT CORES COMMAND ROUND WALL_S PEAK_KB READ_S ANALYSIS_S
+# prints each build's stages (KERNSCOPE_PHASE_TIMES' stage lines), then one line a run:
+#   R EXPORT CORES COMMAND ROUND WALL_S PEAK_KB READ_S ANALYSIS_S
 set -u
 python3 -c "import tarfile; tarfile.open('.gpu/pack.tar.xz').extractall('.gpu')" || exit 1
 [ -f .gpu/v.tar.xz ] && python3 -c "import tarfile; tarfile.open('.gpu/v.tar.xz').extractall('.gpu')"
@@ -28,6 +29,20 @@ one() {  # label, then the command
   out=$({ /usr/bin/time -f "TIME %e %M" "$@" >/dev/null; } 2>&1)
   echo "R $label $(echo "$out" | awk '/^TIME/{print $2, $3}') $(echo "$out" | awk '/phase times/{print $5, $10}')"
 }
+# Each build's stages once per export and core count first (the stage clock: every analysis's end,
+# the resident set and its peak), then the interleaved rounds. ARENAS="1 2" adds rounds of the
+# first build under MALLOC_ARENA_MAX=N (glibc's arenas keep freed memory: report's peak RSS).
+for f in hf llama; do
+  for cores in all 2; do
+    pin=""
+    [ $cores = 2 ] && pin="taskset -c 0,1"
+    for b in $BUILDS; do
+      echo "== stages: $f $cores $(basename $b)"
+      $pin $b report -q /tmp/${f}_big.sqlite 2>&1 >/dev/null | grep -E "kernscope: (stage|phase)"
+    done
+  done
+done
+FIRST=${BUILDS%% *}
 for f in hf llama; do
   for cores in all 2; do
     pin=""
@@ -35,6 +50,7 @@ for f in hf llama; do
     for round in $(seq ${REPS:-7}); do
       one "$f $cores stats $round" $pin .gpu/bin/kernscope stats $STATS /tmp/${f}_big.sqlite
       for b in $BUILDS; do one "$f $cores $(basename $b) $round" $pin $b report -q /tmp/${f}_big.sqlite; done
+      for n in ${ARENAS:-}; do one "$f $cores arena$n $round" $pin env MALLOC_ARENA_MAX=$n $FIRST report -q /tmp/${f}_big.sqlite; done
     done
   done
 done
