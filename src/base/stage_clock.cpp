@@ -1,6 +1,7 @@
 #include "base/stage_clock.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -11,14 +12,15 @@
 namespace kernscope {
 namespace {
 
-// Resident set now, in KiB (0 where /proc cannot be read).
+// Resident set now, in KiB (0 where /proc cannot be read): statm counts pages.
 long resident_kib() {
   long pages = 0, resident = 0;
   if (FILE* f = std::fopen("/proc/self/statm", "r")) {
     if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
     std::fclose(f);
   }
-  return resident * 4;  // 4 KiB pages on the machines kernscope runs on
+  static const long page_kib = sysconf(_SC_PAGESIZE) / 1024;
+  return resident * page_kib;
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ int run(const AnalysisSpec& spec, const Parsed& p) {
     }
     // KERNSCOPE_PHASE_TIMES=1: the wall time of reading and of the analysis with its output, on
     // standard error (bench/gpu/report_phases.sh weighs analyses apart from the reading this way).
-    const bool phase_times = std::getenv("KERNSCOPE_PHASE_TIMES") != nullptr;
+    const bool phase_times = stage_clock_on();
     const auto started = std::chrono::steady_clock::now();
     stage_mark("start");
     auto trace = open_for_analysis(path, request);

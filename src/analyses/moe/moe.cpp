@@ -171,10 +171,11 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
   // trace with no expert GEMM or router name is answered without a role per kernel.
   if (eager.calls.empty() && modules.role.empty()) {
     std::vector<std::int64_t> kernels_of_name(trace.strings.size() + 1, 0);
+    std::int64_t kernel_ns = 0;
     for (RowIndex i = 0; i < k.size(); ++i) {
       const StringId id = k.shown_name(i);
       ++kernels_of_name[id == kNoString ? trace.strings.size() : id];
-      out.kernel_ns += k.end_ns[i] - k.start_ns[i];
+      kernel_ns += k.end_ns[i] - k.start_ns[i];
     }
     bool expert_or_router = false;
     std::int64_t dispatch = 0;
@@ -184,8 +185,10 @@ Result<MoeAnalysis> analyze_moe(const Trace& trace, const OpRuleSet& rules, cons
       expert_or_router = facts.role == MoeRole::kExpertGemm || facts.role == MoeRole::kRouter;
       if (facts.role == MoeRole::kDispatchCombine) dispatch += kernels_of_name[slot];
     }
-    if (!expert_or_router) return not_present(out, dispatch);
-    out.kernel_ns = 0;  // counted again below, kernel by kernel
+    if (!expert_or_router) {
+      out.kernel_ns = kernel_ns;
+      return not_present(out, dispatch);
+    }
   }
   std::vector<std::optional<MoeRole>> role(k.size());
   std::vector<char> communication(k.size(), 0);
