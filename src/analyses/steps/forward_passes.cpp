@@ -118,29 +118,19 @@ class Activity {
     end_ = calls ? &trace.api_calls.end_ns : &trace.kernels.end_ns;
     const auto& owner = calls ? trace.api_calls.global_tid : trace.kernels.global_pid;
     const std::int64_t who = calls ? global_tid : global_pid;
-    // One pass over the table (three were most of finding the forward passes of a 4 M-call
-    // generate() export): how many rows are theirs, whether the rows are in order, and the latest
-    // ends per block as if position p were row p, which they are where both hold.
-    std::size_t theirs = 0;
-    bool in_order = true;
-    TimeNs latest = std::numeric_limits<TimeNs>::min();
-    for (RowIndex i = 0; i < owner.size(); ++i) {
-      theirs += owner[i] == who;
-      in_order = in_order && (i == 0 || !(at(i) < at(i - 1)));
-      latest = std::max(latest, (*end_)[i]);
-      if ((i + 1) % kBlock == 0) latest_end_.push_back(latest);
-    }
+    const auto theirs = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who));
     size_ = theirs;
-    if (theirs == owner.size() && in_order) return;
-    latest_end_.clear();
     const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
-    rows_.reserve(theirs);
-    for (RowIndex i = 0; i < owner.size(); ++i) {
-      if (owner[i] == who) rows_.push_back(i);
+    const auto table_rows = std::views::iota(RowIndex{0}, static_cast<RowIndex>(owner.size()));
+    if (theirs != owner.size() || !std::ranges::is_sorted(table_rows, earlier)) {
+      rows_.reserve(theirs);
+      for (RowIndex i = 0; i < owner.size(); ++i) {
+        if (owner[i] == who) rows_.push_back(i);
+      }
+      // Exports list a thread's calls in start order already: sorted only where they are not.
+      if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
     }
-    // Exports list a thread's calls in start order already: sorted only where they are not.
-    if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
-    latest = std::numeric_limits<TimeNs>::min();
+    TimeNs latest = std::numeric_limits<TimeNs>::min();
     for (std::size_t p = 0; p < size_; ++p) {
       latest = std::max(latest, (*end_)[row(p)]);
       if ((p + 1) % kBlock == 0) latest_end_.push_back(latest);
