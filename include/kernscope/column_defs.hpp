@@ -19,9 +19,10 @@ namespace kernscope {
 // names (OpenOptions::kernel_name_variants). A column left out stays empty.
 enum class ColumnPart { kAlways, kDetail, kNameVariant };
 
-template <class Columns, class T>
+// Column: the member's type, a std::vector or a DictColumn (kernscope/dict_column.hpp).
+template <class Columns, class Column>
 struct ColumnDef {
-  std::vector<T> Columns::*member;
+  Column Columns::*member;
   const char* python;    // the column's name in Python's frames; nullptr: not handed to Python
   const char* nsys;      // its nsys SQLite column; nullptr: the table has none (filled with 0 when read)
   const char* fallback;  // SQL literal where the nsys column is absent or NULL; nullptr keeps NULL
@@ -30,32 +31,32 @@ struct ColumnDef {
   bool from_nsys = true;  // false: the nsys reader reads this kind itself (NVTX) or never fills it
 };
 
-template <class Columns, class T>
-constexpr ColumnDef<Columns, T> column(std::vector<T> Columns::*member, const char* python, const char* nsys = nullptr,
-                                       const char* fallback = "0") {
+template <class Columns, class Column>
+constexpr ColumnDef<Columns, Column> column(Column Columns::*member, const char* python, const char* nsys = nullptr,
+                                            const char* fallback = "0") {
   return {member, python, nsys, fallback, false};
 }
 // A column of interned strings (names, texts): NULL stays NULL (kNoString).
-template <class Columns>
-constexpr ColumnDef<Columns, StringId> string_column(std::vector<StringId> Columns::*member, const char* python,
+template <class Columns, class Column>
+constexpr ColumnDef<Columns, Column> string_column(Column Columns::*member, const char* python,
                                                      const char* nsys = nullptr) {
   return {member, python, nsys, nullptr, true};
 }
 
 // The same definition, filled only when the plan asks for the kind's details / name variants.
-template <class Columns, class T>
-constexpr ColumnDef<Columns, T> detail(ColumnDef<Columns, T> def) {
+template <class Columns, class Column>
+constexpr ColumnDef<Columns, Column> detail(ColumnDef<Columns, Column> def) {
   def.part = ColumnPart::kDetail;
   return def;
 }
-template <class Columns, class T>
-constexpr ColumnDef<Columns, T> name_variant(ColumnDef<Columns, T> def) {
+template <class Columns, class Column>
+constexpr ColumnDef<Columns, Column> name_variant(ColumnDef<Columns, Column> def) {
   def.part = ColumnPart::kNameVariant;
   return def;
 }
 // A column the nsys reader does not fill from these lists.
-template <class Columns, class T>
-constexpr ColumnDef<Columns, T> not_from_nsys(ColumnDef<Columns, T> def) {
+template <class Columns, class Column>
+constexpr ColumnDef<Columns, Column> not_from_nsys(ColumnDef<Columns, Column> def) {
   def.from_nsys = false;
   return def;
 }

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernscope/dict_column.hpp"
 #include "kernscope/notes.hpp"
 #include "kernscope/string_pool.hpp"
 #include "kernscope/time_units.hpp"
@@ -31,12 +32,13 @@ inline std::int64_t process_key(std::int64_t global_tid) {
 // memory accounting) works on every event kind without repeating member lists.
 struct KernelColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_pid;
-  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  DictColumn<std::int64_t> global_pid;
+  DictColumn<std::uint32_t> device_id, context_id, stream_id;
+  std::vector<std::uint32_t> green_context_id, correlation_id;
   std::vector<std::int32_t> grid_x, grid_y, grid_z, block_x, block_y, block_z;
   std::vector<std::int32_t> registers_per_thread, static_smem_bytes, dynamic_smem_bytes;
   std::vector<std::int32_t> launch_type;
-  std::vector<std::int64_t> graph_node_id;  // 0 when not launched from a graph node
+  DictColumn<std::int64_t> graph_node_id;  // 0 when not launched from a graph node
   std::vector<StringId> demangled_name, short_name, mangled_name;
   // Detail columns some sources lack (0 there): the CUDA graph, the launching framework op.
   std::vector<std::int64_t> graph_id, external_id;
@@ -62,8 +64,10 @@ struct KernelColumns {
 
 struct MemcpyColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_pid, bytes, graph_node_id;
-  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  DictColumn<std::int64_t> global_pid;
+  std::vector<std::int64_t> bytes, graph_node_id;
+  DictColumn<std::uint32_t> device_id, context_id, stream_id;
+  std::vector<std::uint32_t> green_context_id, correlation_id;
   std::vector<std::int32_t> copy_kind, src_kind, dst_kind;
   std::vector<std::int64_t> src_device_id, dst_device_id;  // -1 when not recorded (host memory)
 
@@ -78,8 +82,10 @@ struct MemcpyColumns {
 
 struct MemsetColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_pid, bytes, graph_node_id;
-  std::vector<std::uint32_t> device_id, context_id, green_context_id, stream_id, correlation_id;
+  DictColumn<std::int64_t> global_pid;
+  std::vector<std::int64_t> bytes, graph_node_id;
+  DictColumn<std::uint32_t> device_id, context_id, stream_id;
+  std::vector<std::uint32_t> green_context_id, correlation_id;
   std::vector<std::int32_t> value, mem_kind;
 
   template <class Self, class F>
@@ -95,7 +101,8 @@ struct MemsetColumns {
 // kernscope record --cuda-graph-trace graph): GPU time whose kernels are not itemized.
 struct GraphExecColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_pid, graph_id, graph_exec_id;
+  DictColumn<std::int64_t> global_pid;
+  std::vector<std::int64_t> graph_id, graph_exec_id;
   std::vector<std::uint32_t> device_id, context_id, stream_id, correlation_id;
 
   template <class Self, class F>
@@ -109,9 +116,9 @@ struct GraphExecColumns {
 // CUDA runtime and driver API calls (nsys keeps both in CUPTI_ACTIVITY_KIND_RUNTIME).
 struct ApiCallColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_tid;
+  DictColumn<std::int64_t> global_tid;
   std::vector<std::uint32_t> correlation_id;
-  std::vector<StringId> name;
+  DictColumn<StringId> name;
   std::vector<std::int32_t> return_value, event_class;
 
   template <class Self, class F>
@@ -124,7 +131,8 @@ struct ApiCallColumns {
 
 struct SyncColumns {
   std::vector<TimeNs> start_ns, end_ns;
-  std::vector<std::int64_t> global_pid, event_id;
+  DictColumn<std::int64_t> global_pid;
+  std::vector<std::int64_t> event_id;
   std::vector<std::uint32_t> device_id, context_id, stream_id, correlation_id;
   std::vector<std::int32_t> sync_type;
 

@@ -64,6 +64,16 @@ nb::object view(const std::shared_ptr<const Trace>& owner, const std::vector<T>&
   return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<1>>(column.data(), 1, shape, capsule));
 }
 
+// A dictionary-coded column (thread and process ids) has no contiguous values to view: handed out
+// as a copy of its values, owned by the array.
+template <class T>
+nb::object view(const std::shared_ptr<const Trace>&, const DictColumn<T>& column) {
+  auto* values = new std::vector<T>(column.to_vector());
+  nb::capsule capsule(values, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+  const std::size_t shape[1] = {values->size()};
+  return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<1>>(values->data(), 1, shape, capsule));
+}
+
 // PayloadKind is an enum class of bytes: handed out as uint8.
 nb::object view(const std::shared_ptr<const Trace>& owner, const std::vector<PayloadKind>& column) {
   auto* keep = new std::shared_ptr<const Trace>(owner);

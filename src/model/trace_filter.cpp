@@ -115,14 +115,14 @@ void apply_filter(Trace& trace, const EventFilter& filter) {
   const auto nvtx_tid = filter.nvtx_global_tid;
   const bool pushpop = nvtx_tid && pid_of(*nvtx_tid) != tid_of(*nvtx_tid);
   // Tables keyed by thread (globalTid) and by process (globalPid) are restricted differently.
-  auto by_thread = [&](const std::vector<std::int64_t>& global_tid) {
+  auto by_thread = [&](const auto& global_tid) {  // a std::vector or a DictColumn
     return [&, nvtx_tid, pushpop](RowIndex i) {
       if (!nvtx_tid) return true;
       if (pushpop) return global_tid[i] == *nvtx_tid;
       return process_key(global_tid[i]) == process_key(*nvtx_tid);
     };
   };
-  auto by_process = [&](const std::vector<std::int64_t>& global_pid) {
+  auto by_process = [&](const DictColumn<std::int64_t>& global_pid) {
     return [&, nvtx_tid](RowIndex i) {
       return !nvtx_tid || process_key(global_pid[i]) == process_key(*nvtx_tid);
     };

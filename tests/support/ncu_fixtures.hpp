@@ -32,8 +32,8 @@ inline void add_kernel(Trace& t, const std::string& name, std::int64_t start, st
   const std::size_t i = k.size() - 1;
   k.start_ns[i] = start;
   k.end_ns[i] = start + 10;
-  k.stream_id[i] = stream;
-  k.global_pid[i] = 1LL << 24;
+  k.stream_id.set(i, stream);
+  k.global_pid.set(i, 1LL << 24);
   k.demangled_name[i] = k.short_name[i] = t.strings.intern(name);
   k.grid_x[i] = grid[0];
   k.grid_y[i] = grid[1];

@@ -29,7 +29,9 @@ class SyntheticTrace {
     k.start_ns.push_back(start);
     k.end_ns.push_back(end);
     k.global_pid.push_back(gpid);
-    for (auto* col : {&k.device_id, &k.context_id, &k.green_context_id}) col->push_back(0);
+    k.device_id.push_back(0);
+    k.context_id.push_back(0);
+    k.green_context_id.push_back(0);
     k.stream_id.push_back(stream);
     k.correlation_id.push_back(correlation);
     for (auto* col : {&k.grid_x, &k.grid_y, &k.grid_z, &k.block_x, &k.block_y, &k.block_z}) col->push_back(1);
@@ -65,7 +67,9 @@ class SyntheticTrace {
     m.global_pid.push_back(gpid);
     m.bytes.push_back(1 << 20);
     m.graph_node_id.push_back(0);
-    for (auto* col : {&m.device_id, &m.context_id, &m.green_context_id}) col->push_back(0);
+    m.device_id.push_back(0);
+    m.context_id.push_back(0);
+    m.green_context_id.push_back(0);
     m.stream_id.push_back(8);
     m.correlation_id.push_back(correlation);
     m.copy_kind.push_back(copy_kind);

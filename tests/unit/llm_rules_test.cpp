@@ -100,7 +100,7 @@ TEST(LlmRules, GraphLaunchesWithoutNodeKernelsAreHidden) {
   s.api("cudaGraphLaunch_v10000", 45, 55, 2);
   s.graph_exec(70, 80, 2);
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 2);
-  s.trace.kernels.graph_node_id[0] = 42;  // traced node by node: nothing hidden
+  s.trace.kernels.graph_node_id.set(0, 42);  // traced node by node: nothing hidden
   EXPECT_EQ(rule(llm_findings(s.trace), "llm_graphs_hidden").count, 0);
 }
 

@@ -59,7 +59,7 @@ TEST(GpuGaps, OnePassEqualsThePairingOfSortedEndsAndStarts) {
     testing::SyntheticTrace s;
     for (std::size_t i = 0; i < list.size(); ++i) {
       s.kernel("k", list[i].start, list[i].end);
-      s.trace.kernels.context_id.back() = static_cast<std::int64_t>(i + 1);
+      s.trace.kernels.context_id.set(s.trace.kernels.size() - 1, static_cast<std::uint32_t>(i + 1));
     }
     // The long way.
     std::vector<std::size_t> by_end(list.size());

@@ -143,7 +143,7 @@ class TablesInStartOrder {
   struct Table {
     const std::vector<TimeNs>* start;
     const std::vector<TimeNs>* end;
-    const std::vector<std::int64_t>* global_pid;
+    const DictColumn<std::int64_t>* global_pid;
   };
   // only_pid > 0: only that process's rows (process_key packing) are found.
   TablesInStartOrder(std::span<const Table> tables, std::int64_t only_pid) : only_pid_(only_pid) {

@@ -34,9 +34,9 @@ constexpr std::int64_t kLongestLatency = 1'000'000;
 constexpr std::int64_t kDefaultLaunchLatencyNs = 5'000;
 
 // A column's value, 0 where the reader left the column out (a plan that reads fewer columns).
-template <class T>
-T value_or_zero(const std::vector<T>& column, RowIndex r) {
-  return r < column.size() ? column[r] : T{};
+template <class Column>
+auto value_or_zero(const Column& column, RowIndex r) {  // a std::vector or a DictColumn
+  return r < column.size() ? column[r] : typename Column::value_type{};
 }
 
 std::int64_t median_or(std::vector<std::int64_t> v, std::int64_t fallback) {

@@ -501,10 +501,10 @@ Result<void> Builder::finish(const SplitResult& split, const ByteSource& source)
     process_of_correlation.emplace(t.api_calls.correlation_id[i], process_key(t.api_calls.global_tid[i]));
   }
   const std::int64_t main_key = main_pid << 24;
-  auto attribute = [&](std::vector<std::int64_t>& global_pid, const std::vector<std::uint32_t>& correlation) {
+  auto attribute = [&](DictColumn<std::int64_t>& global_pid, const std::vector<std::uint32_t>& correlation) {
     for (std::size_t i = 0; i < global_pid.size(); ++i) {
       auto it = process_of_correlation.find(correlation[i]);
-      global_pid[i] = it == process_of_correlation.end() ? main_key : it->second;
+      global_pid.set(i, it == process_of_correlation.end() ? main_key : it->second);
     }
   };
   attribute(t.kernels.global_pid, t.kernels.correlation_id);

@@ -54,10 +54,10 @@ Trace trace_from_ncu(const NcuReport& report) {
     kc.start_ns[i] = clock;
     kc.end_ns[i] = clock + duration;
     clock += duration;
-    kc.global_pid[i] = k.process_id << 24;
-    kc.device_id[i] = static_cast<std::uint32_t>(k.device);
-    kc.context_id[i] = static_cast<std::uint32_t>(k.context);
-    kc.stream_id[i] = static_cast<std::uint32_t>(k.stream);
+    kc.global_pid.set(i, k.process_id << 24);
+    kc.device_id.set(i, static_cast<std::uint32_t>(k.device));
+    kc.context_id.set(i, static_cast<std::uint32_t>(k.context));
+    kc.stream_id.set(i, static_cast<std::uint32_t>(k.stream));
     kc.correlation_id[i] = static_cast<std::uint32_t>(k.id + 1);
     if (k.grid) {
       kc.grid_x[i] = (*k.grid)[0];
