@@ -40,8 +40,8 @@ TEST(DictColumn, FewValuesReadBackAndTakeTwoBytesARow) {
 }
 
 TEST(DictColumn, MoreValuesThanCodesGoOnPlainly) {
-  // Past 65,536 distinct values (and through the switch from a scan to a hash at 16) every row
-  // still reads back; the values before the switch included.
+  // Past 65,536 distinct values (through the code table's growths) every row still reads back,
+  // the values before the switch to plain values included.
   DictColumn<std::int64_t> column;
   std::vector<std::int64_t> expected;
   for (std::int64_t i = 0; i < 70000; ++i) {

@@ -15,6 +15,7 @@
 #include "analyses/work/roofline.hpp"
 #include "analyses/trace_context.hpp"
 #include "analyses/diagnosis/diagnosis.hpp"
+#include "base/free_memory.hpp"
 #include "base/stage_clock.hpp"
 
 namespace kernscope {
@@ -402,6 +403,9 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   advice.roofline = after_steps.sol ? &*after_steps.sol : nullptr;
   advice.moe = d.moe ? &*d.moe : nullptr;
   stage_mark("diagnosis done");
+  // The replays' graphs are report's last peak: the analyses' freed memory goes back first.
+  return_free_memory();
+  stage_mark("free memory returned");
   d.next_actions = advise(advice);
   stage_mark("advice done");
   if (d.diagnosis.empty()) d.diagnosis.push_back(diagnosis_line::NothingStandsOut{});
