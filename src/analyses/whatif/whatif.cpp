@@ -78,7 +78,7 @@ Replay replay(const Graph& g) {
   // Each thread's calls and each table's operations come in time order: a few runs to merge.
   sort_by_runs(events, [](const Event& a, const Event& b) { return std::tie(a.t, a.phase, a.node) < std::tie(b.t, b.phase, b.node); });
   auto value = [&](const Term& t) -> TimeNs {
-    if (t.node == kNoNode) return t.fixed == INT64_MIN ? INT64_MIN : t.fixed + t.lag;
+    if (t.node == kNoNode) return t.lag;  // the fixed time, INT64_MIN when unset
     const Node& p = g.nodes[node_index(t.node)];
     // Not yet replayed (an order the trace's clocks blur): its traced time.
     const bool known = t.from_end ? done[node_index(t.node)] >= 2 : done[node_index(t.node)] >= 1;
@@ -399,7 +399,7 @@ struct Part {
 void shift_times(Graph& g, std::int64_t delta) {
   if (delta == 0) return;
   auto fixed = [&](Term& t) {
-    if (t.fixed != INT64_MIN) t.fixed += delta;
+    if (t.fixed()) t.lag += delta;
   };
   for (Node& n : g.nodes) {
     n.start += delta;

@@ -154,7 +154,7 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
       } else {
         waiting_copy = o;  // the next operation of the old stream reads what it copied
       }
-      if (!n.stream.set() && !n.launch.set() && !n.extra.set()) n.stream.fixed = n.start;
+      if (!n.stream.set() && !n.launch.set() && !n.extra.set()) n.stream = Term::fixed_at(n.start);
       n.track = new_track;
       it->second = o;
       moved_after[last_kept].push_back(o);
@@ -163,7 +163,7 @@ std::int64_t move_to_own_stream(Graph& g, std::int64_t tag, Moves&& moves) {
     }
     if (n.stream.node != kNoNode && n.stream.node != last_kept) {
       n.stream = last_kept != kNoNode ? Term{last_kept, true, g.queue_gap_ns} : Term{};
-      if (!n.stream.set() && !n.launch.set() && !n.cross.set()) n.stream.fixed = n.start;
+      if (!n.stream.set() && !n.launch.set() && !n.cross.set()) n.stream = Term::fixed_at(n.start);
     }
     if (waiting_copy != kNoNode) {
       n.extra = Term{waiting_copy, true, g.queue_gap_ns};

@@ -185,7 +185,7 @@ class GraphBuilder {
       }
       n.duration = n.end - n.start;
       if (previous != kNoNode) n.host_order = Term{previous, true, n.start - graph_.nodes[static_cast<std::size_t>(previous)].end};
-      else n.host_order.fixed = n.start;  // the thread's first item in the window keeps its time
+      else n.host_order = Term::fixed_at(n.start);  // the thread's first item in the window keeps its time
       const auto index = static_cast<std::int32_t>(graph_.nodes.size());
       if (it.row >= 0) {
         row_node_[static_cast<RowIndex>(it.row)] = index;
@@ -226,8 +226,12 @@ class GraphBuilder {
     n.step = step;
     TimeNs launch_start = INT64_MIN;
     const std::int32_t by = launcher(global_pid, correlation, launch_start);
-    if (by != kNoNode) n.launch = Term{by, false, 0};
-    else if (launch_start != INT64_MIN) n.launch.fixed = launch_start;
+    if (by != kNoNode) {
+      n.launch = Term{by, false, 0};
+    } else if (launch_start != INT64_MIN) {
+      n.launch = Term::fixed_at(launch_start);
+      outside_launch_[static_cast<std::int32_t>(graph_.nodes.size())] = launch_start;
+    }
     if (n.step < 0 && by != kNoNode) n.step = graph_.nodes[static_cast<std::size_t>(by)].step;
     graph_.nodes.push_back(n);
   }
@@ -268,7 +272,7 @@ class GraphBuilder {
       n.end = m.end_ns[r];
       n.track = stream_key(value_or_zero(m.device_id, r), value_or_zero(m.stream_id, r));
       n.op = OpKind::kCopy;
-      n.copy_kind = value_or_zero(m.copy_kind, r);
+      n.copy_kind = static_cast<std::int8_t>(value_or_zero(m.copy_kind, r));
       n.bytes = value_or_zero(m.bytes, r);
       n.pageable = trace_.pageable_memcpy(r);
       add_op(n, m.global_pid[r], value_or_zero(m.correlation_id, r), step_of(steps_.memcpy_step, r));
@@ -318,9 +322,12 @@ class GraphBuilder {
     return {};
   }
 
-  TimeNs launch_time(const Node& n) const {
+  // When operation `o` was launched: its launching call's start, INT64_MIN where not traced.
+  TimeNs launch_time(std::int32_t o) const {
+    const Node& n = graph_.nodes[static_cast<std::size_t>(o)];
     if (n.launch.node != kNoNode) return graph_.nodes[static_cast<std::size_t>(n.launch.node)].start;
-    return n.launch.fixed;
+    auto it = outside_launch_.find(o);
+    return it == outside_launch_.end() ? INT64_MIN : it->second;
   }
 
   // Stream order, the nominal lags, and which term holds each start (the others get the nominal
@@ -345,7 +352,7 @@ class GraphBuilder {
     std::vector<std::int64_t> latencies, gaps;
     for (const std::int32_t o : ops) {
       const Node& n = graph_.nodes[static_cast<std::size_t>(o)];
-      const TimeNs launched = launch_time(n);
+      const TimeNs launched = launch_time(o);
       const std::int32_t p = previous[static_cast<std::size_t>(o)];
       const TimeNs before = p == kNoNode ? INT64_MIN : graph_.nodes[static_cast<std::size_t>(p)].end;
       // A graph's nodes start one after another long after its launch: not a launch's latency.
@@ -360,7 +367,7 @@ class GraphBuilder {
     graph_.launch_latency_ns = percentile_or(latencies, 0.10, kDefaultLaunchLatencyNs);
     for (const std::int32_t o : ops) {
       const Node& n = graph_.nodes[static_cast<std::size_t>(o)];
-      const TimeNs launched = launch_time(n);
+      const TimeNs launched = launch_time(o);
       const std::int32_t p = previous[static_cast<std::size_t>(o)];
       if (p == kNoNode) continue;
       const TimeNs before = graph_.nodes[static_cast<std::size_t>(p)].end;
@@ -390,7 +397,7 @@ class GraphBuilder {
     sort_by_runs(ends, std::less<>());
     for (const std::int32_t o : ops) {
       Node& n = graph_.nodes[static_cast<std::size_t>(o)];
-      const TimeNs launched = launch_time(n);
+      const TimeNs launched = launch_time(o);
       const std::int32_t p = previous[static_cast<std::size_t>(o)];
       // Candidate times with the nominal lags, each no later than the traced start.
       TimeNs by_launch = INT64_MIN, by_stream = INT64_MIN;
@@ -431,9 +438,9 @@ class GraphBuilder {
         }
       }
       if (n.launch.node != kNoNode) n.launch.lag = launch_lag;
-      else if (launched != INT64_MIN) n.launch = Term{kNoNode, false, launch_lag, launched};
+      else if (launched != INT64_MIN) n.launch = Term::fixed_at(launched + launch_lag);
       if (p != kNoNode) n.stream = Term{p, true, stream_lag};
-      if (!n.launch.set() && !n.stream.set() && !n.cross.set()) n.stream.fixed = n.start;  // nothing known: keeps its time
+      if (!n.launch.set() && !n.stream.set() && !n.cross.set()) n.stream = Term::fixed_at(n.start);  // nothing known: keeps its time
     }
     // Graph launches and pinned copy speeds, measured here.
     std::vector<std::int64_t> graph_launches;
@@ -476,7 +483,7 @@ class GraphBuilder {
       auto& times = launched_at[track];
       for (const std::int32_t o : stream) {
         const Node& op = graph_.nodes[static_cast<std::size_t>(o)];
-        const TimeNs launched = launch_time(op);
+        const TimeNs launched = launch_time(o);
         times.push_back(std::max(times.empty() ? INT64_MIN : times.back(), launched != INT64_MIN ? launched : op.start));
       }
     }
@@ -537,6 +544,9 @@ class GraphBuilder {
   const std::vector<bool>& replayed_;
   Graph graph_;
   std::unordered_map<RowIndex, std::int32_t> row_node_;
+  // Operations launched by a call outside the window: the call's start (their launch term is fixed
+  // at it plus the nominal latency, so the term no longer holds it).
+  std::unordered_map<std::int32_t, TimeNs> outside_launch_;
   ApiRoleCache role_cache_{trace_.strings};  // each call name's role, worked out once
   std::unordered_map<StringId, HostCallKind> call_kind_;
   std::vector<std::int32_t> ops_by_track_;
