@@ -4,7 +4,9 @@
 // codes take 8. Reads give the value (operator[] returns T, not a reference); a column that meets
 // more than 65,536 distinct values stores them plainly from then on, so no input is refused.
 // The interface is the part of std::vector the model's generic code uses (columns.hpp, the readers'
-// column lists), so a column can change between the two without touching its readers.
+// column lists), so a column can change between the two without touching the code that reads it;
+// code that writes rows in place calls set(i, value), and insert() appends (its position is the
+// end wherever the model inserts).
 #pragma once
 
 #include <algorithm>
@@ -56,6 +58,19 @@ class DictColumn {
   using iterator = const_iterator;
 
   DictColumn() = default;
+  DictColumn(const DictColumn&) = default;
+  DictColumn& operator=(const DictColumn&) = default;
+  // A moved-from column is empty and usable (the defaults would leave its last-value cache and mode
+  // behind, naming codes of a dictionary it no longer has).
+  DictColumn(DictColumn&& other) noexcept { swap(other); }
+  DictColumn& operator=(DictColumn&& other) noexcept {
+    if (this != &other) {
+      DictColumn taken;
+      taken.swap(other);
+      swap(taken);
+    }
+    return *this;
+  }
   DictColumn(std::size_t n, T value) { resize(n, value); }
   DictColumn(std::initializer_list<T> values) { for (T v : values) push_back(v); }
 
@@ -123,7 +138,7 @@ class DictColumn {
     (void)at;
     for (; first != last; ++first) push_back(static_cast<T>(*first));
   }
-  void clear() { *this = DictColumn(); }
+  void clear() { DictColumn().swap(*this); }
   void shrink_to_fit() {
     codes_.shrink_to_fit();
     plain_.shrink_to_fit();

@@ -1,4 +1,5 @@
-// The one trace model every reader fills and every analysis reads: one struct of column vectors
+// The one trace model every reader fills and every analysis reads: one struct of columns (vectors,
+// or DictColumns where values are few)
 // per event kind, strings interned, time in int64 nanoseconds. Thread and process ids keep Nsight
 // Systems' packing (globalTid = pid << 24 | tid, globalPid = pid << 24, with hardware/VM bits above
 // bit 40) so nsys-compatible reports can reproduce nsys's joins exactly; helpers below unpack them.
@@ -28,7 +29,7 @@ inline std::int64_t process_key(std::int64_t global_tid) {
   return global_tid & static_cast<std::int64_t>(0xFFFFFFFFFF000000ULL);
 }
 
-// Each column struct lists its vectors once in visit(), so generic code (row selection, reserve,
+// Each column struct lists its columns once in visit(), so generic code (row selection, reserve,
 // memory accounting) works on every event kind without repeating member lists.
 struct KernelColumns {
   std::vector<TimeNs> start_ns, end_ns;

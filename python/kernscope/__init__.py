@@ -7,7 +7,9 @@
     t.steps()                                 # every analysis of the CLI is a method: steps, ops, tail...
     t.report()                                # the diagnosis, as `kernscope report --format json`
 
-Numeric columns share the C++ trace's memory (read-only numpy views); name columns are pandas
+Numeric columns share the C++ trace's memory (read-only numpy views), but for the ids of threads,
+processes, devices, contexts, streams and graph nodes, which the trace keeps dictionary-coded and
+hands out as copies; name columns are pandas
 categoricals over the trace's string table. Errors raise kernscope.Error with the CLI's message.
 """
 from __future__ import annotations
@@ -53,7 +55,7 @@ def open(path: str, partial: bool = False) -> "Trace":  # noqa: A001 - the natur
 
 
 class Trace:
-    """A loaded trace. Frames are built on demand; numeric columns are zero-copy views."""
+    """A loaded trace. Frames are built on demand; numeric columns are zero-copy views (ids: copies)."""
 
     def __init__(self, core: "_core.Trace"):
         self._core = core

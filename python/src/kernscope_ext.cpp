@@ -64,8 +64,9 @@ nb::object view(const std::shared_ptr<const Trace>& owner, const std::vector<T>&
   return nb::cast(nb::ndarray<nb::numpy, const T, nb::ndim<1>>(column.data(), 1, shape, capsule));
 }
 
-// A dictionary-coded column (thread and process ids) has no contiguous values to view: handed out
-// as a copy of its values, owned by the array.
+// A dictionary-coded column (trace.hpp: thread, process, device, context, stream and graph node ids,
+// API call names) has no contiguous values to view: handed out as a copy of its values, owned by
+// the array.
 template <class T>
 nb::object view(const std::shared_ptr<const Trace>&, const DictColumn<T>& column) {
   auto* values = new std::vector<T>(column.to_vector());
@@ -83,7 +84,7 @@ nb::object view(const std::shared_ptr<const Trace>& owner, const std::vector<Pay
       reinterpret_cast<const std::uint8_t*>(column.data()), 1, shape, capsule));
 }
 
-// An event kind's columns as a dict of zero-copy arrays, named and ordered as
+// An event kind's columns as a dict of arrays (zero-copy views but for the dictionary-coded ones), named and ordered as
 // kernscope/column_defs.hpp says (columns without a Python name are not handed out).
 template <class Columns>
 nb::dict columns_dict(const PyTrace& t, const Columns& columns) {

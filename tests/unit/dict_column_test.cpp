@@ -88,6 +88,33 @@ TEST(DictColumn, ResizeSetAndAssignKeepEveryRow) {
   EXPECT_TRUE(column.empty());
 }
 
+TEST(DictColumn, AMovedFromColumnIsEmptyAndUsable) {
+  // The moved-from column must not keep the last value's code (of a dictionary it lost) nor a mode.
+  DictColumn<std::int64_t> a;
+  a.push_back(5);
+  a.push_back(7);
+  DictColumn<std::int64_t> b = std::move(a);
+  EXPECT_TRUE(a.empty());
+  a.push_back(7);
+  a.push_back(9);
+  a.resize(4, 7);
+  expect_same(a, {7, 9, 7, 7});
+  expect_same(b, {5, 7});
+  DictColumn<std::int64_t> c;
+  c = std::move(b);
+  b.resize(3, 7);
+  expect_same(b, {7, 7, 7});
+  expect_same(c, {5, 7});
+  // A plain column (past the codes) moved away leaves a coded, empty one.
+  DictColumn<std::int64_t> plain;
+  for (std::int64_t i = 0; i <= static_cast<std::int64_t>(DictColumn<std::int64_t>::kMaxCodes); ++i) plain.push_back(i);
+  DictColumn<std::int64_t> taken = std::move(plain);
+  EXPECT_EQ(taken.size(), DictColumn<std::int64_t>::kMaxCodes + 1);
+  plain.push_back(3);
+  expect_same(plain, {3});
+  EXPECT_EQ(plain.distinct_values().size(), 1u);
+}
+
 TEST(DictColumn, GenericRowOperationsAndSlicesCodedApart) {
   // The nsys reader scans slices on several threads (each column coded by itself) and appends
   // them: the codes of one slice mean other values in the next.

@@ -272,7 +272,8 @@ class GraphBuilder {
       n.end = m.end_ns[r];
       n.track = stream_key(value_or_zero(m.device_id, r), value_or_zero(m.stream_id, r));
       n.op = OpKind::kCopy;
-      n.copy_kind = static_cast<std::int8_t>(value_or_zero(m.copy_kind, r));
+      const std::int32_t kind = value_or_zero(m.copy_kind, r);
+      n.copy_kind = static_cast<std::int8_t>(kind >= 0 && kind <= 127 ? kind : -1);  // no kind is above 13
       n.bytes = value_or_zero(m.bytes, r);
       n.pageable = trace_.pageable_memcpy(r);
       add_op(n, m.global_pid[r], value_or_zero(m.correlation_id, r), step_of(steps_.memcpy_step, r));

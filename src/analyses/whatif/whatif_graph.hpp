@@ -25,7 +25,9 @@ enum class OpKind : std::uint8_t { kCompute, kComm, kCopy, kMemset, kGraph };
 struct Term {
   std::int32_t node = kNoNode;
   bool from_end = true;
-  std::int64_t lag = INT64_MIN;  // with a node: the lag; without: the fixed time (INT64_MIN: unset)
+  // With a node: the lag (made with it: Term{node, from_end, lag}); without: the fixed time, INT64_MIN
+  // when unset (the default, so a default term is unset).
+  std::int64_t lag = INT64_MIN;
   // A term without a node that gives time `t`.
   static Term fixed_at(TimeNs t) { return Term{kNoNode, false, t}; }
   bool set() const { return node != kNoNode || lag != INT64_MIN; }
@@ -43,7 +45,7 @@ struct Node {
   bool pageable = false;  // a copy from or to pageable memory
   bool removed = false;   // graphs: a launch that is now inside the graph (no time)
   bool graph_launch = false;  // a call that launches a whole graph
-  std::int8_t copy_kind = 0;  // CUPTI's copy kind (1 H2D, 2 D2H, ...); a byte: 8 bytes less a node
+  std::int8_t copy_kind = 0;  // the copy's kind (1 H2D, 2 D2H, ...; CUPTI's 0-10, nsys's 11-13, -1 other); a byte: 8 bytes less a node
   std::int64_t bytes = 0;
   TimeNs start = 0, end = 0;   // traced
   std::int64_t duration = 0;   // own time: the op's, or the call's when it does not wait
