@@ -106,12 +106,21 @@ std::string render_whatif_text(const WhatIfResult& r) {
   return out;
 }
 
-void write_whatif_json(JsonWriter& json, const WhatIfResult& r) {
+namespace {
+
+// The head both what-if documents share: the object, the changes replayed, the groups' array opened.
+void open_changes_and_groups(JsonWriter& json, const WhatIfResult& r) {
   json.begin_object();
   json.key("changes").begin_array();
   for (const auto& c : r.changes) json.value(c.text);
   json.end_array();
   json.key("groups").begin_array();
+}
+
+}  // namespace
+
+void write_whatif_json(JsonWriter& json, const WhatIfResult& r) {
+  open_changes_and_groups(json, r);
   for (const auto& g : r.groups) {
     json.begin_object()
         .member("group", g.group)
@@ -236,11 +245,7 @@ std::string render_critical_path_text(const WhatIfResult& r) {
 }
 
 void write_critical_path_json(JsonWriter& json, const WhatIfResult& r) {
-  json.begin_object();
-  json.key("changes").begin_array();
-  for (const auto& c : r.changes) json.value(c.text);
-  json.end_array();
-  json.key("groups").begin_array();
+  open_changes_and_groups(json, r);
   for (const auto& g : r.groups) {
     json.begin_object().member("group", g.group).member("phase", phase_name(g.phase)).member("steps", g.steps).member("path_ns", g.path.ns);
     json.key("categories_ns").begin_object();

@@ -4,6 +4,7 @@
 #include "analyses/diff/compare.hpp"
 #include "render/diff_render.hpp"
 #include "session/analysis_entry.hpp"
+#include "session/figures_plan.hpp"
 
 namespace kernscope::session {
 // A named namespace (not an anonymous one): the session compiles as one unity unit, where every
@@ -11,12 +12,7 @@ namespace kernscope::session {
 namespace compare_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.kinds = figures_event_kinds();
-  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
-  return open;
-}
+Result<OpenOptions> plan(const Options&) { return figures_plan(); }
 
 Result<Document> run_groups(const std::vector<TraceGroup>& groups, const Options& o, const Output&) {
   const auto labels = o.list("label");

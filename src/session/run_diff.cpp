@@ -7,6 +7,7 @@
 #include "render/diff_render.hpp"
 #include "render/html/diff_page.hpp"
 #include "session/analysis_entry.hpp"
+#include "session/figures_plan.hpp"
 
 namespace kernscope::session {
 // A named namespace (not an anonymous one): the session compiles as one unity unit, where every
@@ -14,12 +15,7 @@ namespace kernscope::session {
 namespace diff_runner {
 namespace {
 
-Result<OpenOptions> plan(const Options&) {
-  OpenOptions open;
-  open.kinds = figures_event_kinds();
-  open.detail_kinds = bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kNvtx);
-  return open;
-}
+Result<OpenOptions> plan(const Options&) { return figures_plan(); }
 
 Table gates_table(const std::vector<GateVerdict>& verdicts) {
   Table t;
