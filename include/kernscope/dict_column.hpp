@@ -108,14 +108,8 @@ class DictColumn {
       plain_mode_ ? plain_.resize(n) : codes_.resize(n);
       return;
     }
-    if (!plain_mode_) {
-      if (const std::size_t code = code_of(value); code != kNoCode) {
-        codes_.resize(n, static_cast<Code>(code));
-        return;
-      }
-      to_plain();
-    }
-    plain_.resize(n, value);
+    if (Code code; coded(value, code)) codes_.resize(n, code);
+    else plain_.resize(n, value);
   }
   void assign(std::size_t n, T value) {
     clear();
@@ -123,14 +117,8 @@ class DictColumn {
   }
   // Sets row i's value (a read returns a copy, so writes go through here).
   void set(std::size_t i, T value) {
-    if (!plain_mode_) {
-      if (const std::size_t code = code_of(value); code != kNoCode) {
-        codes_[i] = static_cast<Code>(code);
-        return;
-      }
-      to_plain();
-    }
-    plain_[i] = value;
+    if (Code code; coded(value, code)) codes_[i] = code;
+    else plain_[i] = value;
   }
   // Appends [first, last) at the end (the only position the model's generic code inserts at).
   template <class It>
@@ -166,14 +154,19 @@ class DictColumn {
   static constexpr std::size_t kNoCode = SIZE_MAX;
 
   [[gnu::noinline]] void push_back_new(T value) {
-    if (!plain_mode_) {
-      if (const std::size_t code = code_of(value); code != kNoCode) {
-        codes_.push_back(static_cast<Code>(code));
-        return;
-      }
-      to_plain();
+    if (Code code; coded(value, code)) codes_.push_back(code);
+    else plain_.push_back(value);
+  }
+  // The value's code in `code`, true; false where the column stores values plainly, turning plain
+  // first where the dictionary is full.
+  bool coded(T value, Code& code) {
+    if (plain_mode_) return false;
+    if (const std::size_t c = code_of(value); c != kNoCode) {
+      code = static_cast<Code>(c);
+      return true;
     }
-    plain_.push_back(value);
+    to_plain();
+    return false;
   }
   // The value's code, adding it to the dictionary when new; kNoCode when the dictionary is full.
   // Found through an open-addressing table of codes (slots_: code + 1, 0 when empty) at most half
