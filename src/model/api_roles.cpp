@@ -182,4 +182,19 @@ ApiRole ApiRoleCache::first_time(StringId name) {
   return static_cast<ApiRole>(s & 0xFFFFu);
 }
 
+NamesWithRole::NamesWithRole(const ApiCallColumns& calls, const StringPool& strings, ApiRole roles)
+    : has_(strings.size() + 1, false) {
+  ApiRoleCache role_of(strings);
+  const auto decide = [&](StringId name) {
+    const bool has = has_any(role_of(name), roles);
+    has_[name == kNoString ? strings.size() : name] = has;
+    any_ = any_ || has;
+  };
+  if (!calls.name.distinct_values().empty()) {
+    for (const StringId name : calls.name.distinct_values()) decide(name);
+  } else {
+    for (const StringId name : calls.name) decide(name);
+  }
+}
+
 }  // namespace kernscope

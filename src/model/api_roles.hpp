@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernscope/string_pool.hpp"
+#include "kernscope/trace.hpp"
 
 namespace kernscope {
 
@@ -79,6 +80,20 @@ class ApiRoleCache {
   ApiRole first_time(StringId name);
   const StringPool& strings_;
   std::vector<std::uint32_t> slots_;  // per StringId (kNoString last): roles + kKnown, 0 = not looked up
+};
+
+// Whether each name of the calls has one of `roles`, decided once per distinct name (the name
+// column's dictionary; a scan of the calls where names are stored plainly), then read by any number
+// of threads: passes over millions of calls test a bit a row instead of looking a role up.
+class NamesWithRole {
+ public:
+  NamesWithRole(const ApiCallColumns& calls, const StringPool& strings, ApiRole roles);
+  bool operator()(StringId name) const { return has_[name == kNoString ? has_.size() - 1 : name]; }
+  bool any() const { return any_; }  // whether a call's name has the role
+
+ private:
+  std::vector<bool> has_;  // per StringId, kNoString last
+  bool any_ = false;
 };
 
 }  // namespace kernscope

@@ -5,6 +5,7 @@
 // from reading the JSON with Python's json module.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <string_view>
 
 #include "model/api_roles.hpp"
@@ -113,6 +114,32 @@ TEST(ApiRoles, CacheAgreesWithRoleOfForEveryId) {
   }
   EXPECT_EQ(cache(0), ApiRole::kKernelLaunch);
   EXPECT_EQ(cache(1), ApiRole::kSync);
+}
+
+TEST(ApiRoles, NamesWithRoleFromTheDictionaryOrFromPlainNames) {
+  // The names of the calls, coded (a few names) and plain (more than a dictionary holds): the same
+  // answer as role_of for every name met, false for names no call has, and for calls without a name.
+  StringPool pool;
+  const StringId launch = pool.intern("cudaLaunchKernel_v7000"), sync = pool.intern("cudaStreamSynchronize");
+  const StringId graph = pool.intern("cuGraphLaunch"), unused_launch = pool.intern("hipLaunchKernel");
+  ApiCallColumns few;
+  for (StringId id : {sync, launch, sync, kNoString}) few.name.push_back(id);
+  const NamesWithRole launches(few, pool, kAnyLaunch);
+  EXPECT_TRUE(launches.any());
+  EXPECT_TRUE(launches(launch));
+  EXPECT_FALSE(launches(sync));
+  EXPECT_FALSE(launches(unused_launch));  // a launch name, but no call has it
+  EXPECT_FALSE(launches(kNoString));
+  EXPECT_FALSE(NamesWithRole(few, pool, ApiRole::kGraphLaunch).any());
+  ApiCallColumns many;
+  for (std::size_t i = 0; i <= DictColumn<StringId>::kMaxCodes; ++i) many.name.push_back(pool.intern("other" + std::to_string(i)));
+  many.name.push_back(graph);
+  ASSERT_TRUE(many.name.distinct_values().empty());  // names stored plainly
+  const NamesWithRole graphs(many, pool, ApiRole::kGraphLaunch);
+  EXPECT_TRUE(graphs.any());
+  EXPECT_TRUE(graphs(graph));
+  EXPECT_FALSE(graphs(launch));
+  EXPECT_FALSE(graphs(many.name[0]));
 }
 
 // TraceLens's MI300X trace of Qwen1.5-0.5B (tests/fixtures/README.md). Python's json module on the

@@ -19,23 +19,13 @@ using kernscope::TraceContext;
 // `shared`: the run's context, whose lookup is used (built there when first needed) instead of a private one.
 inline std::int64_t count_api_calls(const Trace& trace, ApiRole role, const TraceContext* shared = nullptr) {
   const auto& a = trace.api_calls;
-  // Rows per name first (a load and an add a row), then each name's role once: a role lookup per
-  // row cost 46 instructions a call, most of this count on an eager trace with no call of the role.
-  const std::size_t no_name = trace.strings.size();
-  std::vector<std::uint32_t> per_name(no_name + 1, 0);
-  for (const StringId name : a.name) ++per_name[name == kNoString ? no_name : name];
-  ApiRoleCache role_of(trace.strings);
-  std::vector<std::uint8_t> named(no_name + 1, 0);
-  bool any = false;
-  for (std::size_t slot = 0; slot <= no_name; ++slot) {
-    if (per_name[slot] == 0) continue;
-    named[slot] = has_any(role_of(slot == no_name ? kNoString : static_cast<StringId>(slot)), role);
-    any = any || named[slot];
-  }
-  if (!any) return 0;
+  // Each name's role once: a role lookup per row cost 46 instructions a call, most of this count on
+  // an eager trace with no call of the role.
+  const NamesWithRole named(a, trace.strings, role);
+  if (!named.any()) return 0;
   std::vector<RowIndex> rows;
   for (RowIndex i = 0; i < a.size(); ++i) {
-    if (named[a.name[i] == kNoString ? no_name : a.name[i]]) rows.push_back(i);
+    if (named(a.name[i])) rows.push_back(i);
   }
   std::optional<ApiLookup> own;
   const ApiLookup& lookup = shared ? shared->api_lookup() : own.emplace(a);

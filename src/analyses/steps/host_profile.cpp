@@ -81,19 +81,9 @@ void choose_thread(const TraceContext& context, const HostProfileOptions& option
   const auto& api = trace.api_calls;
   // Counted in chunks of the calls on several threads, then summed: a scan of every call (4.1 M on a
   // 300 MB generate() export) in report's chain, after the steps (bench/RESULTS.md).
-  // Whether each name launches, decided once per distinct name before the chunks share it (a role
-  // cache per chunk would hold a slot per string of the pool on every thread).
-  const auto slot = [&](StringId id) { return id == kNoString ? trace.strings.size() : static_cast<std::size_t>(id); };
-  std::vector<bool> launches_by_name(trace.strings.size() + 1, false);
-  {
-    ApiRoleCache roles(trace.strings);
-    const auto decide = [&](StringId id) { launches_by_name[slot(id)] = has_any(roles(id), kAnyLaunch); };
-    if (!api.name.distinct_values().empty()) {
-      for (const StringId id : api.name.distinct_values()) decide(id);
-    } else {
-      for (RowIndex i = 0; i < api.size(); ++i) decide(api.name[i]);  // names stored plainly
-    }
-  }
+  // Whether each name launches, decided once before the chunks share it (a role cache per chunk
+  // would hold a slot per string of the pool on every thread).
+  const NamesWithRole launches_by_name(api, trace.strings, kAnyLaunch);
   const ChunkPlan plan(api.size(), std::size_t{1} << 18);
   std::vector<std::map<std::int64_t, std::int64_t>> per_chunk(plan.count());
   plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
@@ -103,7 +93,7 @@ void choose_thread(const TraceContext& context, const HostProfileOptions& option
     std::int64_t* run_count = nullptr;
     for (std::size_t i = begin; i < end; ++i) {
       const auto row = static_cast<RowIndex>(i);
-      if (!launches_by_name[slot(api.name[row])] || lookup.is_repeat(row, trace.strings)) continue;
+      if (!launches_by_name(api.name[row]) || lookup.is_repeat(row, trace.strings)) continue;
       if (!run_count || api.global_tid[row] != run_tid) {
         run_tid = api.global_tid[row];
         run_count = &counts[run_tid];

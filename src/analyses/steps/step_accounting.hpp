@@ -29,11 +29,10 @@
 // exactly; groups, phases and the loop are sums over their steps.
 #pragma once
 
-#include <memory>
-
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
