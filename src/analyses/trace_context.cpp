@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "base/parallel_chunks.hpp"
+#include "model/api_roles.hpp"
 
 namespace kernscope {
 
@@ -25,6 +26,42 @@ const std::vector<RowIndex>& TraceContext::build_kernel_launches() const {
   });
   launches_ready_.store(true, std::memory_order_release);
   return kernel_launches_;
+}
+
+const std::map<std::int64_t, std::int64_t>& TraceContext::launch_calls_per_thread() const {
+  std::call_once(per_thread_once_, [&] {
+    const report::ApiLookup& lookup = api_lookup();  // a backtraced launch is two rows: counted once
+    const auto& api = trace_.api_calls;
+    // Whether each name launches, decided once before the chunks share it (a role cache per chunk
+    // would hold a slot per string of the pool on every thread).
+    const NamesWithRole launches_by_name(api, trace_.strings, kAnyLaunch);
+    const ChunkPlan plan(api.size(), std::size_t{1} << 18);
+    std::vector<std::map<std::int64_t, std::int64_t>> per_chunk(plan.count());
+    plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
+      auto& counts = per_chunk[chunk];
+      // Calls come thread by thread: the count of the current run's thread is found once per run.
+      std::int64_t run_tid = 0;
+      std::int64_t* run_count = nullptr;
+      for (std::size_t i = begin; i < end; ++i) {
+        const auto row = static_cast<RowIndex>(i);
+        if (!launches_by_name(api.name[row]) || lookup.is_repeat(row, trace_.strings)) continue;
+        if (!run_count || api.global_tid[row] != run_tid) {
+          run_tid = api.global_tid[row];
+          run_count = &counts[run_tid];
+        }
+        ++*run_count;
+      }
+    });
+    for (const auto& counts : per_chunk) {
+      for (const auto& [tid, n] : counts) launch_calls_per_thread_[tid] += n;
+    }
+  });
+  return launch_calls_per_thread_;
+}
+
+void TraceContext::build_launch_facts() const {
+  (void)kernel_launches();
+  if (trace_.host.samples.size() > 0) (void)launch_calls_per_thread();
 }
 
 const TraceContext::Classes& TraceContext::build_classes() const {

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -65,6 +66,16 @@ class TraceContext {
   // The distinct classes of the trace's kernel names, in order of first appearance.
   const std::vector<std::string>& class_names() const { return classes().class_names; }
 
+  // Launch calls (of any kind; a backtraced call's repeated row once) per thread: the thread that
+  // launches most is the host profile's. Counted once over every call, in chunks on several threads.
+  const std::map<std::int64_t, std::int64_t>& launch_calls_per_thread() const;
+
+  // Builds now what report's longest chain of analyses asks for (the lookup, every kernel's launch;
+  // the launch calls per thread where the trace has host samples, which the LLM rules' host profile
+  // reads), so that a job started for it at report's beginning has them ready by the time the step
+  // windows and that profile ask, instead of building them on that chain.
+  void build_launch_facts() const;
+
   // Where the steps are (step_windows.hpp), found once per step options: `steps`, the set-up split
   // and the host profile of one report ask for the same windows.
   const Result<report::StepWindows>& step_windows(const StepOptions& options) const;
@@ -89,9 +100,10 @@ class TraceContext {
 
   const Trace& trace_;
   const OpRuleSet& rules_;
-  mutable std::once_flag lookup_once_, classes_once_, launches_once_;
+  mutable std::once_flag lookup_once_, classes_once_, launches_once_, per_thread_once_;
   mutable std::atomic<bool> classes_ready_{false}, launches_ready_{false};
   mutable std::vector<RowIndex> kernel_launches_;
+  mutable std::map<std::int64_t, std::int64_t> launch_calls_per_thread_;
   mutable std::unique_ptr<report::ApiLookup> lookup_;
   mutable Classes classes_;
   mutable std::mutex windows_mutex_;

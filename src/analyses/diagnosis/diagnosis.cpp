@@ -148,6 +148,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
   // longest chain is steps -> LLM rules, not every analysis -> the rest.
   // KERNSCOPE_PHASE_TIMES: each stage's end on standard error (base/stage_clock.hpp).
   const TraceContext context(trace, rules);
+  auto launch_facts_job = std::async(std::launch::async, [&] { context.build_launch_facts(); });
   auto ops_job = std::async(std::launch::async, [&] {
     auto ops = classify_operations(context);
     stage_mark("ops done");
@@ -219,6 +220,7 @@ Result<Diagnosis> diagnose(const Trace& trace, const OpRuleSet& rules, const Ste
     out.accounting = accounting_job.get();
     return out;
   });
+  launch_facts_job.get();
   auto ops = ops_job.get();
   auto after_steps = steps_job.get();
   account_sources_ready = {};  // read by the account alone: freed before the replays

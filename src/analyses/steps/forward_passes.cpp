@@ -5,12 +5,14 @@
 #include <algorithm>
 #include <ranges>
 #include <map>
+#include <numeric>
 #include <unordered_map>
 
 #include "analyses/nsys/api_lookup.hpp"
 #include "analyses/steps/thread_on_cpu.hpp"
 #include "analyses/tail.hpp"
 #include "analyses/trace_context.hpp"
+#include "base/parallel_chunks.hpp"
 
 namespace kernscope::report {
 
@@ -118,11 +120,21 @@ class Activity {
     end_ = calls ? &trace.api_calls.end_ns : &trace.kernels.end_ns;
     const auto& owner = calls ? trace.api_calls.global_tid : trace.kernels.global_pid;
     const std::int64_t who = calls ? global_tid : global_pid;
-    const auto theirs = static_cast<std::size_t>(std::count(owner.begin(), owner.end(), who));
+    // The passes over the table (4.1 M calls on a 300 MB generate() export) run in chunks on
+    // several threads: this is on report's longest chain (the step windows).
+    const ChunkPlan plan(owner.size(), std::size_t{1} << 18);
+    std::vector<std::size_t> theirs_in(plan.count(), 0);
+    std::vector<char> sorted_in(plan.count(), 1);
+    plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+      for (std::size_t i = begin; i < end; ++i) theirs_in[c] += owner[i] == who;
+      // In order within the chunk and after the previous chunk's last row.
+      for (std::size_t i = std::max<std::size_t>(begin, 1); i < end && sorted_in[c]; ++i) sorted_in[c] = !(at(static_cast<RowIndex>(i)) < at(static_cast<RowIndex>(i - 1)));
+    });
+    const std::size_t theirs = std::accumulate(theirs_in.begin(), theirs_in.end(), std::size_t{0});
     size_ = theirs;
-    const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
-    const auto table_rows = std::views::iota(RowIndex{0}, static_cast<RowIndex>(owner.size()));
-    if (theirs != owner.size() || !std::ranges::is_sorted(table_rows, earlier)) {
+    const bool in_order = std::all_of(sorted_in.begin(), sorted_in.end(), [](char c) { return c != 0; });
+    if (theirs != owner.size() || !in_order) {
+      const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
       rows_.reserve(theirs);
       for (RowIndex i = 0; i < owner.size(); ++i) {
         if (owner[i] == who) rows_.push_back(i);
@@ -130,11 +142,17 @@ class Activity {
       // Exports list a thread's calls in start order already: sorted only where they are not.
       if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
     }
-    TimeNs latest = std::numeric_limits<TimeNs>::min();
-    for (std::size_t p = 0; p < size_; ++p) {
-      latest = std::max(latest, (*end_)[row(p)]);
-      if ((p + 1) % kBlock == 0) latest_end_.push_back(latest);
-    }
+    // Each whole block's latest end, then the running latest over the blocks.
+    latest_end_.resize(size_ / kBlock);
+    const ChunkPlan blocks(latest_end_.size(), std::size_t{1} << 12);
+    blocks.run([&](std::size_t, std::size_t begin, std::size_t end) {
+      for (std::size_t b = begin; b < end; ++b) {
+        TimeNs latest = std::numeric_limits<TimeNs>::min();
+        for (std::size_t p = b * kBlock; p < (b + 1) * kBlock; ++p) latest = std::max(latest, (*end_)[row(p)]);
+        latest_end_[b] = latest;
+      }
+    });
+    for (std::size_t b = 1; b < latest_end_.size(); ++b) latest_end_[b] = std::max(latest_end_[b], latest_end_[b - 1]);
   }
   std::size_t size() const { return size_; }
   // The interval at position p: (start, end).

@@ -77,34 +77,7 @@ void choose_thread(const TraceContext& context, const HostProfileOptions& option
     out.thread_reason = "chosen with --thread";
     return;
   }
-  const report::ApiLookup& lookup = context.api_lookup();  // a backtraced launch is two rows: counted once
-  const auto& api = trace.api_calls;
-  // Counted in chunks of the calls on several threads, then summed: a scan of every call (4.1 M on a
-  // 300 MB generate() export) in report's chain, after the steps (bench/RESULTS.md).
-  // Whether each name launches, decided once before the chunks share it (a role cache per chunk
-  // would hold a slot per string of the pool on every thread).
-  const NamesWithRole launches_by_name(api, trace.strings, kAnyLaunch);
-  const ChunkPlan plan(api.size(), std::size_t{1} << 18);
-  std::vector<std::map<std::int64_t, std::int64_t>> per_chunk(plan.count());
-  plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
-    auto& counts = per_chunk[chunk];
-    // Calls come thread by thread: the count of the current run's thread is found once per run.
-    std::int64_t run_tid = 0;
-    std::int64_t* run_count = nullptr;
-    for (std::size_t i = begin; i < end; ++i) {
-      const auto row = static_cast<RowIndex>(i);
-      if (!launches_by_name(api.name[row]) || lookup.is_repeat(row, trace.strings)) continue;
-      if (!run_count || api.global_tid[row] != run_tid) {
-        run_tid = api.global_tid[row];
-        run_count = &counts[run_tid];
-      }
-      ++*run_count;
-    }
-  });
-  std::map<std::int64_t, std::int64_t> launches;
-  for (const auto& counts : per_chunk) {
-    for (const auto& [tid, n] : counts) launches[tid] += n;
-  }
+  const auto& launches = context.launch_calls_per_thread();
   if (!launches.empty()) {
     auto best = std::max_element(launches.begin(), launches.end(), [](auto& a, auto& b) { return a.second < b.second; });
     out.global_tid = best->first;
