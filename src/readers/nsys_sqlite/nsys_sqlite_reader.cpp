@@ -19,6 +19,7 @@
 #include <optional>
 #include <memory>
 #include <set>
+#include <future>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -825,27 +826,42 @@ Result<Trace> Reader::run(const OpenOptions& options) {
   for (auto& r : results) {
     if (!r) return std::unexpected(r.error());
   }
+  // NVTX and the sampled host stacks intern their text into the string pool, so they are read on
+  // the main connection after the slices. They touch nothing the slices' merges touch (the event
+  // tables' columns): they are read on a thread of their own while the merges run on this one
+  // (0.13 s of copying on a 300 MB export, on one core). Their notes are set apart meanwhile and
+  // put back after the kernels' own, in the order a read one after the other made them.
+  const bool nvtx_wanted = wanted(EventKind::kNvtx, kNvtxTable);
+  // Sampled host stacks come with the NVTX kind when its detail is asked (host, report, steps,
+  // info): not for stats or tail, which never use them and would pay for reading them.
+  const bool host_wanted = (options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx));
+  const std::size_t notes_before = trace_.notes.size();
+  auto pooled = std::async(std::launch::async, [&]() -> Result<void> {
+    if (nvtx_wanted) {
+      if (auto r = read_nvtx(db_, trace_.nvtx, plan_ranges(kNvtxTable, false).front()); !r) return r;
+    }
+    if (!host_wanted) return {};
+    const auto string_of = [this](std::int64_t nsys_id) { return strings_.lookup(nsys_id); };
+    return read_host_tables(db_, tables_, string_of, trace_);
+  });
   for (auto& merge : merges) merge();
+  if (auto r = pooled.get(); !r) return std::unexpected(r.error());
+  std::vector<Note> pooled_notes(std::make_move_iterator(trace_.notes.begin() + static_cast<std::ptrdiff_t>(notes_before)),
+                                 std::make_move_iterator(trace_.notes.end()));
+  trace_.notes.resize(notes_before);
   if (wanted(EventKind::kKernels, kKernelTable)) {
     if (auto r = read_token_grids(); !r) return std::unexpected(r.error());
   }
+  trace_.notes.insert(trace_.notes.end(), std::make_move_iterator(pooled_notes.begin()), std::make_move_iterator(pooled_notes.end()));
   map_samples_to_cuda_devices();
   for (const auto& k : kinds) {
     if (k.kind != EventKind::kNvtx && wanted(k.kind, k.table)) trace_.loaded |= bit(k.kind);
   }
   // Memory operations, syncs, NVTX and OSRT are always read whole.
   trace_.detailed = trace_.loaded & ~((bit(EventKind::kKernels) | bit(EventKind::kApiCalls)) & ~options.detail_kinds);
-  if (wanted(EventKind::kNvtx, kNvtxTable)) {
-    auto r = read_nvtx(db_, trace_.nvtx, plan_ranges(kNvtxTable, false).front());
-    if (!r) return std::unexpected(r.error());
+  if (nvtx_wanted) {
     trace_.loaded |= bit(EventKind::kNvtx);
     trace_.detailed |= bit(EventKind::kNvtx);
-  }
-  // Sampled host stacks come with the NVTX kind when its detail is asked (host, report, steps,
-  // info): not for stats or tail, which never use them and would pay for reading them.
-  if ((options.kinds & bit(EventKind::kNvtx)) && (options.detail_kinds & bit(EventKind::kNvtx))) {
-    const auto string_of = [this](std::int64_t nsys_id) { return strings_.lookup(nsys_id); };
-    if (auto r = read_host_tables(db_, tables_, string_of, trace_); !r) return std::unexpected(r.error());
   }
   // When the launching threads were on a CPU, wherever steps can be found (API calls and ranges
   // loaded): step windows must not depend on the command.
