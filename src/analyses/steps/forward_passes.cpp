@@ -20,26 +20,45 @@ BusiestProcess busiest_process_kernels(const Trace& trace) {
   const auto& k = trace.kernels;
   BusiestProcess out;
   if (k.size() == 0) return out;
-  // Kernels come in long runs of one process: its count is looked up once per run.
+  // Over chunks of the kernels on several threads (the first pass of the step windows, on report's
+  // longest chain). Kernels come in long runs of one process: its count is looked up once per run.
+  const ChunkPlan plan(k.size(), std::size_t{1} << 16);
+  std::vector<std::unordered_map<std::int64_t, std::size_t>> chunk_counts(plan.count());
+  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+    for (std::size_t i = begin; i < end;) {
+      std::size_t j = i + 1;
+      while (j < end && k.global_pid[j] == k.global_pid[i]) ++j;
+      chunk_counts[c][k.global_pid[i]] += j - i;
+      i = j;
+    }
+  });
   std::unordered_map<std::int64_t, std::size_t> per_process;
-  for (RowIndex i = 0; i < k.size();) {
-    RowIndex j = i + 1;
-    while (j < k.size() && k.global_pid[j] == k.global_pid[i]) ++j;
-    per_process[k.global_pid[i]] += j - i;
-    i = j;
+  for (const auto& counts : chunk_counts) {
+    for (const auto& [pid, n] : counts) per_process[pid] += n;
   }
   const auto busiest = std::max_element(per_process.begin(), per_process.end(), [](auto& a, auto& b) {
     return a.second < b.second || (a.second == b.second && a.first < b.first);
   });
   out.global_pid = busiest->first;
   out.processes = per_process.size();
-  out.order.reserve(busiest->second);
-  for (RowIndex i = 0; i < k.size(); ++i) {
-    if (k.global_pid[i] == out.global_pid) out.order.push_back(i);
+  if (busiest->second == k.size()) {
+    // One process (most traces): every row, in row order.
+    out.order.resize(k.size());
+    std::iota(out.order.begin(), out.order.end(), RowIndex{0});
+  } else {
+    out.order.reserve(busiest->second);
+    for (RowIndex i = 0; i < k.size(); ++i) {
+      if (k.global_pid[i] == out.global_pid) out.order.push_back(i);
+    }
   }
   // Exports list kernels in start order: sorted again only where they are not.
   const auto earlier = [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; };
-  if (!std::is_sorted(out.order.begin(), out.order.end(), earlier)) std::stable_sort(out.order.begin(), out.order.end(), earlier);
+  const ChunkPlan positions(out.order.size(), std::size_t{1} << 16);
+  std::vector<char> sorted_in(positions.count(), 1);
+  positions.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+    for (std::size_t p = std::max<std::size_t>(begin, 1); p < end && sorted_in[c]; ++p) sorted_in[c] = !earlier(out.order[p], out.order[p - 1]);
+  });
+  if (std::find(sorted_in.begin(), sorted_in.end(), 0) != sorted_in.end()) std::stable_sort(out.order.begin(), out.order.end(), earlier);
   return out;
 }
 
@@ -506,11 +525,23 @@ std::optional<StepWindows> forward_passes_from_markers(const TraceContext& conte
   };
   const std::uint32_t embedding_class = id_of("embedding"), sampling_class = id_of("sampling");
   if (embedding_class == classes.size() || sampling_class == classes.size()) return std::nullopt;
-  for (std::size_t p = 0; p < process.order.size(); ++p) {
-    const StringId name = k.demangled_name[process.order[p]];
-    const std::uint32_t c = context.kernel_class_id(name);
-    if (c == embedding_class) embedding.push_back(p);
-    if (c == sampling_class) sampling[name].push_back(p);
+  {
+    // Over chunks of the launch order on several threads, each chunk's positions then joined in order.
+    const ChunkPlan plan(process.order.size(), std::size_t{1} << 16);
+    std::vector<std::vector<std::size_t>> chunk_embedding(plan.count());
+    std::vector<std::vector<std::pair<StringId, std::size_t>>> chunk_sampling(plan.count());
+    plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+      for (std::size_t p = begin; p < end; ++p) {
+        const StringId name = k.demangled_name[process.order[p]];
+        const std::uint32_t id = context.kernel_class_id(name);
+        if (id == embedding_class) chunk_embedding[c].push_back(p);
+        if (id == sampling_class) chunk_sampling[c].push_back({name, p});
+      }
+    });
+    for (std::size_t c = 0; c < plan.count(); ++c) {
+      embedding.insert(embedding.end(), chunk_embedding[c].begin(), chunk_embedding[c].end());
+      for (const auto& [name, p] : chunk_sampling[c]) sampling[name].push_back(p);
+    }
   }
   if (embedding.size() < 3) return std::nullopt;
   // The first embedding lookup at or after position p (embedding.size(): none).

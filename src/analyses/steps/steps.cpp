@@ -716,16 +716,18 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
     // itemized, counted in its kernel time under a class of their own. Then copies and sets.
     const auto& gx = trace.graph_execs;
     const auto& m = trace.memcpys;
+    over_chunks(m.size(), [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes&, RowIndex begin, RowIndex end) {
+      attribute(step_of_call, tally, m, begin, end, [&](StepTally& t, int step, RowIndex i) {
+        result.memcpy_step[i] = step;
+        if (m.copy_kind[i] == 1) ++t.h2d_copies;
+        if (m.copy_kind[i] == 2) ++t.d2h_copies;
+      });
+    });
     over_chunks(0, [&](CallStepFinder& step_of_call, std::vector<StepTally>& tally, ClassTimes& classes, RowIndex, RowIndex) {
       attribute(step_of_call, tally, gx, 0, static_cast<RowIndex>(gx.size()), [&](StepTally& t, int step, RowIndex i) {
         const std::int64_t d = gx.end_ns[i] - gx.start_ns[i];
         t.kernel_ns += d;
         classes.add(static_cast<std::size_t>(step), classes.whole_graph(), d);
-      });
-      attribute(step_of_call, tally, m, 0, static_cast<RowIndex>(m.size()), [&](StepTally& t, int step, RowIndex i) {
-        result.memcpy_step[i] = step;
-        if (m.copy_kind[i] == 1) ++t.h2d_copies;
-        if (m.copy_kind[i] == 2) ++t.d2h_copies;
       });
       attribute(step_of_call, tally, trace.memsets, 0, static_cast<RowIndex>(trace.memsets.size()),
                 [&](StepTally&, int step, RowIndex i) { result.memset_step[i] = step; });
@@ -829,7 +831,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   {
     // Kernel time by class over chunks of kernels (a class any kernel has keeps its key at 0 ns).
     const std::size_t classes = context.class_names().size();
-    const ChunkPlan plan(k.size(), std::size_t{1} << 18);
+    const ChunkPlan plan(k.size(), chunking.min_rows);
     std::vector<std::int64_t> ns(plan.count() * classes, 0);
     std::vector<char> seen(ns.size(), 0);
     plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
