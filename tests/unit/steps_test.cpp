@@ -439,7 +439,7 @@ void expect_same_steps(const StepAnalysis& got, const StepAnalysis& want, const 
 }
 
 // The passes over API calls and kernels run in chunks of rows, each with its own tallies, merged in
-// step order (steps.cpp); with the default chunking that needs 524,288 rows and a second core, so
+// step order (steps.cpp); with the default chunking that needs 131,072 rows and a second core, so
 // here the chunks are made small (StepChunking): 2 to 9 chunks of a trace of 6 steps whose calls
 // come from two threads of the process, interleaved in row order (the autograd-like thread has no
 // ranges of its own), and whose kernels overlap the next step's window. Every chunking must give
@@ -495,6 +495,32 @@ TEST(StepChunks, ChunkedPassesMergeToTheOneChunkResult) {
   // The defaults (one chunk for so few rows) are the same.
   expect_same_steps(analyze_steps(s.trace, rules, {}).value(), one, "default chunking");
   for (const std::size_t chunks : {2, 3, 4, 5, 7, 9}) {
+    const auto many = analyze_steps_in_chunks(context, {}, StepChunking{.min_rows = 1, .cores = chunks}).value();
+    expect_same_steps(many, one, std::to_string(chunks) + " chunks");
+  }
+}
+
+// The same on a real unannotated generate() trace (nsys), whose phases come from the request
+// structure: each forward pass's kernel names (collected in chunks of kernels, joined per step), the
+// class times of the workload's signals and the check that the steps hold their span's kernel time
+// run in chunks too; every chunking must give the one-chunk steps, phases and method. With the
+// default 64 k rows a chunk, only exports past 131,072 kernels take these paths.
+// Mutation seen failing (2026-12-07, restored): keeping only a step's first run of kernel names
+// (`if (!names.empty()) continue;` in the join) fails the phases of the chunked runs, and the
+// attention classes named after them.
+TEST(StepChunks, ChunkedPassesOnAGenerateTraceGiveTheOneChunkStepsAndPhases) {
+  auto trace = open_trace((testing::fixtures_dir() / "hf_generate/dense_bs1_nsys.nsys.sqlite.xz").string());
+  ASSERT_TRUE(trace) << trace.error().message;
+  const TraceContext context(*trace, OpRuleSet::builtin());
+  const auto one = analyze_steps_in_chunks(context, {}, StepChunking{.min_rows = 1, .cores = 1}).value();
+  // What the program did (dense_bs1_nsys.truth.json): 3 generate() calls of 10 new tokens, 30
+  // forward passes, each call's first a prefill of its 64-token prompt; the trace tells the phases
+  // by the request structure.
+  ASSERT_EQ(one.steps.size(), 30u);
+  EXPECT_EQ(std::count_if(one.steps.begin(), one.steps.end(), [](const Step& st) { return st.phase == Phase::kPrefill; }), 3);
+  EXPECT_NE(one.method.find("30 from request structure"), std::string::npos) << one.method;
+  expect_same_steps(analyze_steps(*trace, OpRuleSet::builtin(), {}).value(), one, "default chunking");
+  for (const std::size_t chunks : {2, 3, 7, 16}) {
     const auto many = analyze_steps_in_chunks(context, {}, StepChunking{.min_rows = 1, .cores = chunks}).value();
     expect_same_steps(many, one, std::to_string(chunks) + " chunks");
   }

@@ -389,7 +389,7 @@ std::string name_cold_leading_steps(std::vector<Step>& steps) {
                      kColdStep);
 }
 
-void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
+void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result, const StepChunking& chunking) {
   if (result.steps.empty()) return;
   const auto& k = trace.kernels;
   TimeNs first = std::numeric_limits<TimeNs>::max(), last = std::numeric_limits<TimeNs>::min();
@@ -402,7 +402,7 @@ void withhold_latency_of_thin_steps(const Trace& trace, StepAnalysis& result) {
   // Over chunks of the kernels on several threads (a pass over every kernel at the end of the steps'
   // chain); a run of one process's kernels is looked up once.
   const bool any_process = processes.contains(0);
-  const ChunkPlan plan(k.size(), std::size_t{1} << 18);
+  const ChunkPlan plan(k.size(), chunking.min_rows, 0, chunking.cores);
   std::vector<std::pair<std::int64_t, std::int64_t>> per_chunk(plan.count(), {0, 0});  // inside, all
   plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
     auto& [inside, all] = per_chunk[c];
@@ -562,7 +562,7 @@ void leave_out_cut_steps(const Trace& trace, std::vector<Step>& steps, std::vect
 // keeps one list per run of one step's rows, made distinct at the run's end; the runs are then
 // joined in step order and each step's list made distinct again.
 void collect_kernel_names(const KernelColumns& k, const std::vector<std::int32_t>& kernel_step,
-                          std::vector<report::StepPhaseFacts>& phase_facts) {
+                          std::vector<report::StepPhaseFacts>& phase_facts, const StepChunking& chunking) {
   struct Run {
     std::int32_t step;
     std::vector<StringId> names;
@@ -571,7 +571,7 @@ void collect_kernel_names(const KernelColumns& k, const std::vector<std::int32_t
     std::sort(names.begin(), names.end());
     names.erase(std::unique(names.begin(), names.end()), names.end());
   };
-  const ChunkPlan plan(k.size(), std::size_t{1} << 16);
+  const ChunkPlan plan(k.size(), chunking.min_rows, 0, chunking.cores);
   std::vector<std::vector<Run>> runs(plan.count());
   plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
     auto& mine = runs[c];
@@ -831,7 +831,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   {
     // Kernel time by class over chunks of kernels (a class any kernel has keeps its key at 0 ns).
     const std::size_t classes = context.class_names().size();
-    const ChunkPlan plan(k.size(), chunking.min_rows);
+    const ChunkPlan plan(k.size(), chunking.min_rows, 0, chunking.cores);
     std::vector<std::int64_t> ns(plan.count() * classes, 0);
     std::vector<char> seen(ns.size(), 0);
     plan.run([&](std::size_t chunk, std::size_t begin, std::size_t end) {
@@ -859,7 +859,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   if (llm) {
     // Forward passes of requests compare their kernel names (rule 5 of step_phases.hpp).
     if (std::any_of(phase_facts.begin(), phase_facts.end(), [](auto& f) { return f.request >= 0; })) {
-      collect_kernel_names(k, result.kernel_step, phase_facts);
+      collect_kernel_names(k, result.kernel_step, phase_facts, chunking);
     }
     // A step's first one-block-per-token KV-cache write gives its new tokens (rule 4).
     if (k.token_grid.size() == k.size()) {
@@ -939,7 +939,7 @@ Result<StepAnalysis> analyze_steps_in_chunks(const TraceContext& context, const 
   }
 
   read_tpot(trace, result);
-  withhold_latency_of_thin_steps(trace, result);
+  withhold_latency_of_thin_steps(trace, result, chunking);
   if (!llm) {
     result.notes.push_back({"not_llm_inference", NoteSeverity::kInfo,
                             "workload: " + std::string(workload_name(result.workload.kind)) +
