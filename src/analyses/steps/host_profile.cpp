@@ -10,10 +10,8 @@
 #include <set>
 #include <unordered_map>
 
-#include "analyses/nsys/api_lookup.hpp"
 #include "analyses/steps/step_windows.hpp"
 #include "analyses/trace_context.hpp"
-#include "base/parallel_chunks.hpp"
 #include "model/api_roles.hpp"
 #include "model/nvtx_names.hpp"
 
