@@ -333,6 +333,51 @@ TEST(WhatIf, RanksInFilesOfTheirOwnReplayTogetherOnceTheirClocksAreAligned) {
 // and generic attention kernels (flash_fwd_kernel) in decode steps. One decode step [0, 120k): the
 // launch [0, 10k) of a generic attention kernel [15k, 415k); 0.5: it takes 200k, [15k, 215k).
 // attention_prefill leaves it (a decode step's).
+// Work queued before a profiler window opened (Kineto's active steps, TraceLens's Qwen traces): the
+// window holds its kernels, not their launches. Kernels K_a [5k, 105k) and K_b [106k, 206k) carry
+// correlation ids 5 and 6, which no call of the trace has; the window's first call, a
+// cudaDeviceSynchronize [2k, 208k), has id 10: they were launched before it, and it waited for
+// them (it returns 2k after K_b). Then a launch [210k, 220k) of K_c [225k, 325k); the range ends
+// at 330k. scale=gemv:0.5: K_a [5k, 55k), K_b 1k after it [56k, 106k), the sync ends 2k later at
+// 108k; the launch [110k, 120k); K_c 15k after it [135k, 185k); the range's end 110k after the
+// launch, at 230k. Without the ids the sync would keep its 206k and the step its 330k.
+TEST(WhatIf, WorkQueuedBeforeTheWindowIsWhatItsFirstSyncWaitsFor) {
+  testing::SyntheticTrace s;
+  s.nvtx(kNvtxPushPopRange, "decode_step", 0, 330 * k);
+  s.api("cudaDeviceSynchronize_v3020", 2 * k, 208 * k, 10);
+  s.api("cudaLaunchKernel_v7000", 210 * k, 220 * k, 11);
+  s.kernel("gemv2T_kernel_val", 5 * k, 105 * k, 5);
+  s.kernel("gemv2T_kernel_val", 106 * k, 206 * k, 6);
+  s.kernel("gemv2T_kernel_val", 225 * k, 325 * k, 11);
+  EXPECT_EQ(predicted(replay(s, {})), 330 * k);
+  EXPECT_EQ(predicted(replay(s, {"scale=gemv:0.5"})), 230 * k);
+}
+
+// A call shown returning before what it waited for ends. (1) A cudaMemcpy from pageable memory to
+// the device [10k, 20k) returns once its data is staged; its copy runs [21.5k, 22.6k) (CUDA's API
+// synchronization behaviour; the mordred trace's small copies). The call ends 2.6k before its
+// copy, the range 30k later at 50k: replayed unchanged, it is 50k. scale=memcpy:0.5: the copy
+// [21.5k, 22.05k), the call's end 2.6k before it at 19.45k, the range's at 49.45k (the copy is
+// replayed before the call's end, though it starts after it). (2) A cudaDeviceSynchronize
+// [20k, 125k) whose kernel [30k, 130k), launched [10k, 20k), ends 5k after it returns (a GPU clock
+// ahead of the host's: 7.6 us on the MI300 Qwen trace); the range ends at 200k. scale=gemv:0.5:
+// the kernel [30k, 80k), the sync 5k before its end at 75k, the range at 150k.
+TEST(WhatIf, ACallShownReturningBeforeWhatItWaitedForEndsKeepsThatOffset) {
+  testing::SyntheticTrace copy;
+  copy.nvtx(kNvtxPushPopRange, "decode_step", 0, 50 * k);
+  copy.api("cudaMemcpy_v3020", 10 * k, 20 * k, 1);
+  copy.memcpy(21500, 22600, 1, 1, /*src_kind=*/0);
+  EXPECT_EQ(predicted(replay(copy, {})), 50 * k);
+  EXPECT_EQ(predicted(replay(copy, {"scale=memcpy:0.5"})), 49450);
+  testing::SyntheticTrace skew;
+  skew.nvtx(kNvtxPushPopRange, "decode_step", 0, 200 * k);
+  skew.api("cudaLaunchKernel_v7000", 10 * k, 20 * k, 1);
+  skew.api("cudaDeviceSynchronize_v3020", 20 * k, 125 * k, 2);
+  skew.kernel("gemv2T_kernel_val", 30 * k, 130 * k, 1);
+  EXPECT_EQ(predicted(replay(skew, {})), 200 * k);
+  EXPECT_EQ(predicted(replay(skew, {"scale=gemv:0.5"})), 150 * k);
+}
+
 TEST(WhatIf, ScaleOfAPhaseClassTakesGenericAttentionInStepsOfThatPhase) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 120 * k);

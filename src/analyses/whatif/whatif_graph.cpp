@@ -21,6 +21,9 @@ namespace {
 constexpr TimeNs kQueuedSlack = 2'000;
 // An event wait across streams releases an operation within this of the other operation's end.
 constexpr TimeNs kCrossStreamWindow = 20'000;
+// How far the GPU's clock may run ahead of the host's in a trace: a call that waited for an operation
+// may be shown returning up to this before the operation ends.
+constexpr TimeNs kClockSkew = 20'000;
 // Without a graph launch in the trace: what one costs on the host. cudaGraphLaunch of a decode
 // step's graph takes a few microseconds on an H100/H200 (../shared/GPU.md: a 32-kernel graph's
 // whole step, GPU work included, 34.2 us); 8 us is the figure used when the trace has none.
@@ -133,7 +136,10 @@ class GraphBuilder {
     for (RowIndex r = rows.begin; r < rows.end; ++r) {
       if (!inside(a.start_ns[r]) || !mine(a.global_tid[r])) continue;
       items.push_back({a.global_tid[r], a.start_ns[r], a.end_ns[r], static_cast<std::int32_t>(r)});
+      const std::uint32_t correlation = value_or_zero(a.correlation_id, r);
+      if (correlation != 0) calls_by_correlation_[process_key(a.global_tid[r])].push_back({correlation, a.start_ns[r]});
     }
+    index_calls_by_correlation();
     const auto n_steps = static_cast<std::int32_t>(steps_.steps.size());
     for (std::int32_t s = 0; s < n_steps; ++s) {
       const Step& st = steps_.steps[static_cast<std::size_t>(s)];
@@ -220,6 +226,28 @@ class GraphBuilder {
     return it == row_node_.end() ? kNoNode : it->second;
   }
 
+  // Each process's calls in the window by correlation id, with the earliest start of a call at or
+  // after each (CUPTI numbers a process's calls in the order they are made, so a call with a larger
+  // id started no earlier than one with a smaller; the suffix minimum keeps that true where
+  // threads' clocks blur it).
+  void index_calls_by_correlation() {
+    for (auto& [process, calls] : calls_by_correlation_) {
+      std::sort(calls.begin(), calls.end());
+      for (std::size_t i = calls.size() - 1; i-- > 0;) calls[i].second = std::min(calls[i].second, calls[i + 1].second);
+    }
+  }
+
+  // An operation whose launching call the trace does not hold (a profiler window opened after it was
+  // launched, or a call not traced): launched before the first call of its process in the window
+  // with a larger correlation id; INT64_MIN where no such call is known.
+  TimeNs launched_before(std::int64_t global_pid, std::uint32_t correlation) const {
+    const auto it = calls_by_correlation_.find(process_key(global_pid));
+    if (correlation == 0 || it == calls_by_correlation_.end()) return INT64_MIN;
+    const auto& calls = it->second;
+    const auto after = std::upper_bound(calls.begin(), calls.end(), std::make_pair(correlation, INT64_MAX));
+    return after == calls.end() ? INT64_MIN : after->second;
+  }
+
   void add_op(Node n, std::int64_t global_pid, std::uint32_t correlation, std::int32_t step) {
     n.kind = NodeKind::kOp;
     n.duration = n.end - n.start;
@@ -231,6 +259,8 @@ class GraphBuilder {
     } else if (launch_start != INT64_MIN) {
       n.launch = Term::fixed_at(launch_start);
       outside_launch_[static_cast<std::int32_t>(graph_.nodes.size())] = launch_start;
+    } else if (const TimeNs bound = launched_before(global_pid, correlation); bound != INT64_MIN && bound <= n.start) {
+      untraced_launch_before_[static_cast<std::int32_t>(graph_.nodes.size())] = bound;
     }
     if (n.step < 0 && by != kNoNode) n.step = graph_.nodes[static_cast<std::size_t>(by)].step;
     graph_.nodes.push_back(n);
@@ -476,26 +506,34 @@ class GraphBuilder {
       const std::int32_t by = graph_.nodes[static_cast<std::size_t>(o)].launch.node;
       if (by != kNoNode) launched.emplace(by, o);
     }
-    // Per stream, when each of its operations was launched (its start where the launch is unknown):
-    // a stream runs its work in launch order, so these rise along it (kept monotone where the clocks
-    // of host and GPU blur them) and a binary search finds the last launched before an instant.
+    // Per stream, when each of its operations was launched (where the launch is not traced: just
+    // before the first later-numbered call, else its start): a stream runs its work in launch order,
+    // so these rise along it (kept monotone where the clocks of host and GPU blur them) and a binary
+    // search finds the last launched before an instant. An operation queued before a profiler window
+    // opened is so waited for by the window's first synchronization, which then ends when it does.
     std::map<std::int64_t, std::vector<TimeNs>> launched_at;
     for (const auto& [track, stream] : by_stream) {
       auto& times = launched_at[track];
       for (const std::int32_t o : stream) {
         const Node& op = graph_.nodes[static_cast<std::size_t>(o)];
-        const TimeNs launched = launch_time(o);
-        times.push_back(std::max(times.empty() ? INT64_MIN : times.back(), launched != INT64_MIN ? launched : op.start));
+        TimeNs launched = launch_time(o);
+        if (launched == INT64_MIN) {
+          const auto bound = untraced_launch_before_.find(o);
+          launched = bound != untraced_launch_before_.end() ? bound->second - 1 : op.start;
+        }
+        times.push_back(std::max(times.empty() ? INT64_MIN : times.back(), launched));
       }
     }
-    // The last operation of a stream launched before `t` and ended by `until`.
+    // The last operation of a stream launched before `t` and ended by `until` (give or take the
+    // offset between the host's and the GPU's clocks: a synchronization returned 7.6 us before the
+    // end of the kernel it waited for on the MI300 Qwen trace).
     auto last_before = [&](std::int64_t track, TimeNs t, TimeNs until) {
       const auto& stream = by_stream[track];
       const auto& times = launched_at[track];
       const auto at = std::lower_bound(times.begin(), times.end(), t) - times.begin();
       if (at == 0) return kNoNode;
       const std::int32_t o = stream[static_cast<std::size_t>(at - 1)];
-      return graph_.nodes[static_cast<std::size_t>(o)].end <= until ? o : kNoNode;
+      return graph_.nodes[static_cast<std::size_t>(o)].end <= until + kClockSkew ? o : kNoNode;
     };
     for (std::size_t i = 0; i < graph_.nodes.size(); ++i) {
       Node& n = graph_.nodes[i];
@@ -528,7 +566,12 @@ class GraphBuilder {
       if (targets.empty()) continue;
       TimeNs last = INT64_MIN;
       for (const std::int32_t t : targets) last = std::max(last, graph_.nodes[static_cast<std::size_t>(t)].end);
-      const std::int64_t ret = std::max<std::int64_t>(0, n.end - last);
+      // The call returns this long after what it waited for ended; before it, where the trace shows
+      // that: a copy from pageable memory to the device returns once its last data is staged, before
+      // the DMA ends (CUDA's "API synchronization behavior": the mordred trace's 3.8 kB copies end
+      // 2.6 us after their cudaMemcpy returned, the 64 MiB ones of tests/fixtures/whatif 10-14 us),
+      // and a GPU clock running ahead of the host's shows the same.
+      const std::int64_t ret = n.end - last;
       // Waited: what the call costs when it need not wait is no more than its return latency.
       if (last > n.start) n.duration = std::min(n.duration, std::max<std::int64_t>(ret, kQueuedSlack));
       n.waits_begin = static_cast<std::uint32_t>(graph_.waits.size());
@@ -548,6 +591,9 @@ class GraphBuilder {
   // Operations launched by a call outside the window: the call's start (their launch term is fixed
   // at it plus the nominal latency, so the term no longer holds it).
   std::unordered_map<std::int32_t, TimeNs> outside_launch_;
+  // Operations whose launch the trace does not hold: the start of a call known to come after it.
+  std::unordered_map<std::int32_t, TimeNs> untraced_launch_before_;
+  std::unordered_map<std::int64_t, std::vector<std::pair<std::uint32_t, TimeNs>>> calls_by_correlation_;  // process -> (id, start)
   ApiRoleCache role_cache_{trace_.strings};  // each call name's role, worked out once
   std::unordered_map<StringId, HostCallKind> call_kind_;
   std::vector<std::int32_t> ops_by_track_;
