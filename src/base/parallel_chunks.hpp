@@ -72,4 +72,25 @@ class ChunkPlan {
   std::size_t workers_ = 1;  // threads running the chunks (the caller's among them)
 };
 
+// Whether positions [begin, end) each come no earlier than the one before them (`earlier(p, q)`: p
+// comes before q), position `begin` checked against `begin - 1`: chunks that all pass make the whole
+// in order. For callers that check the order inside a pass of their own over the chunks.
+template <class Earlier>
+bool in_order_from(std::size_t begin, std::size_t end, Earlier&& earlier) {
+  for (std::size_t p = std::max<std::size_t>(begin, 1); p < end; ++p) {
+    if (earlier(p, p - 1)) return false;
+  }
+  return true;
+}
+
+// Whether positions [0, n) are in order (see in_order_from), checked in chunks of at least
+// `min_rows` on several threads: exports list rows in start order, so most callers only check.
+template <class Earlier>
+bool in_order_in_chunks(std::size_t n, std::size_t min_rows, Earlier&& earlier) {
+  const ChunkPlan plan(n, min_rows);
+  std::vector<char> in_order(plan.count(), 1);
+  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) { in_order[c] = in_order_from(begin, end, earlier); });
+  return std::find(in_order.begin(), in_order.end(), 0) == in_order.end();
+}
+
 }  // namespace kernscope

@@ -53,12 +53,9 @@ BusiestProcess busiest_process_kernels(const Trace& trace) {
   }
   // Exports list kernels in start order: sorted again only where they are not.
   const auto earlier = [&](RowIndex a, RowIndex b) { return k.start_ns[a] < k.start_ns[b]; };
-  const ChunkPlan positions(out.order.size(), std::size_t{1} << 16);
-  std::vector<char> sorted_in(positions.count(), 1);
-  positions.run([&](std::size_t c, std::size_t begin, std::size_t end) {
-    for (std::size_t p = std::max<std::size_t>(begin, 1); p < end && sorted_in[c]; ++p) sorted_in[c] = !earlier(out.order[p], out.order[p - 1]);
-  });
-  if (std::find(sorted_in.begin(), sorted_in.end(), 0) != sorted_in.end()) std::stable_sort(out.order.begin(), out.order.end(), earlier);
+  const bool in_order = in_order_in_chunks(out.order.size(), std::size_t{1} << 16,
+                                           [&](std::size_t p, std::size_t q) { return earlier(out.order[p], out.order[q]); });
+  if (!in_order) std::stable_sort(out.order.begin(), out.order.end(), earlier);
   return out;
 }
 
@@ -75,7 +72,6 @@ struct Start {
 
 // The thread that launched most of the process's kernels, and each kernel's launch (host) time on
 // it (0 where the launch is not traced or came from another thread).
-// The thread that launched most of the process's kernels, and when it launched each of them.
 class Launches {
  public:
   Launches(const TraceContext& context, const BusiestProcess& process) : context_(context), process_(process) {}
@@ -144,22 +140,30 @@ class Activity {
     const ChunkPlan plan(owner.size(), std::size_t{1} << 18);
     std::vector<std::size_t> theirs_in(plan.count(), 0);
     std::vector<char> sorted_in(plan.count(), 1);
+    const auto table_earlier = [&](std::size_t p, std::size_t q) { return at(static_cast<RowIndex>(p)) < at(static_cast<RowIndex>(q)); };
     plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
       for (std::size_t i = begin; i < end; ++i) theirs_in[c] += owner[i] == who;
-      // In order within the chunk and after the previous chunk's last row.
-      for (std::size_t i = std::max<std::size_t>(begin, 1); i < end && sorted_in[c]; ++i) sorted_in[c] = !(at(static_cast<RowIndex>(i)) < at(static_cast<RowIndex>(i - 1)));
+      sorted_in[c] = in_order_from(begin, end, table_earlier);
     });
     const std::size_t theirs = std::accumulate(theirs_in.begin(), theirs_in.end(), std::size_t{0});
     size_ = theirs;
     const bool in_order = std::all_of(sorted_in.begin(), sorted_in.end(), [](char c) { return c != 0; });
     if (theirs != owner.size() || !in_order) {
-      const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
-      rows_.reserve(theirs);
-      for (RowIndex i = 0; i < owner.size(); ++i) {
-        if (owner[i] == who) rows_.push_back(i);
-      }
+      // The thread's rows, each chunk's at its place after the earlier chunks' (their counts above).
+      rows_.resize(theirs);
+      std::vector<std::size_t> first(plan.count(), 0);
+      for (std::size_t c = 1; c < plan.count(); ++c) first[c] = first[c - 1] + theirs_in[c - 1];
+      plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+        std::size_t at_position = first[c];
+        for (std::size_t i = begin; i < end; ++i) {
+          if (owner[i] == who) rows_[at_position++] = static_cast<RowIndex>(i);
+        }
+      });
       // Exports list a thread's calls in start order already: sorted only where they are not.
-      if (!std::is_sorted(rows_.begin(), rows_.end(), earlier)) std::sort(rows_.begin(), rows_.end(), earlier);
+      const auto earlier = [&](RowIndex a, RowIndex b) { return at(a) < at(b); };
+      if (!in_order_in_chunks(rows_.size(), std::size_t{1} << 18, [&](std::size_t p, std::size_t q) { return earlier(rows_[p], rows_[q]); })) {
+        std::sort(rows_.begin(), rows_.end(), earlier);
+      }
     }
     // Each whole block's latest end, then the running latest over the blocks.
     latest_end_.resize(size_ / kBlock);
