@@ -8,6 +8,7 @@
 #pragma once
 
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "kernscope/trace.hpp"
@@ -40,6 +41,7 @@ constexpr ColumnDef<Columns, Column> column(Column Columns::*member, const char*
 template <class Columns, class Column>
 constexpr ColumnDef<Columns, Column> string_column(Column Columns::*member, const char* python,
                                                      const char* nsys = nullptr) {
+  static_assert(std::is_same_v<typename Column::value_type, StringId>, "an interned column holds StringIds");
   return {member, python, nsys, nullptr, true};
 }
 

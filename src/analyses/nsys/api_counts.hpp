@@ -44,12 +44,15 @@ struct GraphReplayKernels {
 inline GraphReplayKernels count_graph_replay_kernels(const Trace& trace, const ApiLookup& lookup) {
   GraphReplayKernels out;
   const auto& k = trace.kernels;
-  ApiRoleCache roles(trace.strings);
+  // Each call name's role once; without a graph launch among them (eager traces) no kernel's launch
+  // is looked up.
+  const NamesWithRole graph_launch(trace.api_calls, trace.strings, ApiRole::kGraphLaunch);
+  const bool node_ids = !k.graph_node_id.empty();
   for (RowIndex i = 0; i < k.size(); ++i) {
-    if (!k.graph_node_id.empty() && k.graph_node_id[i] != 0) {
+    if (node_ids && k.graph_node_id[i] != 0) {
       ++out.by_node_id;
-    } else if (const auto call = lookup.find(k.global_pid[i], k.correlation_id[i])) {
-      out.by_launch_id += has_any(roles(trace.api_calls.name[*call]), ApiRole::kGraphLaunch);
+    } else if (graph_launch.any()) {
+      if (const auto call = lookup.find(k.global_pid[i], k.correlation_id[i])) out.by_launch_id += graph_launch(trace.api_calls.name[*call]);
     }
   }
   return out;
