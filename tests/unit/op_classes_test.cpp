@@ -64,6 +64,12 @@ TEST(OpRules, LibraryNamingConventions) {
       {"bmm_E2m1_E2m1E2m1_Fp32_t128x64x256_s6_et128x64_m128x64x64_cga1x1x1_16dp256b_TN_transOut_schedS_bN_ldgsts_"
        "tmaOpt_clmp_swiGlu_dynBatch_sm100a",
        "moe_gemm"},
+      // DeepSeek's dpsk::grouped_gemm:: namespace holds dense FP8 GEMMs beside its MoE ones (m_grouped_):
+      // the namespace alone does not make an expert GEMM (as data/moe_roles.tsv's expert_gemm).
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>(...)", "moe_gemm"},
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>(...)", "gemm"},
+      {"void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_dptp128c_acc::GemmKernel>(...)", "gemm"},
+      {"void deep_gemm::fp8_gemm_kernel<k_grouped_gemm_contiguous>(...)", "moe_gemm"},
       // sampling is top-k/top-p/argmax/multinomial only; softmax, sorts and random numbers are not.
       {"void (anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, Epilogue>(...)", "softmax"},
       {"void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int>::Policy800>(...)",
