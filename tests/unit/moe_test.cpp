@@ -3,13 +3,41 @@
 // kernel hides, worked out by hand below.
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include "analyses/moe/eager_experts.hpp"
 #include "analyses/moe/moe.hpp"
 #include "render/moe_render.hpp"
 #include "support/synthetic_trace.hpp"
+#include "support/test_files.hpp"
 
 namespace kernscope {
 namespace {
+
+// One vocabulary: the operation class moe_gemm (ops, account, whatif's scale=moe_gemm) and moe's
+// expert_gemm role come from two tables (data/op_rules.tsv, data/moe_roles.tsv); on every kernel name
+// of tests/fixtures/op_classes (real traces) and the engines' spellings here they name the same kernels.
+TEST(MoeRoles, ExpertGemmsAreTheOpClassMoeGemm) {
+  std::vector<std::string> names = {
+      "fused_moe_kernel", "void deep_gemm::fp8_gemm_kernel<m_grouped_gemm_masked>",
+      "void deep_gemm::fp8_gemm_kernel<k_grouped_gemm_contiguous>", "_matmul_ogs_NNT_bf16xbf16xmxfp4_128x128x128x1_swiglu",
+      "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::m_grouped_fp8_ptp128c::GemmKernel>(...)",
+      "void cutlass::device_kernel<dpsk::grouped_gemm::cuda::fp8_ptp128c::GemmKernel>(...)",
+      "void vllm::moe::topkGatingSoftmax<8, 128>(float const*)", "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn"};
+  std::istringstream in(testing::read_file(testing::fixtures_dir() / "op_classes/kernel_names.tsv"));
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '#') names.push_back(line.substr(0, line.find('\t')));
+  }
+  std::size_t expert = 0;
+  for (const auto& name : names) {
+    const bool by_role = MoeRoleRules::builtin().role_of(name) == MoeRole::kExpertGemm;
+    EXPECT_EQ(OpRuleSet::builtin().classify(name).first == "moe_gemm", by_role) << name;
+    expert += by_role;
+  }
+  EXPECT_GE(expert, 5u);  // the list above holds five
+}
 
 TEST(MoeRoles, BuiltinTableNamesTheRolesOfEnginesKernels) {
   const auto& roles = MoeRoleRules::builtin();
