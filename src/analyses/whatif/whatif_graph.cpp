@@ -233,7 +233,7 @@ class GraphBuilder {
   void index_calls_by_correlation() {
     for (auto& [process, calls] : calls_by_correlation_) {
       std::sort(calls.begin(), calls.end());
-      for (std::size_t i = calls.size() - 1; i-- > 0;) calls[i].second = std::min(calls[i].second, calls[i + 1].second);
+      for (std::size_t i = calls.size(); i-- > 1;) calls[i - 1].second = std::min(calls[i - 1].second, calls[i].second);
     }
   }
 
