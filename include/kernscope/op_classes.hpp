@@ -69,6 +69,10 @@ struct OpClassTotal {
   std::int64_t kernels = 0;  // distinct kernel names (memcpy/memset: distinct operations)
 };
 
+// The class of GPU time traced as whole CUDA graphs (nsys's default --cuda-graph-trace=graph), whose
+// kernels are not itemized: ops', the steps' and the account's name for it, and whatif's scale=.
+inline constexpr const char* kWholeGraphClass = "cuda graph (not itemized)";
+
 struct OpsResult {
   std::vector<OpClassTotal> classes;           // total time descending
   std::vector<KernelClassification> kernels;   // total time descending

@@ -185,8 +185,9 @@ Result<OpsResult> classify_operations(const Trace& trace, const OpRuleSet& rules
 
 Result<OpsResult> classify_operations(const TraceContext& context) {
   const Trace& trace = context.trace();
-  if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kMemcpy) && !trace.has(EventKind::kMemset)) {
-    return std::unexpected(report::no_data(trace, "GPU kernel or memory operation data"));
+  if (!trace.has(EventKind::kKernels) && !trace.has(EventKind::kMemcpy) && !trace.has(EventKind::kMemset) &&
+      trace.graph_execs.size() == 0) {
+    return std::unexpected(report::no_data(trace, "GPU kernel, memory operation or CUDA graph execution data"));
   }
   OpsResult result;
   bool phases_found = false;
@@ -260,6 +261,19 @@ Result<OpsResult> classify_operations(const TraceContext& context) {
     totals["memcpy"].kernels = static_cast<std::int64_t>(kinds.size());
   }
   if (totals.contains("memset")) totals["memset"].kernels = 1;
+  // Graphs traced as whole graphs (nsys's default --cuda-graph-trace=graph): their GPU time is known,
+  // their kernels are not: one class, as the account names it, its "kernels" the distinct graphs.
+  if (const auto& g = trace.graph_execs; g.size() > 0) {
+    auto& t = totals[kWholeGraphClass];
+    t.op_class = kWholeGraphClass;
+    std::set<std::int64_t> graphs;
+    for (RowIndex i = 0; i < g.size(); ++i) {
+      t.total_ns += g.end_ns[i] - g.start_ns[i];
+      ++t.instances;
+      graphs.insert(g.graph_id[i]);
+    }
+    t.kernels = static_cast<std::int64_t>(graphs.size());
+  }
   for (auto& [c, names] : names_per_class) totals[c].kernels = static_cast<std::int64_t>(names.size());
 
   for (auto& [c, t] : totals) {

@@ -22,7 +22,7 @@ std::string finding_head(const dl::RuleFinding& f) {
 }
 
 struct Words {
-  std::string operator()(const dl::NoGpuWork& l) const { return "No GPU kernels or memory operations in this trace: " + l.why; }
+  std::string operator()(const dl::NoGpuWork& l) const { return "No GPU work in this trace: " + l.why; }
   std::string operator()(const dl::ExpertImbalance& l) const {
     char line[320];
     std::snprintf(line, sizeof line,

@@ -15,7 +15,7 @@ namespace {
 Result<OpenOptions> plan(const Options&) {
   OpenOptions open;
   open.kinds = bit(EventKind::kKernels) | bit(EventKind::kMemcpy) | bit(EventKind::kMemset) | bit(EventKind::kApiCalls) |
-               bit(EventKind::kNvtx);
+               bit(EventKind::kNvtx) | bit(EventKind::kGraphExecs);
   open.detail_kinds = 0;
   return open;
 }
@@ -31,13 +31,21 @@ Result<Document> run(const Trace& trace, const Options& o, const Output&) {
     d.tables.push_back(ops_detail_table(*result));
     d.bare_tables = {0, 1};
   }
-  d.text = [phase_source = result->phase_source, other_share = result->other_share, setup_note = result->setup_note](
+  std::int64_t whole_graphs = 0;
+  for (const auto& c : result->classes) {
+    if (c.op_class == kWholeGraphClass) whole_graphs = c.instances;
+  }
+  d.text = [phase_source = result->phase_source, other_share = result->other_share, setup_note = result->setup_note, whole_graphs](
                const std::vector<Table>& tables, const RenderOptions& options) {
     std::ostringstream text;
     for (const auto& table : tables) render(text, table, options);
     text << "\nAttention phases from: " << phase_source << "; GPU time classed 'other': "
          << static_cast<int>(other_share * 1000 + 0.5) / 10.0 << " %\n";
     if (!setup_note.empty()) text << "Note: " << setup_note << "\n";
+    if (whole_graphs > 0) {
+      text << "Note: " << whole_graphs << " CUDA graph executions were traced as whole graphs: their GPU time is the class "
+           << kWholeGraphClass << ", their kernels are not in the other classes (record with --cuda-graph-trace node to itemize them)\n";
+    }
     return text.str();
   };
   return d;

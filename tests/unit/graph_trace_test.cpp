@@ -10,6 +10,10 @@
 #include "kernscope/op_classes.hpp"
 #include "kernscope/open.hpp"
 #include "analyses/overview.hpp"
+#include "analyses/steps/analyze_steps.hpp"
+#include "analyses/steps/step_accounting.hpp"
+#include "analyses/whatif/whatif.hpp"
+#include "kernscope/steps.hpp"
 #include "model/trace_filter.hpp"
 
 namespace kernscope {
@@ -61,6 +65,38 @@ TEST_P(WholeGraphExports, ReadAsGraphExecutionsThatCountAsGpuTime) {
   Trace copy = *trace;
   apply_filter(copy, first_half);
   EXPECT_EQ(copy.graph_execs.size(), 100u);
+}
+
+// Their GPU time is a class of its own in ops (as in the account), one row with the 200 executions
+// and the one graph; steps split at GPU idle gaps hold them (the program's 2 x 100 replays run back
+// to back: one step), the account calls it gpu, and a replay that halves the graphs' time shortens
+// that step (it is not left unmeasured for want of kernels).
+TEST_P(WholeGraphExports, ArePartOfOpsStepsAccountAndReplays) {
+  auto trace = open_trace(std::string(KERNSCOPE_FIXTURES_DIR) + "/graph_trace/" + GetParam().file);
+  ASSERT_TRUE(trace.has_value()) << trace.error().message;
+  auto ops = classify_operations(*trace, OpRuleSet::builtin());
+  ASSERT_TRUE(ops.has_value()) << ops.error().message;
+  ASSERT_EQ(ops->classes.size(), 1u);
+  EXPECT_EQ(ops->classes[0].op_class, kWholeGraphClass);
+  EXPECT_EQ(ops->classes[0].total_ns, GetParam().total_ns);
+  EXPECT_EQ(ops->classes[0].instances, 200);
+  EXPECT_EQ(ops->classes[0].kernels, 1);
+
+  const auto steps = analyze_steps(*trace, OpRuleSet::builtin(), {});
+  ASSERT_TRUE(steps.has_value()) << steps.error().message;
+  ASSERT_EQ(steps->steps.size(), 1u);
+  EXPECT_NE(steps->method.find("idle gaps"), std::string::npos) << steps->method;
+  const auto accounting = account_steps(*trace, OpRuleSet::builtin(), *steps);
+  ASSERT_EQ(accounting.steps.size(), 1u);
+  EXPECT_EQ(accounting.steps[0].parts.at(std::string("gpu.") + kWholeGraphClass), GetParam().total_ns);
+
+  WhatIfOptions options;
+  options.changes.push_back(parse_whatif_change(std::string("scale=") + kWholeGraphClass + ":0.5").value());
+  const auto half = what_if(*trace, OpRuleSet::builtin(), *steps, accounting, options);
+  ASSERT_EQ(half.steps.size(), 1u);
+  // Half of 5.09 ms of graphs is 2.54 ms: the step saves at least what the graphs leave of the
+  // GPU's busy time less the host's own part (the 200 launches of ~6 us run ahead of the GPU).
+  EXPECT_LT(half.steps[0].predicted_ns, half.steps[0].traced_ns - GetParam().total_ns / 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(H100, WholeGraphExports,

@@ -350,11 +350,17 @@ std::optional<StepWindows> training_window_without_step(const TraceContext& cont
 
 StepWindows from_gpu_gaps(const Trace& trace) {
   const auto& k = trace.kernels;
+  const auto& g = trace.graph_execs;  // graphs traced whole: compute whose kernels are not itemized
   StepWindows out;
-  if (k.size() == 0) return out;
+  if (k.size() == 0 && g.size() == 0) {
+    out.method = "none: no kernels or CUDA graph executions to find steps in";
+    return out;
+  }
   // Stretches of GPU work separated by idle gaps far longer than usual.
   std::vector<std::pair<TimeNs, TimeNs>> spans;
+  spans.reserve(k.size() + g.size());
   for (RowIndex i = 0; i < k.size(); ++i) spans.push_back({k.start_ns[i], k.end_ns[i]});
+  for (RowIndex i = 0; i < g.size(); ++i) spans.push_back({g.start_ns[i], g.end_ns[i]});
   std::sort(spans.begin(), spans.end());
   std::vector<std::int64_t> gaps;
   TimeNs reach = spans[0].second;

@@ -16,6 +16,7 @@
 #include <span>
 #include <unordered_map>
 
+#include "kernscope/op_classes.hpp"
 #include "analyses/steps/analyze_steps.hpp"
 #include "base/stage_clock.hpp"
 #include "analyses/nsys/api_lookup.hpp"
@@ -37,9 +38,6 @@
 
 namespace kernscope {
 namespace {
-
-// The class under which whole CUDA-graph executions count in a step (their kernels are not known).
-constexpr const char* kWholeGraphClass = "cuda graph (not itemized)";
 
 // Kernel time per step and class, kept by class number (TraceContext::kernel_class_id; one
 // number past the kernel classes for whole-graph executions) in a short list per step, and

@@ -1,6 +1,7 @@
 // The what-if replay (whatif.hpp): each process's graph replayed in the traced order (every edge
 // runs from what happened earlier to what happened later, in the trace and under every change),
 // then each step's time and its critical path read from the replayed times.
+#include "kernscope/op_classes.hpp"
 #include "analyses/whatif/whatif.hpp"
 
 #include <algorithm>
@@ -281,11 +282,14 @@ void PathAccount::add(const PathAccount& other) {
 
 Result<void> check_change_class(const std::string& text, const std::string& op_class) {
   const auto& known = operation_classes();
-  if (std::find(known.begin(), known.end(), op_class) != known.end() || op_class == "copy" || op_class == "cuda graph") return {};
+  if (std::find(known.begin(), known.end(), op_class) != known.end() || op_class == "copy" || op_class == "cuda graph" ||
+      op_class == kWholeGraphClass) {
+    return {};
+  }
   std::string classes;
   for (const auto& c : known) classes += (classes.empty() ? "" : ", ") + c;
-  return make_error(ErrorCode::kInvalidArgument,
-                    "--change " + text + ": '" + op_class + "' is not an operation class (one of: " + classes + ", cuda graph)");
+  return make_error(ErrorCode::kInvalidArgument, "--change " + text + ": '" + op_class + "' is not an operation class (one of: " + classes +
+                                                     ", " + kWholeGraphClass + ")");
 }
 
 const std::string& whatif_change_spellings() {

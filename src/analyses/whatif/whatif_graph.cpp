@@ -335,8 +335,30 @@ class GraphBuilder {
       n.end = g.end_ns[r];
       n.track = stream_key(value_or_zero(g.device_id, r), value_or_zero(g.stream_id, r));
       n.op = OpKind::kGraph;
-      add_op(n, g.global_pid[r], value_or_zero(g.correlation_id, r), -1);
+      add_op(n, g.global_pid[r], value_or_zero(g.correlation_id, r), gpu_time_step_at(g.global_pid[r], n.start));
     }
+  }
+
+  // The step in GPU time (no host range: steps split at GPU idle gaps or by the kernel period) of
+  // process `global_pid` that holds instant `t`, -1 where none: a whole graph execution's step, as
+  // the step analysis places kernels (a step with a host range takes it from its launching call).
+  std::int32_t gpu_time_step_at(std::int64_t global_pid, TimeNs t) {
+    if (!gpu_time_steps_ready_) {
+      for (std::size_t s = 0; s < steps_.steps.size(); ++s) {
+        const Step& st = steps_.steps[s];
+        if (st.global_tid == 0 && replayed_[s]) gpu_time_steps_.push_back({st.start_ns, st.end_ns, process_key(st.global_pid), static_cast<std::int32_t>(s)});
+      }
+      std::sort(gpu_time_steps_.begin(), gpu_time_steps_.end(), [](const GpuTimeStep& a, const GpuTimeStep& b) { return a.start < b.start; });
+      gpu_time_steps_ready_ = true;
+    }
+    // Steps of one process do not overlap; those of several processes may: the latest start at or
+    // before t, then back over the few earlier ones that could still hold it.
+    auto it = std::upper_bound(gpu_time_steps_.begin(), gpu_time_steps_.end(), t, [](TimeNs v, const GpuTimeStep& s) { return v < s.start; });
+    for (int looked = 0; it != gpu_time_steps_.begin() && looked < 64; ++looked) {
+      --it;
+      if (t < it->end && (it->process == 0 || it->process == process_key(global_pid))) return it->step;
+    }
+    return -1;
   }
 
   // The name of the GPU the process's first operation ran on (the first device's where unknown).
@@ -597,6 +619,13 @@ class GraphBuilder {
   ApiRoleCache role_cache_{trace_.strings};  // each call name's role, worked out once
   std::unordered_map<StringId, HostCallKind> call_kind_;
   std::vector<std::int32_t> ops_by_track_;
+  struct GpuTimeStep {
+    TimeNs start, end;
+    std::int64_t process;  // process_key packing (0: steps of any process)
+    std::int32_t step;
+  };
+  std::vector<GpuTimeStep> gpu_time_steps_;  // by start, built at the first whole graph execution
+  bool gpu_time_steps_ready_ = false;
 };
 
 }  // namespace
