@@ -149,13 +149,13 @@ TEST(Report, TraceWithoutKernelsSaysSoAndStillReportsItsCalls) {
   EXPECT_TRUE(d->steps.steps.empty());
   // The lack of GPU work is the one diagnosis; with nothing on the GPU there is nothing to advise.
   ASSERT_EQ(d->diagnosis.size(), 1u);
-  EXPECT_TRUE(diagnosis_sentence(d->diagnosis[0]).starts_with("No GPU kernels")) << diagnosis_sentence(d->diagnosis[0]);
+  EXPECT_TRUE(diagnosis_sentence(d->diagnosis[0]).starts_with("No GPU work in this trace")) << diagnosis_sentence(d->diagnosis[0]);
   EXPECT_TRUE(d->next_actions.empty());
   // One call has no tail (its max is its median): no tail anomaly is reported.
   EXPECT_TRUE(d->api_tail.empty());
   const std::string text = render_diagnosis_text(*d);
   EXPECT_NE(text.find("devices: Test GPU; 0 kernels (0.000 ms), 1 CUDA API calls\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("\nDiagnosis\n  - No GPU kernels"), std::string::npos) << text;
+  EXPECT_NE(text.find("\nDiagnosis\n  - No GPU work in this trace"), std::string::npos) << text;
   const std::string json = compact_json(render_diagnosis_json(*d));
   EXPECT_NE(json.find("\"kernels\":0,\"api_calls\":1,\"gpu_kernel_ns\":0,"), std::string::npos) << json;
 }
