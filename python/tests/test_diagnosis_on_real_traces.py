@@ -326,3 +326,15 @@ def test_exposed_communication_the_replay_cannot_hide_is_still_an_action():
     for other_action in r["next_actions"]:
         if other_action["predicted"] is None and other_action["time_ns"] < action["time_ns"]:
             assert r["next_actions"].index(other_action) > r["next_actions"].index(action)
+
+
+def test_launch_bound_steps_found_in_gpu_time_still_get_their_launch_action():
+    # tests/fixtures/nsys/graph_tiny_kernels_h200 (its workload.cu): 500 replays of a 32-kernel graph,
+    # a cudaStreamSynchronize, then the same 16,000 tiny kernels launched one by one (65,536 floats
+    # each: a few microseconds of GPU work per 3.6 us launch call), a cudaStreamSynchronize. Nothing
+    # marks steps, so the one step is the GPU's stretch of work; the eager half is launch-bound. The
+    # graphs replay has no host range to capture: the launch action is kept, not predicted, and leads.
+    r = kernscope.open(str(NSYS / "graph_tiny_kernels_h200" / "trace.sqlite.xz")).report()
+    first = r["next_actions"][0]
+    assert first["part"] == "host.launch", [a["part"] for a in r["next_actions"]]
+    assert first["predicted"] is None and "found in GPU time" in first["why_not_predicted"]

@@ -378,6 +378,25 @@ TEST(WhatIf, ACallShownReturningBeforeWhatItWaitedForEndsKeepsThatOffset) {
   EXPECT_EQ(predicted(replay(skew, {"scale=gemv:0.5"})), 150 * k);
 }
 
+// A step found in GPU time (no range: one stretch of GPU work, split at idle gaps) still holds its
+// calls: a launch [0, 10k) of K1 [15k, 100k), a launch [20k, 30k) of K2, queued behind it
+// [100k, 500k), cudaStreamSynchronize [30k, 505k), 95k of host work, a launch [600k, 610k) of K3
+// [615k, 700k). The step runs from K1's start to K3's end: 685k. no-sync: the sync costs its return
+// latency [30k, 35k), the third launch follows 95k later at 130k, K3 waits for K2 (right behind it,
+// as K2 followed K1) and runs [500k, 585k): 570k.
+TEST(WhatIf, NoSyncReachesTheCallsOfStepsFoundInGpuTime) {
+  testing::SyntheticTrace s;
+  s.api("cudaLaunchKernel_v7000", 0, 10 * k, 1);
+  s.api("cudaLaunchKernel_v7000", 20 * k, 30 * k, 2);
+  s.api("cudaStreamSynchronize_v3020", 30 * k, 505 * k, 0);
+  s.api("cudaLaunchKernel_v7000", 600 * k, 610 * k, 3);
+  s.kernel("gemv2T_kernel_val", 15 * k, 100 * k, 1);
+  s.kernel("gemv2T_kernel_val", 100 * k, 500 * k, 2);
+  s.kernel("gemv2T_kernel_val", 615 * k, 700 * k, 3);
+  EXPECT_EQ(predicted(replay(s, {})), 685 * k);
+  EXPECT_EQ(predicted(replay(s, {"no-sync"})), 570 * k);
+}
+
 TEST(WhatIf, ScaleOfAPhaseClassTakesGenericAttentionInStepsOfThatPhase) {
   testing::SyntheticTrace s;
   s.nvtx(kNvtxPushPopRange, "decode_step", 0, 120 * k);

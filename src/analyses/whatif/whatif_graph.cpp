@@ -99,6 +99,7 @@ class GraphBuilder {
   Graph build() {
     add_host();
     add_ops();
+    calls_in_gpu_time_steps();
     link_ops();
     link_waits();
     return std::move(graph_);
@@ -336,6 +337,18 @@ class GraphBuilder {
       n.track = stream_key(value_or_zero(g.device_id, r), value_or_zero(g.stream_id, r));
       n.op = OpKind::kGraph;
       add_op(n, g.global_pid[r], value_or_zero(g.correlation_id, r), gpu_time_step_at(g.global_pid[r], n.start));
+    }
+  }
+
+  // Steps found in GPU time have no range: a call takes the one its start, else its end, falls in (in
+  // its process; a wait for a step's GPU work may begin before it), so that a change to calls
+  // (no-sync) reaches them. After the operations took their steps: an operation the step analysis
+  // left out of every step does not join its launching call's.
+  void calls_in_gpu_time_steps() {
+    for (Node& n : graph_.nodes) {
+      if (n.kind != NodeKind::kCall || n.step >= 0) continue;
+      n.step = gpu_time_step_at(n.track, n.start);
+      if (n.step < 0 && n.end > n.start) n.step = gpu_time_step_at(n.track, n.end - 1);
     }
   }
 
