@@ -122,6 +122,12 @@ std::string action_head(const ReportAction& a) {
            " (no call and no range open, no GPU work queued): sample the host (kernscope record --sample cpu, or nsys "
            "--sample=cpu --python-sampling=true) to name it";
   }
+  if (a.kind == "trace-gpu") {
+    return "Trace the GPU: this trace holds no GPU work (no kernels, copies or CUDA graph executions" +
+           (f.api_calls > 0 ? ", though it holds " + std::to_string(f.api_calls) + " CUDA calls" : std::string()) +
+           "), so where the GPU's time goes cannot be read from it: record with CUDA activity on (kernscope record, nsys "
+           "profile --trace=cuda, torch.profiler with ProfilerActivity.CUDA)";
+  }
   if (a.kind == "find-steps") {
     return "Mark the steps so that their time can be accounted and each fix priced: no steps were found (" + f.steps_method +
            "); an NVTX range around each iteration (or --step-range NAME) makes them";

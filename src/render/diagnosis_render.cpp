@@ -181,6 +181,7 @@ static void write_action_facts(JsonWriter& json, const ActionFacts& f) {
   if (f.replay_only) json.member("replay_only", true);
   if (f.waited_calls > 0) json.member("waited_calls", f.waited_calls).member("waited_call", f.waited_call);
   if (!f.steps_method.empty()) json.member("steps_method", f.steps_method);
+  if (f.api_calls >= 0) json.member("api_calls", f.api_calls);
   json.end_object();
 }
 

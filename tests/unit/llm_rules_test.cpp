@@ -147,10 +147,15 @@ TEST(Report, TraceWithoutKernelsSaysSoAndStillReportsItsCalls) {
   EXPECT_EQ(d->api_calls, 1);
   EXPECT_EQ(d->gpu_kernel_ns, 0);
   EXPECT_TRUE(d->steps.steps.empty());
-  // The lack of GPU work is the one diagnosis; with nothing on the GPU there is nothing to advise.
+  // The lack of GPU work is the one diagnosis, and the one action says what to record instead (an
+  // object, not an empty list: issue 46), with the trace's one CUDA call and no prediction.
   ASSERT_EQ(d->diagnosis.size(), 1u);
   EXPECT_TRUE(diagnosis_sentence(d->diagnosis[0]).starts_with("No GPU work in this trace")) << diagnosis_sentence(d->diagnosis[0]);
-  EXPECT_TRUE(d->next_actions.empty());
+  ASSERT_EQ(d->next_actions.size(), 1u);
+  EXPECT_EQ(d->next_actions[0].kind, "trace-gpu");
+  EXPECT_EQ(d->next_actions[0].facts.api_calls, 1);
+  EXPECT_FALSE(d->next_actions[0].predicted.has_value());
+  EXPECT_FALSE(d->next_actions[0].why_not_predicted.empty());
   // One call has no tail (its max is its median): no tail anomaly is reported.
   EXPECT_TRUE(d->api_tail.empty());
   const std::string text = render_diagnosis_text(*d);

@@ -523,7 +523,16 @@ std::vector<ReportAction> advise(const AdviceInputs& in) {
   if (!in.context || !in.steps || !in.accounting) return {};
   if (in.steps->steps.empty()) {
     // Nothing to account and replay: said as an action of its own, not an empty list.
-    if (in.context->trace().kernels.size() == 0 && in.context->trace().memcpys.size() == 0) return {};
+    const Trace& trace = in.context->trace();
+    if (trace.kernels.size() == 0 && trace.memcpys.size() == 0 && trace.memsets.size() == 0 && trace.graph_execs.size() == 0) {
+      // No GPU work at all (a trace of the host only, CUDA activity off): what to record instead.
+      ReportAction a;
+      a.kind = "trace-gpu";
+      a.facts.api_calls = static_cast<std::int64_t>(trace.api_calls.size());
+      a.why_not_predicted = "no GPU work in the trace: nothing to account or replay";
+      a.rank_basis = "none";
+      return {a};
+    }
     ReportAction a;
     a.kind = "find-steps";
     a.facts.steps_method = in.steps->method;

@@ -70,11 +70,13 @@ struct ActionFacts {
   std::int64_t waited_calls = 0;                      // copies: calls that returned only when their pageable copy ended
   std::string waited_call;                            // the call most of them were
   std::string steps_method;                           // find-steps: how steps were looked for
+  std::int64_t api_calls = -1;                        // trace-gpu: the trace's CUDA calls (-1: not this kind)
 };
 
 struct ReportAction {
   std::string kind;                   // speed-up-kernels, roofline, overlap-comm, overlap-copies, remove-waits, cuda-graphs,
-                                      // launch-less, data-loader, host-work, runtime-calls, find-host-work
+                                      // launch-less, data-loader, host-work, runtime-calls, find-host-work, find-steps,
+                                      // trace-gpu (no GPU work in the trace)
   std::string part;                   // the account part (kernscope account's names): gpu.<class>, communication.collectives,
                                       // copy.<kind>, blocked.<call>, host.launch|framework|runtime, idle.unexplained
   std::optional<std::string> change;  // kernscope whatif --change spelling, where one stands for it
