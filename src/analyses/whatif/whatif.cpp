@@ -328,6 +328,7 @@ Result<WhatIfChange> parse_whatif_change(const std::string& text) {
     c.op_class = arg.substr(0, colon);
     if (auto known = check_change_class(text, c.op_class); !known) return std::unexpected(known.error());
     if (c.op_class == "copy") c.op_class = "memcpy";  // the replay's earlier spelling of ops's memcpy
+    if (c.op_class == "cuda graph") c.op_class = kWholeGraphClass;  // and of ops's class of graphs traced whole
     auto f = number(arg.substr(colon + 1));
     if (!f) return std::unexpected(f.error());
     c.factor = *f;

@@ -105,7 +105,7 @@ void scale(Graph& g, const WhatIfChange& c, const TraceContext& context, const S
       case OpKind::kComm: match = class_matches(context.class_names()[n.class_id], c.op_class, n, steps); break;
       case OpKind::kCopy: match = c.op_class == "memcpy"; break;
       case OpKind::kMemset: match = c.op_class == "memset"; break;
-      case OpKind::kGraph: match = c.op_class == "cuda graph" || c.op_class == kWholeGraphClass; break;
+      case OpKind::kGraph: match = c.op_class == kWholeGraphClass; break;
     }
     if (!match) continue;
     n.duration = std::llround(static_cast<double>(n.duration) * c.factor);

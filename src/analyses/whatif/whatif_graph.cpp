@@ -94,6 +94,11 @@ class GraphBuilder {
     graph_.window_end = hi;
     graph_.step_start_mark.assign(steps.steps.size(), kNoNode);
     graph_.step_end_mark.assign(steps.steps.size(), kNoNode);
+    for (std::size_t s = 0; s < steps.steps.size(); ++s) {
+      const Step& st = steps.steps[s];
+      if (st.global_tid == 0 && replayed[s]) gpu_time_steps_.push_back({st.start_ns, st.end_ns, process_key(st.global_pid), static_cast<std::int32_t>(s)});
+    }
+    std::sort(gpu_time_steps_.begin(), gpu_time_steps_.end(), [](const GpuTimeStep& a, const GpuTimeStep& b) { return a.start < b.start; });
   }
 
   Graph build() {
@@ -352,18 +357,10 @@ class GraphBuilder {
     }
   }
 
-  // The step in GPU time (no host range: steps split at GPU idle gaps or by the kernel period) of
+  // The replayed step in GPU time (no host thread: steps split at GPU idle gaps, or a kernel period read on the GPU) of
   // process `global_pid` that holds instant `t`, -1 where none: a whole graph execution's step, as
   // the step analysis places kernels (a step with a host range takes it from its launching call).
-  std::int32_t gpu_time_step_at(std::int64_t global_pid, TimeNs t) {
-    if (!gpu_time_steps_ready_) {
-      for (std::size_t s = 0; s < steps_.steps.size(); ++s) {
-        const Step& st = steps_.steps[s];
-        if (st.global_tid == 0 && replayed_[s]) gpu_time_steps_.push_back({st.start_ns, st.end_ns, process_key(st.global_pid), static_cast<std::int32_t>(s)});
-      }
-      std::sort(gpu_time_steps_.begin(), gpu_time_steps_.end(), [](const GpuTimeStep& a, const GpuTimeStep& b) { return a.start < b.start; });
-      gpu_time_steps_ready_ = true;
-    }
+  std::int32_t gpu_time_step_at(std::int64_t global_pid, TimeNs t) const {
     // Steps of one process do not overlap; those of several processes may: the latest start at or
     // before t, then back over the few earlier ones that could still hold it.
     auto it = std::upper_bound(gpu_time_steps_.begin(), gpu_time_steps_.end(), t, [](TimeNs v, const GpuTimeStep& s) { return v < s.start; });
@@ -637,8 +634,7 @@ class GraphBuilder {
     std::int64_t process;  // process_key packing (0: steps of any process)
     std::int32_t step;
   };
-  std::vector<GpuTimeStep> gpu_time_steps_;  // by start, built at the first whole graph execution
-  bool gpu_time_steps_ready_ = false;
+  std::vector<GpuTimeStep> gpu_time_steps_;  // the replayed steps found in GPU time, by start
 };
 
 }  // namespace
