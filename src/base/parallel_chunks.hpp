@@ -72,6 +72,22 @@ class ChunkPlan {
   std::size_t workers_ = 1;  // threads running the chunks (the caller's among them)
 };
 
+// The items `each(begin, end, emit)` emits for the rows of every chunk of `plan`, in row order,
+// gathered on several threads: each chunk counts its items, then writes them at its offset after the
+// earlier chunks' (one allocation at the final size: millions of kernels or calls).
+template <class T, class Each>
+std::vector<T> gather_in_chunks(const ChunkPlan& plan, Each&& each) {
+  std::vector<std::size_t> offset(plan.count() + 1, 0);
+  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) { each(begin, end, [&](const T&) { ++offset[c + 1]; }); });
+  for (std::size_t c = 0; c < plan.count(); ++c) offset[c + 1] += offset[c];
+  std::vector<T> out(offset.back());
+  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
+    std::size_t at = offset[c];
+    each(begin, end, [&](const T& item) { out[at++] = item; });
+  });
+  return out;
+}
+
 // Whether positions [begin, end) each come no earlier than the one before them (`earlier(p, q)`: p
 // comes before q), position `begin` checked against `begin - 1`: chunks that all pass make the whole
 // in order. For callers that check the order inside a pass of their own over the chunks.

@@ -84,15 +84,14 @@ std::string host_functions_said(const TraceContext& context, const std::vector<c
   return named ? out + " (kernscope host: the whole breakdown)" : "";
 }
 
-// The durations of the kernels that start inside the steps (every kernel's without steps): over
-// chunks of the kernels on several threads, counted first so that they are allocated once at their
-// size (6 M kernels on the 1 GB export).
+// The durations of the kernels that start inside the steps (every kernel's without steps), gathered
+// over chunks of the kernels on several threads (6 M kernels on the 1 GB export).
 std::vector<std::int64_t> durations_inside(const KernelColumns& k, const std::vector<const Step*>& steps) {
   std::vector<std::pair<TimeNs, TimeNs>> windows;
   for (const Step* s : steps) windows.push_back({s->start_ns, s->end_ns});
   std::sort(windows.begin(), windows.end());
-  // Calls take(i) for each kernel of rows [begin, end) that starts inside a step.
-  const auto each_inside = [&](std::size_t begin, std::size_t end, auto&& take) {
+  // Emits the duration of each kernel of rows [begin, end) that starts inside a step.
+  const auto each_inside = [&](std::size_t begin, std::size_t end, auto&& emit) {
     // Steps of one thread do not overlap: the window a kernel may start in is the last one starting
     // at or before it. Kernels mostly come in start order, so the window found for one kernel is
     // tried first for the next (a binary search only when the start leaves it).
@@ -106,21 +105,10 @@ std::vector<std::int64_t> durations_inside(const KernelColumns& k, const std::ve
         }
         if (cursor == 0 || t >= windows[cursor - 1].second) continue;
       }
-      take(i);
+      emit(k.end_ns[i] - k.start_ns[i]);
     }
   };
-  const ChunkPlan plan(k.size(), std::size_t{1} << 18);
-  std::vector<std::size_t> offset(plan.count() + 1, 0);
-  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
-    each_inside(begin, end, [&](std::size_t) { ++offset[c + 1]; });
-  });
-  for (std::size_t c = 0; c < plan.count(); ++c) offset[c + 1] += offset[c];
-  std::vector<std::int64_t> durations(offset.back());
-  plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
-    std::size_t at = offset[c];
-    each_inside(begin, end, [&](std::size_t i) { durations[at++] = k.end_ns[i] - k.start_ns[i]; });
-  });
-  return durations;
+  return gather_in_chunks<std::int64_t>(ChunkPlan(k.size(), std::size_t{1} << 18), each_inside);
 }
 
 }  // namespace

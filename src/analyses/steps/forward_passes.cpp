@@ -149,14 +149,9 @@ class Activity {
     size_ = theirs;
     const bool in_order = std::all_of(sorted_in.begin(), sorted_in.end(), [](char c) { return c != 0; });
     if (theirs != owner.size() || !in_order) {
-      // The thread's rows, each chunk's at its place after the earlier chunks' (their counts above).
-      rows_.resize(theirs);
-      std::vector<std::size_t> first(plan.count(), 0);
-      for (std::size_t c = 1; c < plan.count(); ++c) first[c] = first[c - 1] + theirs_in[c - 1];
-      plan.run([&](std::size_t c, std::size_t begin, std::size_t end) {
-        std::size_t at_position = first[c];
+      rows_ = gather_in_chunks<RowIndex>(plan, [&](std::size_t begin, std::size_t end, auto&& emit) {
         for (std::size_t i = begin; i < end; ++i) {
-          if (owner[i] == who) rows_[at_position++] = static_cast<RowIndex>(i);
+          if (owner[i] == who) emit(static_cast<RowIndex>(i));
         }
       });
       // Exports list a thread's calls in start order already: sorted only where they are not.
